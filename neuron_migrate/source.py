@@ -1,0 +1,119 @@
+"""Source text: decoding as Python does, newline style, and position arithmetic."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tokenize
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from neuron_migrate.model import Position
+
+_BOM = codecs.BOM_UTF8
+
+
+class DecodeError(ValueError):
+    """The bytes are not text in the encoding the file declares."""
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """How a file's text is stored, so a rewrite can store it the same way."""
+
+    encoding: str = "utf-8"
+    bom: bool = False
+
+
+def decode(data: bytes) -> tuple[str, Encoded]:
+    """Decode Python source bytes honouring a BOM and a PEP 263 coding cookie."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise DecodeError(str(exc)) from None
+    bom = data.startswith(_BOM)
+    body = data[len(_BOM) :] if bom else data
+    name = "utf-8" if encoding == "utf-8-sig" else encoding
+    try:
+        text = body.decode(name)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise DecodeError(f"cannot decode as {name}: {exc}") from None
+    return text, Encoded(name, bom)
+
+
+def encode(text: str, how: Encoded) -> bytes:
+    """Encode text back the way it was read."""
+    data = text.encode(how.encoding)
+    return _BOM + data if how.bom else data
+
+
+def newline_of(text: str) -> str:
+    """The file's newline style: the first line ending found, else LF."""
+    match = re.search(r"\r\n|\r|\n", text)
+    return match.group(0) if match else "\n"
+
+
+@dataclass
+class SourceText:
+    """A file's text with fast conversion between offsets, lines and columns.
+
+    `ast` reports columns as UTF-8 byte offsets; everything else here counts code points.
+    """
+
+    text: str
+    _starts: list[int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        for match in re.finditer(r"\r\n|\r|\n", self.text):
+            starts.append(match.end())
+        self._starts = starts
+
+    @property
+    def newline(self) -> str:
+        return newline_of(self.text)
+
+    def line_start(self, line: int) -> int:
+        """Offset of the first character of 1-based `line` (end of text past the last line)."""
+        if line - 1 < len(self._starts):
+            return self._starts[line - 1]
+        return len(self.text)
+
+    def line_text(self, line: int) -> str:
+        """The text of 1-based `line` without its line ending."""
+        start = self.line_start(line)
+        end = self.line_start(line + 1) if line < len(self._starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def offset(self, line: int, byte_col: int) -> int:
+        """Offset of an `ast` position (1-based line, UTF-8 byte column)."""
+        line_text = self.line_text(line)
+        if line_text.isascii():
+            return self.line_start(line) + byte_col
+        prefix = line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore")
+        return self.line_start(line) + len(prefix)
+
+    def position(self, offset: int) -> Position:
+        """The 1-based line and code-point column of an offset."""
+        index = bisect_right(self._starts, offset) - 1
+        return Position(index + 1, offset - self._starts[index] + 1)
+
+    def node_span(self, node: object) -> tuple[int, int]:
+        """Start and end offsets of an `ast` node."""
+        start = self.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        end = self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        return start, end
+
+    def segment(self, node: object) -> str:
+        start, end = self.node_span(node)
+        return self.text[start:end]
+
+    def indent_of(self, line: int) -> str:
+        text = self.line_text(line)
+        return text[: len(text) - len(text.lstrip(" \t"))]
+
+    def indent_unit(self) -> str:
+        """The file's indentation step: the first indented line's leading whitespace."""
+        match = re.search(r"^\S[^\r\n]*:[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)([ \t]+)\S", self.text, re.M)
+        return match.group(1) if match else "    "
