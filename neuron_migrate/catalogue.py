@@ -1,0 +1,204 @@
+"""Load and validate the rule catalogue (`rules/*.toml`)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from neuron_migrate.model import Safety, Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+DOCS_URL = "https://github.com/neuron-migrate/neuron-migrate/blob/main/rules/README.md#{code}"
+_CODE = re.compile(r"^NM\d{3}$")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_RULE_KEYS = {
+    "code", "name", "message", "severity", "safety", "since", "detector", "retired",
+    "source", "doc", "map", "triggers",
+}
+_MAP_KEYS = {"old", "new", "new_call", "fix", "safety", "message", "severity", "source", "prefix", "calls_only"}
+_DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
+
+
+class RuleSpecError(ValueError):
+    """A rule file is malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class MapEntry:
+    """One API a rule matches, and how to rewrite it."""
+
+    old: str  # fully qualified dotted name
+    new: str | None = None  # replacement for the reference itself (placeholders allowed)
+    new_call: str | None = None  # replacement for the whole call; `{args}` is the argument text
+    fix: str | None = None  # name in fixes.FIXES
+    safety: Safety | None = None  # overrides the rule's safety for this entry
+    message: str | None = None  # overrides the rule's message for this entry
+    severity: Severity | None = None
+    source: str = ""
+    prefix: bool = False  # also match every name below `old`
+    calls_only: bool = False  # match only when called, not bare references
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """One rule, as read from its TOML file."""
+
+    code: str
+    name: str
+    message: str
+    severity: Severity
+    safety: Safety
+    since: str = "0.1.0"
+    detector: str = "qualified"  # "qualified" or a name in detectors.DETECTORS
+    retired: bool = False
+    source: str = ""
+    triggers: tuple[str, ...] = ()  # extra prefilter substrings for Python detectors
+    doc: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    maps: tuple[MapEntry, ...] = ()
+
+    @property
+    def url(self) -> str:
+        return DOCS_URL.format(code=self.code.lower())
+
+    @property
+    def category(self) -> str:
+        return "tool" if self.code.startswith("NM9") else "smoke" if self.code.startswith("NM7") else "migration"
+
+
+def rules_dir() -> Path:
+    """The `rules/` folder: inside the installed wheel, else the source checkout's."""
+    packaged = resources.files("neuron_migrate") / "rules"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "rules"
+
+
+def _enum(cls: type, value: Any, where: str, key: str) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        choices = ", ".join(member.value for member in cls)  # type: ignore[attr-defined]
+        raise RuleSpecError(f"{where}: `{key}` must be one of {choices}, not {value!r}") from None
+
+
+def _check_keys(data: dict[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise RuleSpecError(f"{where}: unknown key `{unknown[0]}`")
+
+
+def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
+    _check_keys(data, _MAP_KEYS, where)
+    if not isinstance(data.get("old"), str):
+        raise RuleSpecError(f"{where}: `old` is required and must be a string")
+    safety = data.get("safety")
+    severity = data.get("severity")
+    return MapEntry(
+        old=data["old"],
+        new=data.get("new"),
+        new_call=data.get("new_call"),
+        fix=data.get("fix"),
+        safety=_enum(Safety, safety, where, "safety") if safety else None,
+        message=data.get("message"),
+        severity=_enum(Severity, severity, where, "severity") if severity else None,
+        source=data.get("source", ""),
+        prefix=bool(data.get("prefix", False)),
+        calls_only=bool(data.get("calls_only", False)),
+    )
+
+
+def parse_rule(data: dict[str, Any], where: str) -> RuleSpec:
+    """Validate one rule's TOML table and build its spec."""
+    _check_keys(data, _RULE_KEYS, where)
+    for key in ("code", "name", "message", "severity", "safety"):
+        if not isinstance(data.get(key), str):
+            raise RuleSpecError(f"{where}: `{key}` is required and must be a string")
+    if not _CODE.match(data["code"]):
+        raise RuleSpecError(f"{where}: `code` must look like NM123, not {data['code']!r}")
+    if not _NAME.match(data["name"]):
+        raise RuleSpecError(f"{where}: `name` must be snake_case, not {data['name']!r}")
+    doc = data.get("doc", {})
+    _check_keys(doc, _DOC_KEYS, f"{where} [doc]")
+    maps = tuple(_parse_map(m, f"{where} [[map]] #{i + 1}") for i, m in enumerate(data.get("map", [])))
+    return RuleSpec(
+        code=data["code"],
+        name=data["name"],
+        message=data["message"],
+        severity=_enum(Severity, data["severity"], where, "severity"),
+        safety=_enum(Safety, data["safety"], where, "safety"),
+        since=data.get("since", "0.1.0"),
+        detector=data.get("detector", "qualified"),
+        retired=bool(data.get("retired", False)),
+        source=data.get("source", ""),
+        triggers=tuple(data.get("triggers", ())),
+        doc=doc,
+        maps=maps,
+    )
+
+
+@functools.cache
+def load_catalogue(directory: Path | None = None) -> tuple[RuleSpec, ...]:
+    """Every rule in `directory` (default: the shipped rules), sorted by code."""
+    folder = directory or rules_dir()
+    specs: list[RuleSpec] = []
+    seen: dict[str, str] = {}
+    for path in sorted(folder.glob("NM*.toml")):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise RuleSpecError(f"{path.name}: invalid TOML: {exc}") from None
+        spec = parse_rule(data, path.name)
+        if spec.code in seen:
+            raise RuleSpecError(f"{path.name}: code {spec.code} is already used by {seen[spec.code]}")
+        if path.stem != spec.code:
+            raise RuleSpecError(f"{path.name}: file name must match `code` ({spec.code})")
+        seen[spec.code] = path.name
+        specs.append(spec)
+    return tuple(specs)
+
+
+@functools.cache
+def catalogue_digest(directory: Path | None = None) -> str:
+    """A hash of the rules data, for cache keys."""
+    folder = directory or rules_dir()
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.toml")):
+        digest.update(path.relative_to(folder).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def by_code(specs: tuple[RuleSpec, ...]) -> dict[str, RuleSpec]:
+    return {spec.code: spec for spec in specs}
+
+
+def select_rules(
+    specs: tuple[RuleSpec, ...],
+    select: tuple[str, ...] = ("NM",),
+    ignore: tuple[str, ...] = (),
+    extend_select: tuple[str, ...] = (),
+) -> frozenset[str]:
+    """The codes enabled by Ruff-style select / extend-select / ignore prefixes.
+
+    As in Ruff, the most specific prefix decides: `--ignore NM2 --select NM201` keeps NM201.
+    """
+    chosen = set()
+    selectors = (*select, *extend_select)
+    for spec in specs:
+        if spec.retired:
+            continue
+        best_select = max((len(p) for p in selectors if p == "ALL" or spec.code.startswith(p)), default=-1)
+        best_ignore = max((len(p) for p in ignore if p == "ALL" or spec.code.startswith(p)), default=-1)
+        if best_select >= 0 and best_select > best_ignore:
+            chosen.add(spec.code)
+    return frozenset(chosen)

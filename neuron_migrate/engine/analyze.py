@@ -1,0 +1,213 @@
+"""One pass over a module's `ast`: find every rule match, and plan each match's fix."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.model import Safety
+from neuron_migrate.names import Resolver, Scope, dotted
+from neuron_migrate.source import SourceText
+
+PARENT = "_nm_parent"  # attribute set on every ast node during the walk
+XLA_ROOT = "torch_xla"
+_SCOPE_NODES = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+)
+# Import statements the fixes may ask for, by the name they bind.
+IMPORTS = {
+    "torch": ("torch", "import torch"),
+    "dist": ("torch.distributed", "import torch.distributed as dist"),
+    "os": ("os", "import os"),
+}
+
+
+@dataclass(frozen=True)
+class Match:
+    """A rule matched at a node."""
+
+    rule: RuleSpec
+    node: ast.AST
+    scope: Scope
+    entry: MapEntry | None = None
+    qualified: str = ""  # the API matched, fully qualified
+    written: str = ""  # the API as the user wrote it
+    extra: tuple[tuple[str, str], ...] = ()  # more values for the message template
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A planned fix: text edits by offset, the imports they need, and its safety."""
+
+    edits: tuple[tuple[int, int, str], ...]
+    imports: tuple[str, ...] = ()  # keys of IMPORTS
+    safety: Safety | None = None  # overrides the rule's or entry's safety
+    description: str = ""
+    deletes: tuple[ast.stmt, ...] = ()  # whole statements removed (for empty-block repair)
+
+
+class Analysis:
+    """A parsed module with its resolver, parents and helpers for detectors and fixes."""
+
+    def __init__(self, text: str, tree: ast.Module) -> None:
+        self.src = SourceText(text)
+        self.text = text
+        self.tree = tree
+        self.resolver = Resolver(tree)
+        self.handled: set[int] = set()  # ids of chains already reported as part of a call
+        self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules with the xla_import detector
+
+    # -- names --------------------------------------------------------------------------
+    def qualified(self, node: ast.AST, scope: Scope) -> set[str]:
+        return self.resolver.qualified_names(node, scope)
+
+    def call_names(self, call: ast.Call, scope: Scope) -> set[str]:
+        return self.resolver.qualified_names(call.func, scope)
+
+    # -- tree -------------------------------------------------------------------------
+    @staticmethod
+    def parent(node: ast.AST) -> ast.AST | None:
+        return getattr(node, PARENT, None)
+
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, ast.stmt):
+            current = self.parent(current)
+        return current
+
+    def is_expression_statement(self, node: ast.AST) -> bool:
+        parent = self.parent(node)
+        return isinstance(parent, ast.Expr) and parent.value is node
+
+    def segment(self, node: ast.AST) -> str:
+        return self.src.segment(node)
+
+
+def body_of(parent: ast.AST, stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list of `parent` that holds `stmt`."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, name, None)
+        if isinstance(block, list) and any(s is stmt for s in block):
+            return block
+    for handler in getattr(parent, "handlers", ()):
+        if any(s is stmt for s in handler.body):
+            return handler.body
+    for case in getattr(parent, "cases", ()):
+        if any(s is stmt for s in case.body):
+            return case.body
+    return None
+
+
+Detector = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
+
+
+@dataclass
+class RuleIndex:
+    """Enabled rules, indexed for the walk."""
+
+    exact: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict)
+    prefix: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict)
+    detectors: dict[type, list[tuple[RuleSpec, Detector]]] = field(default_factory=dict)
+    import_rules: tuple[RuleSpec, ...] = ()
+    catch_all: RuleSpec | None = None
+
+    def entries_for(self, name: str) -> list[tuple[RuleSpec, MapEntry]]:
+        found = list(self.exact.get(name, ()))
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            found.extend(self.prefix.get(".".join(parts[:i]), ()))
+        return found
+
+
+def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
+    """Visit every node once, set parent links, and collect the matches of enabled rules."""
+    matches: list[Match] = []
+    analysis.import_rules = index.import_rules
+    module_scope = analysis.resolver.module_scope
+    stack: list[tuple[ast.AST, Scope]] = [(analysis.tree, module_scope)]
+    scope_of = analysis.resolver.scope_of
+    detectors = index.detectors
+    while stack:
+        node, scope = stack.pop()
+        kind = type(node)
+        descend = True
+        if kind is ast.Call:
+            matches.extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
+        elif kind is ast.Attribute or kind is ast.Name:
+            if isinstance(node.ctx, ast.Load) and dotted(node) is not None:  # type: ignore[attr-defined]
+                descend = False
+                if id(node) not in analysis.handled:
+                    matches.extend(_match_reference(analysis, node, scope, index))
+        for rule, detector in detectors.get(kind, ()):
+            matches.extend(detector(rule, analysis, node, scope))
+        if not descend:
+            _link_chain(node)
+            continue
+        inner = scope_of.get(node, scope) if kind in _SCOPE_NODES else scope
+        children = list(ast.iter_child_nodes(node))
+        outer_parts = _outer_parts(node) if inner is not scope else ()
+        for child in reversed(children):
+            setattr(child, PARENT, node)
+            stack.append((child, scope if any(child is o for o in outer_parts) else inner))
+    return matches
+
+
+def _outer_parts(node: ast.AST) -> list[ast.AST]:
+    """Children of a scope node that are evaluated in the enclosing scope."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = node.args
+        parts: list[ast.AST] = [*node.decorator_list, *args.defaults]
+        parts += [d for d in args.kw_defaults if d is not None]
+        return parts + ([node.returns] if node.returns is not None else [])
+    if isinstance(node, ast.Lambda):
+        return [*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *node.keywords]
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return [node.generators[0]]
+    return []
+
+
+def _link_chain(node: ast.AST) -> None:
+    while isinstance(node, ast.Attribute):
+        setattr(node.value, PARENT, node)
+        node = node.value
+
+
+def _written(analysis: Analysis, node: ast.AST) -> str:
+    return dotted(node) or analysis.segment(node)
+
+
+def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleIndex) -> Iterator[Match]:
+    names = analysis.call_names(call, scope)
+    seen: set[tuple[str, str]] = set()
+    for name in sorted(names):
+        for rule, entry in index.entries_for(name):
+            if (rule.code, entry.old) in seen:
+                continue
+            seen.add((rule.code, entry.old))
+            analysis.handled.add(id(call.func))
+            yield Match(rule, call, scope, entry, name, _written(analysis, call.func))
+
+
+def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> Iterator[Match]:
+    names = analysis.qualified(node, scope)
+    if not names:
+        return
+    found = False
+    seen: set[tuple[str, str]] = set()
+    for name in sorted(names):
+        for rule, entry in index.entries_for(name):
+            if entry.calls_only or (rule.code, entry.old) in seen:
+                continue
+            seen.add((rule.code, entry.old))
+            found = True
+            yield Match(rule, node, scope, entry, name, _written(analysis, node))
+    if found or index.catch_all is None:
+        return
+    xla = sorted(n for n in names if n == XLA_ROOT or n.startswith(XLA_ROOT + "."))
+    if xla:
+        yield Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))

@@ -1,0 +1,235 @@
+"""Check one file's text: prefilter, parse, match every enabled rule in one pass, plan fixes."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass
+
+from neuron_migrate.catalogue import RuleSpec, load_catalogue, select_rules
+from neuron_migrate.detectors import DETECTORS
+from neuron_migrate.engine.analyze import Analysis, Match, Plan, RuleIndex, walk
+from neuron_migrate.fixes import FIXES, FixContext
+from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
+from neuron_migrate.settings import Settings
+
+CATCH_ALL = "NM299"
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A finding with the plan behind its fix (None when it has no fix)."""
+
+    finding: Finding
+    plan: Plan | None
+    applicability: Safety
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    """The enabled rules, indexed, plus the prefilter tokens that can trigger them."""
+
+    index: RuleIndex
+    triggers: tuple[str, ...]
+    codes: frozenset[str]
+
+
+@functools.lru_cache(maxsize=64)
+def build_ruleset(codes: frozenset[str]) -> Ruleset:
+    """Index the enabled rules for the walk; cached per set of codes."""
+    index = RuleIndex()
+    triggers: set[str] = set()
+    import_rules: list[RuleSpec] = []
+    for spec in load_catalogue():
+        if spec.code not in codes:
+            continue
+        triggers.update(spec.triggers)
+        if spec.code == CATCH_ALL:
+            index.catch_all = spec
+            triggers.add("torch_xla")
+            continue
+        if spec.detector == "qualified":
+            for entry in spec.maps:
+                table = index.prefix if entry.prefix else index.exact
+                table.setdefault(entry.old, []).append((spec, entry))
+                triggers.add(_trigger_of(entry.old))
+            continue
+        node_types, detector = DETECTORS[spec.detector]
+        for node_type in node_types:
+            index.detectors.setdefault(node_type, []).append((spec, detector))
+        if spec.detector == "xla_import":
+            import_rules.append(spec)
+            triggers.add("torch_xla")
+        if not spec.triggers:
+            triggers.update(entry.old for entry in spec.maps if entry.old)
+    index.import_rules = tuple(import_rules)
+    return Ruleset(index, tuple(sorted(triggers)), codes)
+
+
+def _trigger_of(qualified: str) -> str:
+    """The substring every spelling of `qualified` contains: its top-level package name.
+
+    Any alias must be bound by an import, and every import spells the package out.
+    """
+    return qualified.split(".")[0]
+
+
+def might_match(text: str, ruleset: Ruleset) -> bool:
+    """The cheap prefilter: can any enabled rule fire on this text at all?"""
+    return any(token in text for token in ruleset.triggers)
+
+
+def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
+    analysis = Analysis(text, tree)
+    return analysis, walk(analysis, ruleset.index)
+
+
+def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
+    """The fix a match's map entry asks for, or None."""
+    entry = match.entry
+    if entry is None:
+        return None
+    if entry.fix:
+        return FIXES[entry.fix](ctx, match)
+    call = match.node if isinstance(match.node, ast.Call) else None
+    if entry.new_call and call is not None:
+        rendered = ctx.render(entry.new_call, match)
+        return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+    if entry.new:
+        rendered = ctx.render(entry.new, match)
+        if rendered is None:
+            return None
+        target = call.func if call is not None else match.node
+        return ctx.replace(target, rendered[0], rendered[1])
+    return None
+
+
+def _message(match: Match, new: str) -> str:
+    template = (match.entry.message if match.entry and match.entry.message else None) or match.rule.message
+    values = {"old": match.written, "new": new, **dict(match.extra)}
+    try:
+        return template.format(**values)
+    except (KeyError, IndexError):
+        return template
+
+
+def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Planned]:
+    """Turn matches into findings with planned fixes, sorted by position."""
+    ctx = FixContext(analysis)
+    anchor = import_anchor(analysis)
+    planned: list[Planned] = []
+    seen: set[tuple[str, int, int]] = set()
+    for match in matches:
+        start, end = analysis.src.node_span(match.node)
+        key = (match.rule.code, start, end)
+        if key in seen:
+            continue
+        seen.add(key)
+        plan = plan_fix(ctx, match)
+        safety = _safety(match, plan)
+        fix = _to_fix(analysis, plan, safety, anchor, match) if plan is not None and safety is not Safety.MANUAL else None
+        new = fix.edits[0].content if fix is not None and fix.edits else (match.entry.new or "" if match.entry else "")
+        severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
+        finding = Finding(
+            path=path,
+            code=match.rule.code,
+            name=match.rule.name,
+            message=_message(match, new),
+            severity=severity,
+            start=analysis.src.position(start),
+            end=analysis.src.position(end),
+            fix=fix,
+            category=match.rule.category,
+            url=match.rule.url,
+            snippet=analysis.src.text[start:end].strip()[:200],
+        )
+        planned.append(Planned(finding, plan if fix is not None else None, safety))
+    planned.sort(key=lambda p: p.finding.sort_key)
+    return planned
+
+
+def _safety(match: Match, plan: Plan | None) -> Safety:
+    """A fix function's own verdict wins; then the map entry's; then the rule's."""
+    if plan is None:
+        return Safety.MANUAL
+    entry_safety = match.entry.safety if match.entry is not None else None
+    return plan.safety or entry_safety or match.rule.safety
+
+
+def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, anchor: int, match: Match) -> Fix:
+    src = analysis.src
+    edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
+    if plan.imports:
+        text = import_text(plan.imports, src.newline, analysis.text, anchor)
+        edits.append(TextEdit(src.position(anchor), src.position(anchor), text))
+    edits.sort(key=lambda e: (e.start, e.end))
+    description = plan.description or f"Rewrite `{match.written}`"
+    return Fix(safety, description, tuple(edits))
+
+
+def import_anchor(analysis: Analysis) -> int:
+    """Where new imports go: after the module's last top-level import before other code."""
+    body = analysis.tree.body
+    last = None
+    for index, stmt in enumerate(body):
+        is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(getattr(stmt, "value", None), ast.Constant) and isinstance(stmt.value.value, str)
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring:
+            last = stmt
+        elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
+            last = stmt
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+    if last is None:
+        return _after_header(analysis)
+    return analysis.src.line_start((last.end_lineno or last.lineno) + 1)
+
+
+def _after_header(analysis: Analysis) -> int:
+    """After a shebang, coding cookie and leading comments."""
+    offset = 0
+    line = 1
+    while True:
+        text = analysis.src.line_text(line)
+        if text.startswith("#") and analysis.src.line_start(line + 1) > offset:
+            offset = analysis.src.line_start(line + 1)
+            line += 1
+            continue
+        return offset
+
+
+_IMPORT_ORDER = ("os", "torch", "dist")
+
+
+def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int) -> str:
+    """The import lines (and helper definitions) that `keys` ask for, ready to insert."""
+    from neuron_migrate.engine.analyze import IMPORTS
+    from neuron_migrate.fixes import DEVICE_LOADER
+
+    wanted = set(keys)
+    out = "".join(IMPORTS[k][1] + newline for k in _IMPORT_ORDER if k in wanted)
+    for key in sorted(k for k in wanted if k.startswith("helper:device_loader:")):
+        helper = DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]).replace("\n", newline)
+        out += newline + newline + helper.rstrip("\n") + newline
+    if anchor == len(text) and text and not text.endswith(("\n", "\r")):
+        return newline + out
+    return out
+
+
+def tool_finding(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    """An NM9xx finding about the file itself (it could not be read, parsed or fixed)."""
+    spec = next((s for s in load_catalogue() if s.code == code), None)
+    return Finding(
+        path=path,
+        code=code,
+        name=spec.name if spec else "tool_error",
+        message=message,
+        severity=spec.severity if spec else Severity.ERROR,
+        start=Position(line, column),
+        end=Position(line, column),
+        category="tool",
+        url=spec.url if spec else None,
+    )
+
+
+def enabled_codes(settings: Settings) -> frozenset[str]:
+    return select_rules(load_catalogue(), settings.select, settings.ignore, settings.extend_select)

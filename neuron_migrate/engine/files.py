@@ -1,0 +1,83 @@
+"""Find the files to check: walk folders, skip excluded and hidden ones."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from neuron_migrate.settings import Settings
+
+PYTHON_SUFFIXES = (".py",)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file to check and the path to show for it."""
+
+    path: Path
+    display: str
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """`path` relative to `cwd` when inside it, always with forward slashes."""
+    try:
+        return path.resolve().relative_to(cwd.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def is_excluded(path: Path, patterns: Iterable[str]) -> bool:
+    """Whether the file or folder name, or its path, matches an exclude glob."""
+    posix = path.as_posix()
+    for pattern in patterns:
+        if fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(posix, pattern):
+            return True
+        if fnmatch.fnmatch(posix, f"*/{pattern}") or fnmatch.fnmatch(posix, f"{pattern}/*"):
+            return True
+    return False
+
+
+def wanted_suffix(path: Path, suffixes: tuple[str, ...]) -> bool:
+    return path.name.endswith(suffixes)
+
+
+def discover(paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tuple[str, ...] = PYTHON_SUFFIXES) -> list[Target]:
+    """Every file to check under `paths`, sorted and de-duplicated.
+
+    A file named on the command line is always checked (even if hidden) unless it matches an
+    exclude pattern; folders are walked without entering hidden, virtualenv or build folders.
+    """
+    patterns = (*settings.exclude, *settings.extend_exclude)
+    seen: dict[str, Target] = {}
+    for root in paths:
+        for path in _walk(root, patterns, suffixes):
+            target = Target(path, display_path(path, cwd))
+            seen.setdefault(str(path.resolve()) if path.exists() else str(path), target)
+    return sorted(seen.values(), key=lambda t: t.display)
+
+
+def _walk(root: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]) -> Iterator[Path]:
+    if not root.is_dir() or root.name.endswith(suffixes):
+        if not is_excluded(root, patterns):
+            yield root  # a missing or unreadable path becomes an NM903 finding later
+        return
+    for folder, dirs, files in os.walk(root):
+        base = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not _skip_dir(base / d, patterns))
+        for name in sorted(files):
+            path = base / name
+            if wanted_suffix(path, suffixes) and not is_excluded(path, patterns):
+                yield path
+        for name in list(dirs):
+            if name.endswith(suffixes):  # a folder named like `x.py` is reported, not walked
+                dirs.remove(name)
+                yield base / name
+
+
+def _skip_dir(path: Path, patterns: tuple[str, ...]) -> bool:
+    if path.name.startswith(".") or is_excluded(path, patterns):
+        return True
+    return (path / "pyvenv.cfg").exists()

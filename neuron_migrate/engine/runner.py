@@ -1,0 +1,155 @@
+"""Process files: read, check, fix until nothing changes, verify, write atomically."""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+import tempfile
+import warnings
+from pathlib import Path
+
+from neuron_migrate.engine.apply import apply_once, verify
+from neuron_migrate.engine.check import (
+    Planned,
+    analyze,
+    build_ruleset,
+    enabled_codes,
+    findings_for,
+    might_match,
+    tool_finding,
+)
+from neuron_migrate.model import FileResult, Finding
+from neuron_migrate.settings import Settings
+from neuron_migrate.source import DecodeError, Encoded, decode, encode
+
+
+def check_source(text: str, path: str, settings: Settings) -> FileResult:
+    """Check (and with `settings.fix`, fix) one file's text. Never raises for bad input."""
+    ruleset = build_ruleset(enabled_codes(settings))
+    if not might_match(text, ruleset):
+        return FileResult(path, source=text)
+    planned, error = _plan(text, path, ruleset)
+    if error is not None:
+        return FileResult(path, (error,), source=text)
+    if not settings.fix:
+        return FileResult(path, tuple(p.finding for p in planned), source=text)
+    return _fix_loop(text, path, settings, ruleset, planned)
+
+
+def _plan(text: str, path: str, ruleset: object) -> tuple[list[Planned], Finding | None]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences are the user's business
+            tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        message = f"Fix the syntax error before migrating: {exc.msg}"
+        return [], tool_finding(path, "NM901", message, exc.lineno or 1, max(exc.offset or 1, 1))
+    except (RecursionError, MemoryError):
+        return [], tool_finding(path, "NM905", "Split this file; it is nested too deeply to parse")
+    except ValueError as exc:  # source code string cannot contain null bytes
+        return [], tool_finding(path, "NM901", f"Fix the file before migrating: {exc}")
+    try:
+        analysis, matches = analyze(text, tree, ruleset)  # type: ignore[arg-type]
+        return findings_for(path, analysis, matches), None
+    except RecursionError:
+        return [], tool_finding(path, "NM905", "Split this file; it is nested too deeply to analyse")
+
+
+def _fix_loop(text: str, path: str, settings: Settings, ruleset: object, planned: list[Planned]) -> FileResult:
+    original = text
+    fixed: list[Finding] = []
+    converged = False
+    for _ in range(settings.max_fix_iterations):
+        chosen = [p for p in planned if p.plan is not None and settings.allows(p.applicability.value)]
+        if not chosen:
+            converged = True
+            break
+        analysis, _ = _analysis_for(text, path, ruleset)
+        applied = apply_once(analysis, chosen)
+        if applied.text == text:
+            converged = True
+            break
+        problem = verify(applied.text, path)
+        if problem is not None:
+            return _rejected(original, path, ruleset, problem)
+        text = applied.text
+        fixed.extend(applied.fixed)
+        planned, error = _plan(text, path, ruleset)
+        if error is not None:
+            return _rejected(original, path, ruleset, error.message)
+    remaining = [p.finding for p in planned]
+    if not converged:
+        remaining.append(tool_finding(path, "NM907", f"Review the fixes; they did not settle after {settings.max_fix_iterations} rounds"))
+    return FileResult(
+        path,
+        tuple(remaining),
+        fixed=tuple(fixed),
+        source=original,
+        fixed_source=text if text != original else None,
+    )
+
+
+def _analysis_for(text: str, path: str, ruleset: object) -> tuple[object, object]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = ast.parse(text, filename=path)
+    return analyze(text, tree, ruleset)  # type: ignore[arg-type]
+
+
+def _rejected(original: str, path: str, ruleset: object, problem: str) -> FileResult:
+    """The fixes broke the file: keep it untouched and say so."""
+    planned, _ = _plan(original, path, ruleset)
+    message = f"Fix this file by hand; the automatic fixes produced invalid code ({problem})"
+    findings = [p.finding for p in planned] + [tool_finding(path, "NM906", message.replace("\n", " "))]
+    return FileResult(path, tuple(findings), source=original)
+
+
+def read_source(path: Path, display: str, settings: Settings) -> tuple[str, Encoded] | Finding:
+    """The decoded text of a file, or the NM9xx finding that says why it cannot be read."""
+    try:
+        if path.is_dir():
+            return tool_finding(display, "NM903", "Rename or exclude this directory; it is named like a Python file")
+        size = path.stat().st_size
+        if size > settings.max_file_bytes:
+            limit = settings.max_file_bytes // (1024 * 1024)
+            return tool_finding(display, "NM904", f"Exclude this file or split it; it is larger than {limit} MiB")
+        data = path.read_bytes()
+    except OSError as exc:
+        return tool_finding(display, "NM903", f"Make this file readable; {exc.strerror or exc}")
+    try:
+        return decode(data)
+    except DecodeError as exc:
+        return tool_finding(display, "NM902", f"Save this file in the encoding it declares; {exc}")
+
+
+def process_file(path: Path, display: str, settings: Settings, write: bool = True) -> FileResult:
+    """Read, check, maybe fix, and write back one file."""
+    read = read_source(path, display, settings)
+    if isinstance(read, Finding):
+        return FileResult(display, (read,))
+    text, how = read
+    result = check_source(text, display, settings)
+    if write and result.changed:
+        try:
+            write_atomic(path, encode(result.fixed_source or "", how))
+        except (OSError, UnicodeEncodeError) as exc:
+            finding = tool_finding(display, "NM903", f"Make this file writable; {exc}")
+            return FileResult(display, (*result.findings, finding), source=result.source)
+    return result
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write via a temporary file in the same folder and rename, keeping permissions."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,16 @@
+"""Renderers: one module per output format, each a pure `render(results, ...) -> str`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from neuron_migrate.model import FileResult, Finding
+
+
+def all_findings(results: Sequence[FileResult]) -> list[Finding]:
+    """Every remaining finding, sorted by (path, line, column, code)."""
+    return sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
+
+
+def all_fixed(results: Sequence[FileResult]) -> list[Finding]:
+    return sorted((f for r in results for f in r.fixed), key=lambda f: f.sort_key)

@@ -1,0 +1,45 @@
+"""JSON shaped like Ruff's, so tools that read Ruff's JSON read ours."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from neuron_migrate.model import FileResult, Finding, Position
+from neuron_migrate.output import all_findings
+
+
+def _location(position: Position) -> dict[str, int]:
+    return {"row": position.line, "column": position.column}
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    fix = None
+    if finding.fix is not None:
+        fix = {
+            "applicability": finding.fix.applicability.value,
+            "message": finding.fix.message,
+            "edits": [
+                {"content": e.content, "location": _location(e.start), "end_location": _location(e.end)}
+                for e in finding.fix.edits
+            ],
+        }
+    return {
+        "cell": finding.cell,
+        "code": finding.code,
+        "name": finding.name,
+        "message": finding.message,
+        "severity": finding.severity.value,
+        "category": finding.category,
+        "filename": finding.path,
+        "location": _location(finding.start),
+        "end_location": _location(finding.end),
+        "fix": fix,
+        "noqa_row": finding.start.line,
+        "url": finding.url,
+    }
+
+
+def render(results: Sequence[FileResult], **_: object) -> str:
+    return json.dumps([finding_to_dict(f) for f in all_findings(results)], indent=2) + "\n"

@@ -1,0 +1,49 @@
+"""Concise text: `path:row:col: CODE [*] message`, then a summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from neuron_migrate.model import FileResult, Finding, Safety
+from neuron_migrate.output import all_findings, all_fixed
+
+
+def marker(finding: Finding, unsafe_fixes: bool) -> str:
+    """`[*]` for a fix `--fix` applies, `[-]` for one that needs `--unsafe-fixes`."""
+    if finding.fix is None:
+        return ""
+    if finding.fix.applicability is Safety.SAFE or unsafe_fixes:
+        return "[*] "
+    return "[-] "
+
+
+def line(finding: Finding, unsafe_fixes: bool = False) -> str:
+    where = f"{finding.path}:{finding.start.line}:{finding.start.column}"
+    if finding.cell is not None:
+        where = f"{finding.path}:cell {finding.cell}:{finding.start.line}:{finding.start.column}"
+    return f"{where}: {finding.code} {marker(finding, unsafe_fixes)}{finding.message}"
+
+
+def summary(results: Sequence[FileResult], unsafe_fixes: bool = False) -> list[str]:
+    """The closing lines: found, fixed, remaining, and what more `--fix` / `--unsafe-fixes` would do."""
+    remaining = all_findings(results)
+    fixed = all_fixed(results)
+    total = len(remaining) + len(fixed)
+    if total == 0:
+        return ["All checks passed!"]
+    noun = "finding" if total == 1 else "findings"
+    lines = [f"Found {total} {noun} ({len(fixed)} fixed, {len(remaining)} remaining)." if fixed else f"Found {total} {noun}."]
+    safe = sum(1 for f in remaining if f.fix is not None and (f.fix.applicability is Safety.SAFE or unsafe_fixes))
+    unsafe = sum(1 for f in remaining if f.fix is not None and f.fix.applicability is Safety.UNSAFE and not unsafe_fixes)
+    if safe:
+        lines.append(f"[*] {safe} fixable with the `--fix` option.")
+    if unsafe:
+        lines.append(f"[-] {unsafe} more fixable with the `--unsafe-fixes` option.")
+    return lines
+
+
+def render(results: Sequence[FileResult], unsafe_fixes: bool = False, quiet: bool = False) -> str:
+    out = [line(f, unsafe_fixes) for f in all_findings(results)]
+    if not quiet:
+        out.extend(summary(results, unsafe_fixes))
+    return "\n".join(out) + ("\n" if out else "")

@@ -1,0 +1,33 @@
+"""The frozen settings every layer below the CLI receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TARGET_VERSIONS = ("2.13", "2.14")
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
+    "node_modules", "site-packages", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".neuron_migrate_cache", ".ipynb_checkpoints",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What to check and how to fix, after CLI flags and config files are merged."""
+
+    select: tuple[str, ...] = ("NM",)
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    fix: bool = False
+    unsafe_fixes: bool = False
+    target_version: str = "2.14"
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    max_file_bytes: int = 10 * 1024 * 1024
+    max_fix_iterations: int = 10
+
+    def allows(self, applicability: str) -> bool:
+        """Whether a fix of this applicability may be applied under these settings."""
+        return self.fix and (applicability == "safe" or (applicability == "unsafe" and self.unsafe_fixes))
