@@ -152,7 +152,7 @@ def _kwarg(call: ast.Call, name: str) -> ast.keyword | None:
 
 
 def _arg(call: ast.Call, name: str, pos: int) -> ast.expr | None:
-    if pos < len(call.args):
+    if 0 <= pos < len(call.args):
         return call.args[pos]
     keyword = _kwarg(call, name)
     return keyword.value if keyword else None
