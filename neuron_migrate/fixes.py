@@ -226,11 +226,19 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
     optimizer = _arg(call, "optimizer", 0)
     if optimizer is None:
         return None
-    extra = _arg(call, "optimizer_args", 1)
-    args = "" if extra is None or _literal(extra) == {} else f"**{ctx.segment(extra)}"
+    args = _step_arguments(ctx, _arg(call, "optimizer_args", 1))
     text = f"{_operand(ctx, optimizer)}.step({args})"
     safety = Safety.SAFE if _uses_data_parallel_wrapper(ctx) else Safety.UNSAFE
     return ctx.replace(call, text, safety=safety)
+
+
+def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
+    """`optimizer_args={"closure": c}` -> `closure=c`; any other mapping -> `**mapping`."""
+    if extra is None:
+        return ""
+    if isinstance(extra, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier() for k in extra.keys):
+        return ", ".join(f"{k.value}={ctx.segment(v)}" for k, v in zip(extra.keys, extra.values))  # type: ignore[union-attr]
+    return f"**{ctx.segment(extra)}"
 
 
 def _operand(ctx: FixContext, node: ast.AST) -> str:
@@ -427,8 +435,10 @@ def remove_import(ctx: FixContext, match: Match) -> Plan | None:
     if len(stmt.names) > 1 and not all(_is_xla(stmt, alias) for alias in stmt.names):
         return None  # a mixed import; a human splits it
     parent = ctx.analysis.parent(stmt)
-    if isinstance(parent, ast.Try) and _is_optional_import(ctx, parent):
-        return ctx.delete_statement(parent)
+    if isinstance(parent, (ast.Try, getattr(ast, "TryStar", ast.Try))) and any(s is stmt for s in parent.body):
+        if _is_optional_import(ctx, parent):
+            return ctx.delete_statement(parent)
+        return None  # the import decides which branch runs; removing it changes behaviour
     return ctx.delete_statement(stmt)
 
 

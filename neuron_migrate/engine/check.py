@@ -128,7 +128,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         plan = plan_fix(ctx, match)
         safety = _safety(match, plan)
         fix = _to_fix(analysis, plan, safety, anchor, match) if plan is not None and safety is not Safety.MANUAL else None
-        new = fix.edits[0].content if fix is not None and fix.edits else (match.entry.new or "" if match.entry else "")
+        new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
         finding = Finding(
             path=path,
