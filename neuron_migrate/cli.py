@@ -31,6 +31,15 @@ def _codes(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
 
 
+def _shard_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
+    from neuron_migrate.engine.shard import ShardError, parse_shard
+
+    try:
+        return None if value is None else parse_shard(value)
+    except ShardError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @click.group(cls=DefaultCheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="neuron-migrate", message="%(prog)s %(version)s")
 def main() -> None:
@@ -55,6 +64,9 @@ def main() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
 @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (adds to the defaults).")
 @click.option("--target-version", type=click.Choice(("2.13", "2.14")), default="2.14", show_default=True, help="torch-neuronx family to check against.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), envvar="NEURON_MIGRATE_CACHE_DIR", help="Cache folder [default: ./.neuron_migrate_cache].")
+@click.option("--shard", callback=_shard_option, metavar="K/N", help="Check only shard K of N (1-based), split by path; for CI matrices.")
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
     from neuron_migrate.engine.files import discover
@@ -72,7 +84,16 @@ def check(paths: tuple[Path, ...], **options: Any) -> None:
     )
     cwd = Path.cwd()
     targets = discover(paths or (Path("."),), settings, cwd)
-    results = run_targets(targets, settings, jobs=options["jobs"], write=not options["diff"])
+    if options["shard"] is not None:
+        from neuron_migrate.engine.shard import select_shard
+
+        targets = select_shard(targets, *options["shard"])
+    cache = None
+    if not options["no_cache"]:
+        from neuron_migrate.engine.cache import CACHE_DIR_NAME, open_cache
+
+        cache = open_cache(options["cache_dir"] or cwd / CACHE_DIR_NAME, settings, cwd)
+    results = run_targets(targets, settings, jobs=options["jobs"], write=not options["diff"], cache=cache)
     if options["diff"]:
         click.echo(_diff(results), nl=False)
     _emit(results, options)

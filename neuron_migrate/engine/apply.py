@@ -6,8 +6,6 @@ import ast
 import warnings
 from dataclasses import dataclass
 
-import libcst
-
 from neuron_migrate.engine.analyze import Analysis, body_of
 from neuron_migrate.engine.check import Planned, import_anchor, import_text
 from neuron_migrate.model import Finding
@@ -81,6 +79,8 @@ def verify(text: str, filename: str) -> str | None:
             compile(text, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         return f"{type(exc).__name__}: {exc}"
+    import libcst  # only fixing needs it; imported here to keep start-up fast
+
     try:
         libcst.parse_module(text)
     except libcst.ParserSyntaxError as exc:

@@ -63,7 +63,12 @@ def build_ruleset(codes: frozenset[str]) -> Ruleset:
         if not spec.triggers:
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
-    return Ruleset(index, tuple(sorted(triggers)), codes)
+    return Ruleset(index, minimal_triggers(triggers), codes)
+
+
+def minimal_triggers(triggers: set[str]) -> tuple[str, ...]:
+    """Drop every trigger that contains another one: `xla` already catches `torch_xla`."""
+    return tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
 
 
 def _trigger_of(qualified: str) -> str:
@@ -231,5 +236,6 @@ def tool_finding(path: str, code: str, message: str, line: int = 1, column: int 
     )
 
 
+@functools.lru_cache(maxsize=16)
 def enabled_codes(settings: Settings) -> frozenset[str]:
     return select_rules(load_catalogue(), settings.select, settings.ignore, settings.extend_select)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,21 +25,34 @@ class Target:
 
 def display_path(path: Path, cwd: Path) -> str:
     """`path` relative to `cwd` when inside it, always with forward slashes."""
+    return _relative(path.resolve(), path, cwd.resolve())
+
+
+def _relative(resolved: Path, path: Path, resolved_cwd: Path) -> str:
     try:
-        return path.resolve().relative_to(cwd.resolve()).as_posix()
+        return resolved.relative_to(resolved_cwd).as_posix()
     except ValueError:
         return path.as_posix()
 
 
 def is_excluded(path: Path, patterns: Iterable[str]) -> bool:
     """Whether the file or folder name, or its path, matches an exclude glob."""
-    posix = path.as_posix()
-    for pattern in patterns:
-        if fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(posix, pattern):
-            return True
-        if fnmatch.fnmatch(posix, f"*/{pattern}") or fnmatch.fnmatch(posix, f"{pattern}/*"):
-            return True
-    return False
+    compiled = _exclude_regexes(tuple(patterns))
+    if compiled is None:
+        return False
+    by_name, by_path = compiled
+    return by_name.match(os.path.normcase(path.name)) is not None or by_path.match(os.path.normcase(path.as_posix())) is not None
+
+
+@functools.lru_cache(maxsize=32)
+def _exclude_regexes(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """One regex for names and one for paths: `pattern`, `*/pattern` or `pattern/*` (as fnmatch)."""
+    if not patterns:
+        return None
+    globs = [os.path.normcase(p) for p in patterns]
+    by_name = "|".join(fnmatch.translate(g) for g in globs)
+    by_path = "|".join(fnmatch.translate(form) for g in globs for form in (g, f"*/{g}", f"{g}/*"))
+    return re.compile(by_name), re.compile(by_path)
 
 
 def wanted_suffix(path: Path, suffixes: tuple[str, ...]) -> bool:
@@ -52,10 +67,12 @@ def discover(paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tup
     """
     patterns = (*settings.exclude, *settings.extend_exclude)
     seen: dict[str, Target] = {}
+    resolved_cwd = cwd.resolve()
     for root in paths:
         for path in _walk(root, patterns, suffixes):
-            target = Target(path, display_path(path, cwd))
-            seen.setdefault(str(path.resolve()) if path.exists() else str(path), target)
+            resolved = path.resolve()
+            target = Target(path, _relative(resolved, path, resolved_cwd))
+            seen.setdefault(str(resolved) if path.exists() else str(path), target)
     return sorted(seen.values(), key=lambda t: t.display)
 
 

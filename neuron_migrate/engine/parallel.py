@@ -1,28 +1,71 @@
-"""Run the per-file work over many files, in this process or a process pool."""
+"""Run the per-file work over many files: cached results first, then this process or a pool."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
+from neuron_migrate.engine.cache import Stamp, read_stamped
 from neuron_migrate.engine.files import Target
-from neuron_migrate.engine.runner import process_file
 from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings
 
+if TYPE_CHECKING:
+    from neuron_migrate.engine.cache import ResultCache
 
-def _work(args: tuple[Target, Settings, bool]) -> FileResult:
-    target, settings, write = args
-    return process_file(target.path, target.display, settings, write=write)
+_CHUNKS_PER_JOB = 16  # small enough chunks that one slow file does not leave a worker idle
+_MAX_CHUNK = 32
 
 
-def run_targets(targets: Sequence[Target], settings: Settings, jobs: int = 1, write: bool = True) -> list[FileResult]:
+def run_targets(
+    targets: Sequence[Target],
+    settings: Settings,
+    jobs: int = 1,
+    write: bool = True,
+    cache: ResultCache | None = None,
+) -> list[FileResult]:
     """Process every target; results come back in the order of `targets`."""
+    found = [cache.lookup(t.path, t.display) if cache is not None else None for t in targets]
+    todo = [i for i, result in enumerate(found) if result is None]
+    computed = _compute([targets[i] for i in todo], settings, jobs, write)
+    for i, (result, stamp) in zip(todo, computed):
+        found[i] = result
+        if cache is not None:
+            cache.store(targets[i].display, stamp, result)
+    if cache is not None:
+        cache.save()
+    return [result for result in found if result is not None]
+
+
+def _compute(targets: list[Target], settings: Settings, jobs: int, write: bool) -> list[tuple[FileResult, Stamp | None]]:
+    if not targets:
+        return []
+    _warm_up(settings)  # a forked pool inherits the indexed rules
     work = [(t, settings, write) for t in targets]
     jobs = max(1, min(jobs, len(work), os.cpu_count() or 1))
     if jobs == 1:
         return [_work(item) for item in work]
-    chunk = max(1, len(work) // (jobs * 8))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    chunk = max(1, min(_MAX_CHUNK, -(-len(work) // (jobs * _CHUNKS_PER_JOB))))
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_warm_up, initargs=(settings,)) as pool:
         return list(pool.map(_work, work, chunksize=chunk))
+
+
+def _warm_up(settings: Settings) -> None:
+    """Load and index the enabled rules once per process."""
+    from neuron_migrate.engine.check import build_ruleset, enabled_codes
+
+    build_ruleset(enabled_codes(settings))
+
+
+def _work(item: tuple[Target, Settings, bool]) -> tuple[FileResult, Stamp | None]:
+    """One file's result, and the stamp of the bytes it was computed from (None if unread)."""
+    from neuron_migrate.engine.runner import process_file
+
+    target, settings, write = item
+    read = read_stamped(target.path, settings.max_file_bytes)
+    if read is None:  # missing, unreadable, too large or not a file: say so, cache nothing
+        return process_file(target.path, target.display, settings, write=write), None
+    data, stamp = read
+    return process_file(target.path, target.display, settings, write=write, data=data), stamp

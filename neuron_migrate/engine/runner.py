@@ -105,16 +105,17 @@ def _rejected(original: str, path: str, ruleset: object, problem: str) -> FileRe
     return FileResult(path, tuple(findings), source=original)
 
 
-def read_source(path: Path, display: str, settings: Settings) -> tuple[str, Encoded] | Finding:
-    """The decoded text of a file, or the NM9xx finding that says why it cannot be read."""
+def read_source(path: Path, display: str, settings: Settings, data: bytes | None = None) -> tuple[str, Encoded] | Finding:
+    """The decoded text of a file (or of `data`, its bytes already read), or the NM9xx finding that says why it cannot be read."""
     try:
-        if path.is_dir():
-            return tool_finding(display, "NM903", "Rename or exclude this directory; it is named like a Python file")
-        size = path.stat().st_size
-        if size > settings.max_file_bytes:
-            limit = settings.max_file_bytes // (1024 * 1024)
-            return tool_finding(display, "NM904", f"Exclude this file or split it; it is larger than {limit} MiB")
-        data = path.read_bytes()
+        if data is None:
+            if path.is_dir():
+                return tool_finding(display, "NM903", "Rename or exclude this directory; it is named like a Python file")
+            size = path.stat().st_size
+            if size > settings.max_file_bytes:
+                limit = settings.max_file_bytes // (1024 * 1024)
+                return tool_finding(display, "NM904", f"Exclude this file or split it; it is larger than {limit} MiB")
+            data = path.read_bytes()
     except OSError as exc:
         return tool_finding(display, "NM903", f"Make this file readable; {exc.strerror or exc}")
     try:
@@ -123,9 +124,9 @@ def read_source(path: Path, display: str, settings: Settings) -> tuple[str, Enco
         return tool_finding(display, "NM902", f"Save this file in the encoding it declares; {exc}")
 
 
-def process_file(path: Path, display: str, settings: Settings, write: bool = True) -> FileResult:
-    """Read, check, maybe fix, and write back one file."""
-    read = read_source(path, display, settings)
+def process_file(path: Path, display: str, settings: Settings, write: bool = True, data: bytes | None = None) -> FileResult:
+    """Read (unless `data` holds the bytes), check, maybe fix, and write back one file."""
+    read = read_source(path, display, settings, data)
     if isinstance(read, Finding):
         return FileResult(display, (read,))
     text, how = read

@@ -1,0 +1,192 @@
+"""A content-hash cache of per-file check results in `.neuron_migrate_cache/`.
+
+One index file per configuration: its name hashes the tool version, the code of the installed
+package, the rules data, every setting that can change a file's result, and the working folder
+(paths in results are shown relative to it). The index maps each display path to the file's
+(mtime_ns, size, content digest) and its `FileResult`.
+
+A lookup trusts an unchanged (mtime_ns, size) only when the file was older than the time it was
+read by more than `_RACY_NS` (the "racy git" rule: a file rewritten within the clock granularity
+can keep its mtime); otherwise, or when the stat differs, it reads and hashes the file, and only
+an equal content digest is a hit. So a result is never served for content it was not computed
+from.
+
+Writes are atomic (temporary file + `os.replace`). Concurrent runs may each write the index;
+the last one wins and the other's new entries are simply recomputed next time. An unreadable,
+truncated or foreign index is ignored, never an error.
+
+Only results without edits are cached: a `--fix` run reads entries that have no findings (fixing
+such a file changes nothing) and stores its results only when the file is clean and unchanged.
+A cached clean result carries no `source`; a result with findings keeps it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import pickle
+import stat
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from neuron_migrate import __version__
+from neuron_migrate.model import FileResult
+from neuron_migrate.settings import Settings
+
+CACHE_DIR_NAME = ".neuron_migrate_cache"
+_FORMAT = 1
+_RACY_NS = 2_000_000_000  # coarse file systems keep mtimes in (up to) 2 s steps
+# Settings that never change one file's result: which files are visited, and whether edits are
+# applied (fix runs only use entries that have nothing to fix).
+_NOT_IN_KEY = frozenset({"exclude", "extend_exclude", "fix", "unsafe_fixes"})
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What a worker saw of a file's bytes when it computed a result from them."""
+
+    mtime_ns: int
+    size: int
+    digest: str
+    trusted: bool  # the mtime was old enough, when read, to vouch for the content later
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def read_stamped(path: Path, max_bytes: int) -> tuple[bytes, Stamp] | None:
+    """The bytes of a regular file no larger than `max_bytes`, with their stamp; else None."""
+    try:
+        now = time.time_ns()
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    trusted = len(data) == info.st_size and info.st_mtime_ns + _RACY_NS < now
+    return data, Stamp(info.st_mtime_ns, info.st_size, content_digest(data), trusted)
+
+
+def config_key(settings: Settings, cwd: Path, rules_digest: str) -> str:
+    """The index name: everything besides a file's path and content that decides its result."""
+    parts = [f"format={_FORMAT}", f"version={__version__}", f"code={_code_stamp()}", f"rules={rules_digest}", f"cwd={cwd}"]
+    for field in dataclasses.fields(settings):
+        if field.name not in _NOT_IN_KEY:
+            parts.append(f"{field.name}={getattr(settings, field.name)!r}")
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
+
+
+def _code_stamp() -> str:
+    """Size and mtime of the package's modules, so an edited checkout never reads stale results."""
+    package = Path(__file__).resolve().parent.parent
+    entries = []
+    for path in sorted(package.rglob("*.py")):
+        info = path.stat()
+        entries.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.blake2b("\n".join(entries).encode(), digest_size=8).hexdigest()
+
+
+_Entry = tuple[int, int, str, bool, FileResult]  # mtime_ns, size, digest, trusted, result
+
+
+class ResultCache:
+    """The index of one configuration, loaded once per run and saved once at its end."""
+
+    def __init__(self, folder: Path, key: str, fixing: bool, cwd: Path) -> None:
+        self.folder = folder
+        self.index_path = folder / f"{key}.idx"
+        self.fixing = fixing
+        self.cwd = cwd  # display paths are relative to it
+        self.entries: dict[str, _Entry] = _load(self.index_path)
+        self.updates: dict[str, _Entry] = {}
+
+    def lookup(self, path: Path, display: str) -> FileResult | None:
+        """The cached result for the file's current content, or None."""
+        entry = self.entries.get(display)
+        if entry is None or (self.fixing and entry[4].findings):
+            return None
+        mtime_ns, size, digest, trusted, result = entry
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        if info.st_size != size:
+            return None
+        if trusted and info.st_mtime_ns == mtime_ns:
+            return result
+        read = read_stamped(path, max_bytes=size)
+        if read is None or read[1].digest != digest:
+            return None
+        stamp = read[1]
+        if stamp.trusted != trusted or stamp.mtime_ns != mtime_ns:
+            self.updates[display] = (stamp.mtime_ns, stamp.size, digest, stamp.trusted, result)
+        return result
+
+    def store(self, display: str, stamp: Stamp | None, result: FileResult) -> None:
+        """Remember a freshly computed result, if it is one the cache may serve."""
+        if stamp is None or result.changed or (self.fixing and result.findings):
+            return
+        kept = result if result.findings else dataclasses.replace(result, source=None)
+        self.updates[display] = (stamp.mtime_ns, stamp.size, stamp.digest, stamp.trusted, kept)
+
+    def save(self) -> None:
+        """Merge this run's entries into the index on disk, atomically. Never raises OSError."""
+        if not self.updates:
+            return
+        try:
+            _prepare(self.folder)
+            merged = _load(self.index_path)  # keep what other runs wrote meanwhile
+            merged.update(self.updates)
+            for display in [d for d in merged if d not in self.updates and not (self.cwd / d).exists()]:
+                del merged[display]  # the file was deleted or renamed
+            _write_atomic(self.index_path, pickle.dumps((_FORMAT, merged), protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError:
+            return  # a read-only or full disk makes the next run slower, not wrong
+        self.updates = {}
+
+
+def _load(path: Path) -> dict[str, _Entry]:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return {}
+    try:
+        loaded = pickle.loads(data)
+    except Exception:  # noqa: BLE001 - a torn or foreign index is just a cache miss
+        return {}
+    if not isinstance(loaded, tuple) or len(loaded) != 2 or loaded[0] != _FORMAT or not isinstance(loaded[1], dict):
+        return {}
+    return loaded[1]
+
+
+def _prepare(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        _write_atomic(ignore, b"# Created by neuron-migrate; the cache is local and disposable.\n*\n")
+    tag = folder / "CACHEDIR.TAG"
+    if not tag.exists():
+        _write_atomic(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# neuron-migrate result cache\n")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def open_cache(folder: Path, settings: Settings, cwd: Path) -> ResultCache:
+    """The cache for this configuration under `folder` (created on the first save)."""
+    from neuron_migrate.catalogue import catalogue_digest
+
+    return ResultCache(folder, config_key(settings, cwd, catalogue_digest()), fixing=settings.fix, cwd=cwd)
