@@ -9,6 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SHARED = ROOT.parent / "shared"
+collect_ignore = ["bench"]  # the benchmark is run by hand: python3 tests/bench/bench.py
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

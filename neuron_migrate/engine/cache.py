@@ -1,9 +1,10 @@
 """A content-hash cache of per-file check results in `.neuron_migrate_cache/`.
 
-One index file per configuration: its name hashes the tool version, the code of the installed
-package, the rules data, every setting that can change a file's result, and the working folder
-(paths in results are shown relative to it). The index maps each display path to the file's
-(mtime_ns, size, content digest) and its `FileResult`.
+One index file per configuration: its name hashes the tool and Python versions, the code of the
+installed package, the rules data, every setting that can change a file's result, and the
+working folder (paths in results are shown relative to it). The index maps each display path
+to the file's (mtime_ns, size, content digest) and its `FileResult`, encoded by `codec` and
+stored with `marshal` behind a checksum (unpickling was the largest cost of a warm run).
 
 A lookup trusts an unchanged (mtime_ns, size) only when the file was older than the time it was
 read by more than `_RACY_NS` (the "racy git" rule: a file rewritten within the clock granularity
@@ -12,8 +13,9 @@ an equal content digest is a hit. So a result is never served for content it was
 from.
 
 Writes are atomic (temporary file + `os.replace`). Concurrent runs may each write the index;
-the last one wins and the other's new entries are simply recomputed next time. An unreadable,
-truncated or foreign index is ignored, never an error.
+each merges what is on disk just before it writes, and an entry lost to a race is simply
+recomputed next time. An unreadable, truncated or foreign index fails its checksum and is
+ignored, never an error.
 
 Only results without edits are cached: a `--fix` run reads entries that have no findings (fixing
 such a file changes nothing) and stores its results only when the file is clean and unchanged.
@@ -24,20 +26,23 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import marshal
 import os
-import pickle
 import stat
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from neuron_migrate import __version__
+from neuron_migrate.engine import codec
 from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings
 
 CACHE_DIR_NAME = ".neuron_migrate_cache"
-_FORMAT = 1
+_MAGIC = b"NMCACHE2"
 _RACY_NS = 2_000_000_000  # coarse file systems keep mtimes in (up to) 2 s steps
 # Settings that never change one file's result: which files are visited, and whether edits are
 # applied (fix runs only use entries that have nothing to fix).
@@ -74,7 +79,7 @@ def read_stamped(path: Path, max_bytes: int) -> tuple[bytes, Stamp] | None:
 
 def config_key(settings: Settings, cwd: Path, rules_digest: str) -> str:
     """The index name: everything besides a file's path and content that decides its result."""
-    parts = [f"format={_FORMAT}", f"version={__version__}", f"code={_code_stamp()}", f"rules={rules_digest}", f"cwd={cwd}"]
+    parts = [f"format={_MAGIC!r}", f"version={__version__}", f"python={sys.version}", f"code={_code_stamp()}", f"rules={rules_digest}", f"cwd={cwd}"]
     for field in dataclasses.fields(settings):
         if field.name not in _NOT_IN_KEY:
             parts.append(f"{field.name}={getattr(settings, field.name)!r}")
@@ -91,7 +96,7 @@ def _code_stamp() -> str:
     return hashlib.blake2b("\n".join(entries).encode(), digest_size=8).hexdigest()
 
 
-_Entry = tuple[int, int, str, bool, FileResult]  # mtime_ns, size, digest, trusted, result
+_Entry = tuple[int, int, str, bool, Any]  # mtime_ns, size, digest, trusted, encoded result
 
 
 class ResultCache:
@@ -108,31 +113,38 @@ class ResultCache:
     def lookup(self, path: Path, display: str) -> FileResult | None:
         """The cached result for the file's current content, or None."""
         entry = self.entries.get(display)
-        if entry is None or (self.fixing and entry[4].findings):
+        if entry is None:
             return None
-        mtime_ns, size, digest, trusted, result = entry
+        mtime_ns, size, digest, trusted, encoded = entry
         try:
             info = os.stat(path)
         except OSError:
             return None
         if info.st_size != size:
             return None
-        if trusted and info.st_mtime_ns == mtime_ns:
-            return result
-        read = read_stamped(path, max_bytes=size)
-        if read is None or read[1].digest != digest:
+        if not (trusted and info.st_mtime_ns == mtime_ns):
+            read = read_stamped(path, max_bytes=size)
+            if read is None or read[1].digest != digest:
+                return None
+            stamp = read[1]
+            if stamp.trusted != trusted or stamp.mtime_ns != mtime_ns:
+                self.updates[display] = (stamp.mtime_ns, stamp.size, digest, stamp.trusted, encoded)
+        try:
+            result: FileResult = codec.decode(encoded)
+        except Exception:  # noqa: BLE001 - an entry this version cannot read is a miss
             return None
-        stamp = read[1]
-        if stamp.trusted != trusted or stamp.mtime_ns != mtime_ns:
-            self.updates[display] = (stamp.mtime_ns, stamp.size, digest, stamp.trusted, result)
-        return result
+        return None if self.fixing and result.findings else result
 
     def store(self, display: str, stamp: Stamp | None, result: FileResult) -> None:
         """Remember a freshly computed result, if it is one the cache may serve."""
         if stamp is None or result.changed or (self.fixing and result.findings):
             return
         kept = result if result.findings else dataclasses.replace(result, source=None)
-        self.updates[display] = (stamp.mtime_ns, stamp.size, stamp.digest, stamp.trusted, kept)
+        try:
+            encoded = codec.encode(kept)
+        except TypeError:
+            return  # a result this codec cannot carry is recomputed next time
+        self.updates[display] = (stamp.mtime_ns, stamp.size, stamp.digest, stamp.trusted, encoded)
 
     def save(self) -> None:
         """Merge this run's entries into the index on disk, atomically. Never raises OSError."""
@@ -144,24 +156,28 @@ class ResultCache:
             merged.update(self.updates)
             for display in [d for d in merged if d not in self.updates and not (self.cwd / d).exists()]:
                 del merged[display]  # the file was deleted or renamed
-            _write_atomic(self.index_path, pickle.dumps((_FORMAT, merged), protocol=pickle.HIGHEST_PROTOCOL))
+            payload = marshal.dumps(merged)
+            _write_atomic(self.index_path, _MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload)
         except OSError:
             return  # a read-only or full disk makes the next run slower, not wrong
         self.updates = {}
 
 
 def _load(path: Path) -> dict[str, _Entry]:
+    """The index at `path`; empty when it is missing, damaged or written by another format."""
     try:
         data = path.read_bytes()
     except OSError:
         return {}
+    start = len(_MAGIC) + 16
+    payload = data[start:]
+    if data[: len(_MAGIC)] != _MAGIC or hashlib.blake2b(payload, digest_size=16).digest() != data[len(_MAGIC) : start]:
+        return {}  # only bytes this code wrote reach marshal, which must not see damaged data
     try:
-        loaded = pickle.loads(data)
-    except Exception:  # noqa: BLE001 - a torn or foreign index is just a cache miss
+        loaded = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
         return {}
-    if not isinstance(loaded, tuple) or len(loaded) != 2 or loaded[0] != _FORMAT or not isinstance(loaded[1], dict):
-        return {}
-    return loaded[1]
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def _prepare(folder: Path) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING
 
+from neuron_migrate.engine import codec
 from neuron_migrate.engine.cache import Stamp, read_stamped
 from neuron_migrate.engine.files import Target
 from neuron_migrate.model import FileResult
@@ -49,7 +50,7 @@ def _compute(targets: list[Target], settings: Settings, jobs: int, write: bool) 
         return [_work(item) for item in work]
     chunk = max(1, min(_MAX_CHUNK, -(-len(work) // (jobs * _CHUNKS_PER_JOB))))
     with ProcessPoolExecutor(max_workers=jobs, initializer=_warm_up, initargs=(settings,)) as pool:
-        return list(pool.map(_work, work, chunksize=chunk))
+        return [(_unpack(packed), stamp) for packed, stamp in pool.map(_packed_work, work, chunksize=chunk)]
 
 
 def _warm_up(settings: Settings) -> None:
@@ -69,3 +70,16 @@ def _work(item: tuple[Target, Settings, bool]) -> tuple[FileResult, Stamp | None
         return process_file(target.path, target.display, settings, write=write), None
     data, stamp = read
     return process_file(target.path, target.display, settings, write=write, data=data), stamp
+
+
+def _packed_work(item: tuple[Target, Settings, bool]) -> tuple[bytes | FileResult, Stamp | None]:
+    """`_work` for a pool worker: the result travels compactly encoded (see `codec`)."""
+    result, stamp = _work(item)
+    try:
+        return codec.dumps(result), stamp
+    except TypeError:
+        return result, stamp
+
+
+def _unpack(packed: bytes | FileResult) -> FileResult:
+    return codec.loads(packed) if isinstance(packed, bytes) else packed

@@ -1,0 +1,76 @@
+"""A compact, fast encoding of `FileResult`s: nested tuples that `marshal` stores.
+
+Unpickling frozen dataclasses costs a few microseconds per object, which made reading cached
+results (and results sent back by pool workers) cost as much as a sizeable part of checking.
+Here a dataclass becomes `[tag, field values...]`, an enum `[tag, value]`, and tuples stay
+tuples; decoding fills each instance's `__dict__` directly, as unpickling does, at a fraction of
+the cost. Field lists are read from the classes, so new fields are carried without edits here;
+a value of a type this codec does not know raises `TypeError`, so nothing is silently lost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+from enum import Enum
+from collections.abc import Callable
+from typing import Any
+
+from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, Severity, TextEdit
+
+_CLASSES: tuple[type, ...] = (FileResult, Finding, Fix, TextEdit, Position, Safety, Severity)
+_TAGS = {cls: tag for tag, cls in enumerate(_CLASSES)}
+_FIELDS = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _CLASSES if dataclasses.is_dataclass(cls)}
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def encode(value: Any) -> Any:
+    """`value` as marshal-able nested tuples and tagged lists."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is tuple:
+        return tuple(encode(item) for item in value)
+    tag = _TAGS.get(kind)
+    if tag is None:
+        raise TypeError(f"cannot encode a {kind.__name__}")
+    if issubclass(kind, Enum):
+        return [tag, value.value]
+    return [tag, *(encode(getattr(value, name)) for name in _FIELDS[kind])]
+
+
+def decode(value: Any) -> Any:
+    """The object `encode` was given."""
+    kind = type(value)
+    if kind is list:
+        return _BUILDERS[value[0]](value)
+    if kind is tuple:
+        return tuple([decode(v) if type(v) in _NESTED else v for v in value])
+    return value
+
+
+def _builder(cls: type) -> Callable[[list[Any]], Any]:
+    if issubclass(cls, Enum):
+        members = cls._value2member_map_
+        return lambda value: members[value[1]]
+    names = _FIELDS[cls]
+    new = object.__new__
+
+    def build(value: list[Any]) -> Any:
+        instance = new(cls)
+        instance.__dict__.update(zip(names, [decode(v) if type(v) in _NESTED else v for v in value[1:]]))
+        return instance
+
+    return build
+
+
+_NESTED = frozenset({list, tuple})
+_BUILDERS = tuple(_builder(cls) for cls in _CLASSES)
+
+
+def dumps(result: FileResult) -> bytes:
+    return marshal.dumps(encode(result))
+
+
+def loads(data: bytes) -> FileResult:
+    return decode(marshal.loads(data))  # type: ignore[no-any-return]

@@ -1,0 +1,467 @@
+"""Benchmark neuron-migrate against the LibCST parse floor, TorchFix and Ruff, on the same files.
+
+Run from the repository root (not collected by pytest, not run in CI):
+
+    python3 tests/bench/bench.py                       # defaults: about 10-15 minutes on 2 cores
+    python3 tests/bench/bench.py --files 100 --corpora a --skip-torchfix   # a quick look
+
+It prints a Markdown table and the targets of the performance issue with their measured ratios,
+and writes everything as JSON (`--json`). Downloads (pinned wheels from PyPI) and a tools venv
+with TorchFix and Ruff live in `--work-dir` and are reused by later runs; nothing is committed.
+
+Every tool runs as a child process. Wall time is the best of `--repeat` runs; peak RSS is that of
+the largest process of the run (from `wait4`), CPU time adds up the process and its workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+# `tests/` (not this folder, where `bench` would be this script) makes `bench.corpus` importable.
+sys.path[:] = [str(REPO), str(REPO / "tests")] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent]
+
+from bench.corpus import write_corpus  # noqa: E402
+
+TORCHFIX = "torchfix==0.7.0"
+RUFF = "ruff==0.8.4"
+TRANSFORMERS = "transformers==4.46.3"
+OPTIMUM_NEURON = "optimum-neuron==0.0.28"
+
+
+@dataclass
+class Run:
+    """One measured command: best wall time of its repeats, and what the best run used."""
+
+    label: str
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    peak_rss_mb: float | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+    note: str = ""
+
+
+@dataclass
+class CorpusReport:
+    name: str
+    description: str
+    files: int = 0
+    lines: int = 0
+    parsed_files: int = 0
+    parsed_lines: int = 0
+    runs: dict[str, Run] = field(default_factory=dict)
+
+
+# -- running children ----------------------------------------------------------------------
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode compiled
+    env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def measure(label: str, argv: list[str], cwd: Path, repeat: int = 1, timeout: float = 600.0, before: object = None) -> Run:
+    """Run `argv` `repeat` times; keep the fastest run. `before()` runs untimed before each."""
+    best: Run | None = None
+    for _ in range(repeat):
+        if callable(before):
+            before()
+        run = _once(label, argv, cwd, timeout)
+        if run.timed_out or run.wall_s is None:
+            return run
+        if best is None or run.wall_s < (best.wall_s or 0):
+            best = run
+    assert best is not None
+    return best
+
+
+def _once(label: str, argv: list[str], cwd: Path, timeout: float) -> Run:
+    start = time.perf_counter()
+    with open(os.devnull, "wb") as sink:
+        proc = subprocess.Popen(argv, cwd=cwd, env=_child_env(), stdout=sink, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = start + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            wall = time.perf_counter() - start
+            break
+        if time.perf_counter() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            os.wait4(proc.pid, 0)
+            return Run(label, wall_s=timeout, timed_out=True, note=f"stopped after {timeout:.0f} s")
+        time.sleep(0.005)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    run = Run(label, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode)
+    if proc.returncode not in (0, 1):
+        run.note = err.strip().splitlines()[-1][:200] if err.strip() else f"exit {proc.returncode}"
+    return run
+
+
+# -- corpora ---------------------------------------------------------------------------------
+
+
+def download_package(spec: str, work: Path) -> Path:
+    """Unpack the pinned wheel of `spec` (no dependencies) into work/src-<name>, once."""
+    name = spec.split("==")[0].replace("-", "_")
+    target = work / f"src-{spec.replace('==', '-')}"
+    if target.exists():
+        return target
+    downloads = work / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", spec, "-d", str(downloads), "-q"],
+        check=True,
+    )
+    wheel = next(p for p in downloads.glob("*.whl") if p.name.lower().startswith(name.lower() + "-"))
+    temp = Path(tempfile.mkdtemp(dir=work))
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(temp, [m for m in archive.namelist() if m.endswith(".py")])
+    temp.rename(target)
+    return target
+
+
+def generated_corpus(work: Path, files: int) -> Path:
+    root = work / f"corpus-a-{files}"
+    shutil.rmtree(root, ignore_errors=True)
+    write_corpus(root, files)
+    return root
+
+
+# -- in-process helpers (run in a child: `bench.py _floor KIND LISTFILE`) --------------------
+
+
+def floor_child(kind: str, list_file: Path) -> None:
+    """Read and parse each listed file with LibCST (or ast); print the seconds it took."""
+    import ast
+
+    import libcst
+
+    paths = list_file.read_text().splitlines()
+    start = time.perf_counter()
+    for path in paths:
+        text = Path(path).read_bytes().decode("utf-8", errors="surrogateescape")
+        if kind == "libcst":
+            libcst.parse_module(text)
+        else:
+            ast.parse(text)
+    print(json.dumps({"seconds": time.perf_counter() - start}))
+
+
+def corpus_stats(root: Path) -> tuple[int, int, list[Path], int]:
+    """(files, lines, files a check parses, their lines), using the tool's own discovery and prefilter."""
+    from neuron_migrate.engine.files import discover
+    from neuron_migrate.engine.prefilter import files_to_parse
+    from neuron_migrate.settings import Settings
+
+    settings = Settings()
+    targets = discover([root], settings, root)
+    parsed = files_to_parse(targets, settings)
+    lines = {t.path: t.path.read_bytes().count(b"\n") for t in targets}
+    return len(targets), sum(lines.values()), [t.path for t in parsed], sum(lines[t.path] for t in parsed)
+
+
+def measure_floor(kind: str, paths: list[Path], work: Path, repeat: int) -> Run:
+    list_file = work / f"floor-{kind}.txt"
+    list_file.write_text("\n".join(str(p) for p in paths))
+    best = None
+    for _ in range(repeat):
+        done = subprocess.run(
+            [sys.executable, __file__, "_floor", kind, str(list_file)], capture_output=True, text=True, env=_child_env(), check=True
+        )
+        seconds = json.loads(done.stdout)["seconds"]
+        best = seconds if best is None else min(best, seconds)
+    return Run(f"parse floor ({kind})", wall_s=best, note="read + parse only, inside one process (no start-up)")
+
+
+# -- tools -----------------------------------------------------------------------------------
+
+
+def tools_venv(work: Path, skip_torchfix: bool) -> dict[str, str]:
+    """A venv with pinned TorchFix and Ruff (TorchFix pins an older LibCST, so it gets its own)."""
+    venv = work / "tools-venv"
+    found: dict[str, str] = {}
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    for spec, exe in ((RUFF, "ruff"), (TORCHFIX, "torchfix")):
+        if exe == "torchfix" and skip_torchfix:
+            found[exe] = "skipped (--skip-torchfix)"
+            continue
+        if not (venv / "bin" / exe).exists():
+            done = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", spec], capture_output=True, text=True)
+            if done.returncode != 0:
+                found[exe] = f"not installed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'pip failed'}"
+                continue
+        found[exe] = str(venv / "bin" / exe)
+    return found
+
+
+# -- the benchmark ---------------------------------------------------------------------------
+
+
+def ours(*args: str) -> list[str]:
+    return [sys.executable, "-m", "neuron_migrate", "check", ".", "-q", "--exit-zero", *args]
+
+
+def bench_corpus(report: CorpusReport, root: Path, work: Path, tools: dict[str, str], opts: argparse.Namespace) -> None:
+    report.files, report.lines, parsed, report.parsed_lines = corpus_stats(root)
+    report.parsed_files = len(parsed)
+    cache = root / ".neuron_migrate_cache"
+    clear = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+    r, runs = opts.repeat, report.runs
+    runs["cold"] = measure("ours cold (--jobs 1, empty cache)", ours(), root, r, before=clear)
+    runs["warm"] = measure("ours warm (cache, nothing changed)", ours(), root, r)
+    clear()
+    runs["jobs1"] = measure("ours --no-cache --jobs 1", ours("--no-cache", "--jobs", "1"), root, r)
+    runs["jobs2"] = measure("ours --no-cache --jobs 2", ours("--no-cache", "--jobs", "2"), root, r)
+    runs["fix"] = _measure_fix(root, work)
+    runs["floor_libcst"] = measure_floor("libcst", parsed, work, r)
+    runs["floor_ast"] = measure_floor("ast", parsed, work, r)
+    runs["ruff"] = _tool_run("ruff check --no-cache", tools.get("ruff"), ["check", "--no-cache", "--exit-zero", "-q", "."], root, r, 600)
+    if report.name in opts.torchfix_on.split(","):
+        runs["torchfix"] = _tool_run("TorchFix -j 1", tools.get("torchfix"), ["-j", "1", "."], root, 1, opts.torchfix_timeout)
+
+
+def _measure_fix(root: Path, work: Path) -> Run:
+    copy = work / "fix-copy"
+
+    def fresh() -> None:
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".neuron_migrate_cache"))
+
+    fresh()  # fix a copy: the corpus itself stays as it is
+    run = measure("ours --fix --unsafe-fixes --no-cache", ours("--fix", "--unsafe-fixes", "--no-cache"), copy, 1)
+    shutil.rmtree(copy, ignore_errors=True)
+    return run
+
+
+def _tool_run(label: str, exe: str | None, args: list[str], root: Path, repeat: int, timeout: float) -> Run:
+    if exe is None or not exe.startswith("/"):
+        return Run(label, note=exe or "not available")
+    return measure(label, [exe, *args], root, repeat, timeout)
+
+
+def startup(work: Path, repeat: int) -> dict[str, Run]:
+    folder = work / "startup"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for i in range(5):
+        (folder / f"script_{i}.py").write_text(
+            "import torch\nimport torch_xla.core.xla_model as xm\n\n\n"
+            f"def step_{i}(model, batch):\n    loss = model(batch.to(xm.xla_device()))\n"
+            "    loss.backward()\n    xm.mark_step()\n    return loss\n"
+        )
+    version = [sys.executable, "-m", "neuron_migrate", "--version"]
+    return {
+        "version": measure("neuron-migrate --version", version, folder, max(repeat, 5)),
+        "check5": measure("check 5 small files (--no-cache)", ours("--no-cache"), folder, max(repeat, 5)),
+    }
+
+
+def linearity(work: Path, files: int, scale: int, small: Run) -> dict[str, object]:
+    big_root = generated_corpus(work, files * scale)
+    big = measure(f"ours --no-cache --jobs 1 on {scale}x", ours("--no-cache", "--jobs", "1"), big_root, 1)
+    shutil.rmtree(big_root, ignore_errors=True)
+    per_small = (small.wall_s or 0) / files
+    per_big = (big.wall_s or 0) / (files * scale)
+    return {"run": asdict(big), "files_1x": files, "files_big": files * scale, "s_per_file_1x": per_small, "s_per_file_big": per_big, "ratio": per_big / per_small if per_small else None}
+
+
+# -- reporting -------------------------------------------------------------------------------
+
+
+def _ratio(a: Run | None, b: Run | None) -> float | None:
+    if a is None or b is None or not a.wall_s or not b.wall_s:
+        return None
+    return a.wall_s / b.wall_s
+
+
+def ratios(report: CorpusReport) -> dict[str, float | None]:
+    runs = report.runs
+    return {
+        "ours_cold/floor_libcst": _ratio(runs.get("cold"), runs.get("floor_libcst")),
+        "ours_jobs1/floor_libcst": _ratio(runs.get("jobs1"), runs.get("floor_libcst")),
+        "ours_cold/torchfix": _ratio(runs.get("cold"), runs.get("torchfix")),
+        "torchfix/ours_cold": _ratio(runs.get("torchfix"), runs.get("cold")),
+        "warm/cold": _ratio(runs.get("warm"), runs.get("cold")),
+        "jobs1/jobs2 (speed-up)": _ratio(runs.get("jobs1"), runs.get("jobs2")),
+        "ours_cold/ruff": _ratio(runs.get("cold"), runs.get("ruff")),
+    }
+
+
+def table(report: CorpusReport) -> str:
+    head = (
+        f"### Corpus {report.name}: {report.description}\n\n{report.files} files, {report.lines:,} lines; "
+        f"{report.parsed_files} files ({report.parsed_lines:,} lines) pass the prefilter and are parsed.\n\n"
+        "| run | wall s | files/s | lines/s | CPU s | peak RSS MB | note |\n|---|---:|---:|---:|---:|---:|---|\n"
+    )
+    rows = []
+    for key, run in report.runs.items():
+        floor = key.startswith("floor")
+        files, lines = (report.parsed_files, report.parsed_lines) if floor else (report.files, report.lines)
+        wall = run.wall_s
+        prefix = ">" if run.timed_out else ""
+        rows.append(
+            f"| {run.label} | {prefix}{_fmt(wall, 2)} | {prefix and '<'}{_fmt(files / wall if wall else None, 0)} | "
+            f"{prefix and '<'}{_fmt(lines / wall if wall else None, 0)} | {_fmt(run.cpu_s, 2)} | {_fmt(run.peak_rss_mb, 0)} | {run.note} |"
+        )
+    ratio_lines = [f"- {name}: {_fmt(value, 3)}{' (bound: TorchFix was stopped)' if 'torchfix' in name and report.runs.get('torchfix', Run('')).timed_out else ''}" for name, value in ratios(report).items()]
+    return head + "\n".join(rows) + "\n\n" + "\n".join(ratio_lines) + "\n"
+
+
+def _fmt(value: float | None, digits: int) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def targets(reports: dict[str, CorpusReport], start: dict[str, Run], linear: dict[str, object] | None) -> list[tuple[str, str, bool | None]]:
+    """Each target of the issue: (what, measured, met?)."""
+    out: list[tuple[str, str, bool | None]] = []
+    a, b = reports.get("a"), reports.get("b")
+    if a:
+        ra = ratios(a)
+        floor = ra["ours_jobs1/floor_libcst"]
+        out.append(("(a) cold --jobs 1 <= 2.0x LibCST parse floor", f"{_fmt(floor, 2)}x", None if floor is None else floor <= 2.0))
+        tf = ra["torchfix/ours_cold"]
+        out.append(("(a) >= 5x faster than TorchFix", f"{_fmt(tf, 1)}x", None if tf is None else tf >= 5))
+        warm = ra["warm/cold"]
+        out.append(("(a) warm <= 5% of cold", f"{_fmt(warm and warm * 100, 1)}%", None if warm is None else warm <= 0.05))
+        speed = ra["jobs1/jobs2 (speed-up)"]
+        out.append(("(a) --jobs 2 >= 1.6x", f"{_fmt(speed, 2)}x", None if speed is None else speed >= 1.6))
+    if b:
+        rb = ratios(b)
+        tf = rb["torchfix/ours_cold"]
+        bound = b.runs.get("torchfix", Run("")).timed_out
+        out.append(("(b) cold >= 20x faster than TorchFix", f"{'>=' if bound else ''}{_fmt(tf, 1)}x", None if tf is None else tf >= 20))
+        warm = rb["warm/cold"]
+        out.append(("(b) warm <= 5% of cold", f"{_fmt(warm and warm * 100, 1)}%", None if warm is None else warm <= 0.05))
+        rss = max((r.peak_rss_mb or 0) for r in b.runs.values() if r.label.startswith("ours"))
+        out.append(("(b) peak RSS < 500 MB", f"{rss:.0f} MB", rss < 500))
+    for key, label in (("version", "--version < 0.5 s"), ("check5", "check of 5 small files < 0.5 s")):
+        run = start.get(key)
+        if run and run.wall_s is not None:
+            out.append((label, f"{run.wall_s:.3f} s", run.wall_s < 0.5))
+    if linear and linear.get("ratio"):
+        ratio = float(linear["ratio"])  # type: ignore[arg-type]
+        out.append((f"linear: time per file at {linear['files_big']} vs {linear['files_1x']} files", f"{ratio:.2f}x", ratio <= 1.15))
+    return out
+
+
+# -- main ------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=300, help="files in generated corpus (a)")
+    parser.add_argument("--scale", type=int, default=4, help="linearity: corpus (a) at this many times --files")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
+    parser.add_argument("--corpora", default="a,b,c", help="which corpora: a (generated), b (transformers), c (optimum-neuron)")
+    parser.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "neuron-migrate-bench")
+    parser.add_argument("--json", type=Path, default=None, help="where to write the results [default: WORK_DIR/results.json]")
+    parser.add_argument("--skip-torchfix", action="store_true")
+    parser.add_argument("--torchfix-timeout", type=float, default=240.0, help="seconds before TorchFix is stopped (the ratio is then a bound)")
+    parser.add_argument("--torchfix-on", default="a,b,c", help="corpora TorchFix runs on")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["_floor"]:
+        floor_child(argv[1], Path(argv[2]))
+        return
+    opts = parse_args(argv)
+    work = opts.work_dir.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    tools = tools_venv(work, opts.skip_torchfix)
+    if opts.skip_torchfix:
+        opts.torchfix_on = ""
+    subprocess.run([sys.executable, "-m", "neuron_migrate", "--version"], env=_child_env(), check=True, capture_output=True)
+    start = startup(work, opts.repeat)
+    reports: dict[str, CorpusReport] = {}
+    linear = None
+    chosen = opts.corpora.split(",")
+    sources = {
+        "a": (f"generated torch_xla-heavy corpus, {opts.files} files (seed 0)", lambda: generated_corpus(work, opts.files)),
+        "b": (f"`{TRANSFORMERS}` (few files touch torch_xla)", lambda: download_package(TRANSFORMERS, work)),
+        "c": (f"`{OPTIMUM_NEURON}` (torch_xla-heavy)", lambda: download_package(OPTIMUM_NEURON, work)),
+    }
+    for name in ("a", "b", "c"):
+        if name not in chosen:
+            continue
+        description, make = sources[name]
+        print(f"[bench] corpus {name}: {description}", file=sys.stderr, flush=True)
+        report = reports[name] = CorpusReport(name, description)
+        bench_corpus(report, make(), work, tools, opts)
+        if name == "a" and opts.scale > 1:
+            linear = linearity(work, opts.files, opts.scale, report.runs["jobs1"])
+    results = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(), "load_average_end": os.getloadavg()},
+        "versions": _versions(tools),
+        "command": "python3 tests/bench/bench.py " + " ".join(argv),
+        "startup": {k: asdict(v) for k, v in start.items()},
+        "corpora": {k: {**asdict(v), "ratios": ratios(v)} for k, v in reports.items()},
+        "linearity": linear,
+        "targets": [{"target": t, "measured": m, "met": ok} for t, m, ok in targets(reports, start, linear)],
+        "bench_wall_s": time.perf_counter() - began,
+    }
+    out = opts.json or work / "results.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(_markdown(results, reports, start, linear))
+    print(f"\n[bench] {results['bench_wall_s']:.0f} s; JSON in {out}", file=sys.stderr)
+
+
+def _versions(tools: dict[str, str]) -> dict[str, str]:
+    from importlib import metadata
+
+    from neuron_migrate import __version__
+
+    found = {"neuron-migrate": __version__, "libcst (ours, parse floor)": metadata.version("libcst")}
+    for exe in ("torchfix", "ruff"):
+        path = tools.get(exe, "")
+        if path.startswith("/"):
+            done = subprocess.run([path, "--version"], capture_output=True, text=True)
+            found[exe] = (done.stdout or done.stderr).strip()
+        else:
+            found[exe] = path
+    return found
+
+
+def _markdown(results: dict[str, object], reports: dict[str, CorpusReport], start: dict[str, Run], linear: dict[str, object] | None) -> str:
+    machine = results["machine"]
+    lines = [f"Machine: {machine['cpus']} CPUs, Python {machine['python']}; versions: {results['versions']}", ""]  # type: ignore[index]
+    lines.append("| start-up | wall s | peak RSS MB |\n|---|---:|---:|")
+    lines += [f"| {run.label} | {_fmt(run.wall_s, 3)} | {_fmt(run.peak_rss_mb, 0)} |" for run in start.values()]
+    lines.append("")
+    lines += [table(report) for report in reports.values()]
+    if linear:
+        lines.append(
+            f"Linearity: {linear['files_1x']} files {_fmt(float(linear['s_per_file_1x']) * 1000, 2)} ms/file, "  # type: ignore[arg-type]
+            f"{linear['files_big']} files {_fmt(float(linear['s_per_file_big']) * 1000, 2)} ms/file (ratio {_fmt(linear['ratio'], 2)})\n"  # type: ignore[arg-type]
+        )
+    lines.append("| target | measured | met |\n|---|---:|---|")
+    for item in results["targets"]:  # type: ignore[attr-defined]
+        met = {True: "yes", False: "**MISS**", None: "not measured"}[item["met"]]
+        lines.append(f"| {item['target']} | {item['measured']} | {met} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,203 @@
+"""The result cache: same findings as without it, invalidated by content, settings and rules."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bench.corpus import write_corpus
+from neuron_migrate.cli import main
+from neuron_migrate.engine import cache as cache_module
+from neuron_migrate.engine import parallel
+from neuron_migrate.engine.cache import CACHE_DIR_NAME, config_key, open_cache
+from neuron_migrate.engine.files import Target, discover
+from neuron_migrate.engine.parallel import run_targets
+from neuron_migrate.model import FileResult
+from neuron_migrate.settings import Settings
+
+CLEAN = "import torch\n\nx = torch.ones(2, device=\"cpu\")\n"
+BROKEN = "import torch_xla\ndef broken(:\n"
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A small project: generated torch_xla files, a clean file and an unparseable one."""
+    write_corpus(tmp_path / "src", files=6, per_folder=3)
+    (tmp_path / "src" / "clean.py").write_text(CLEAN)
+    (tmp_path / "src" / "broken.py").write_text(BROKEN)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _targets(root: Path, settings: Settings) -> list[Target]:
+    return discover([root / "src"], settings, root)
+
+
+def _findings(results: list[FileResult]) -> list[tuple[object, ...]]:
+    return [(r.path, f.code, f.start, f.end, f.message, f.fix) for r in results for f in r.findings]
+
+
+class Counter:
+    """Wraps `parallel._compute` to count the files that were really checked."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.checked: list[str] = []
+        original = parallel._compute
+
+        def counting(targets: list[Target], *args: object) -> object:
+            self.checked.extend(t.display for t in targets)
+            return original(targets, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(parallel, "_compute", counting)
+
+
+def _run(root: Path, settings: Settings, use_cache: bool = True) -> list[FileResult]:
+    cache = open_cache(root / CACHE_DIR_NAME, settings, root) if use_cache else None
+    return run_targets(_targets(root, settings), settings, cache=cache, write=False)
+
+
+def test_findings_identical_with_and_without_cache(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings()
+    uncached = _run(tree, settings, use_cache=False)
+    counter = Counter(monkeypatch)
+    cold = _run(tree, settings)
+    warm = _run(tree, settings)
+    assert len(counter.checked) == 8, "the warm run must not check any file again"
+    assert _findings(cold) == _findings(warm) == _findings(uncached)
+    assert {f.code for f in _findings_objects(warm)} >= {"NM201", "NM901", "NM601"}
+    assert [r.path for r in warm] == [r.path for r in uncached]
+
+
+def _findings_objects(results: list[FileResult]) -> list:  # type: ignore[type-arg]
+    return [f for r in results for f in r.findings]
+
+
+def test_cache_folder_holds_gitignore(tree: Path) -> None:
+    _run(tree, Settings())
+    folder = tree / CACHE_DIR_NAME
+    assert folder.joinpath(".gitignore").read_text().splitlines()[-1] == "*"
+    assert list(folder.glob("*.idx"))
+
+
+def test_changed_content_is_checked_again(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings()
+    _run(tree, settings)
+    target = tree / "src" / "clean.py"
+    same_size = CLEAN.replace('"cpu"', '"xla"')  # same size, now an NM102 finding
+    assert len(same_size) == len(CLEAN)
+    target.write_text(same_size)
+    counter = Counter(monkeypatch)
+    results = _run(tree, settings)
+    assert counter.checked == ["src/clean.py"]
+    assert _findings(results) == _findings(_run(tree, settings, use_cache=False))
+    assert any(r.path == "src/clean.py" and r.findings for r in results)
+
+
+def test_old_unchanged_files_are_trusted_by_stat(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings()
+    for path in (tree / "src").rglob("*.py"):
+        os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # long ago: the mtime vouches for it
+    _run(tree, settings)
+    reads: list[Path] = []
+    original = cache_module.read_stamped
+    monkeypatch.setattr(cache_module, "read_stamped", lambda p, m: reads.append(p) or original(p, m))
+    _run(tree, settings)
+    assert reads == [], "an old file with the same mtime and size needs no read"
+    target = tree / "src" / "clean.py"
+    target.write_text(CLEAN + "# edited\n")
+    counter = Counter(monkeypatch)
+    _run(tree, settings)
+    assert counter.checked == ["src/clean.py"]
+
+
+def test_settings_and_rules_are_part_of_the_key(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _run(tree, Settings())
+    counter = Counter(monkeypatch)
+    only = _run(tree, Settings(select=("NM201",)))
+    assert len(counter.checked) == 8
+    assert {f.code for f in _findings_objects(only)} <= {"NM201", "NM901"}
+    base = config_key(Settings(), tree, "rules-a")
+    assert config_key(Settings(), tree, "rules-b") != base
+    assert config_key(Settings(target_version="2.13"), tree, "rules-a") != base
+    assert config_key(Settings(ignore=("NM6",)), tree, "rules-a") != base
+    assert config_key(Settings(fix=True), tree, "rules-a") == base  # fix runs share clean entries
+    monkeypatch.setattr("neuron_migrate.catalogue.catalogue_digest", lambda: "changed-rules")
+    counter.checked.clear()
+    _run(tree, Settings())
+    assert len(counter.checked) == 8, "new rules data must not reuse old results"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "foreign"])
+def test_damaged_index_is_ignored(tree: Path, damage: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings()
+    expected = _findings(_run(tree, settings))
+    index = next((tree / CACHE_DIR_NAME).glob("*.idx"))
+    data = index.read_bytes()
+    import pickle
+
+    index.write_bytes(
+        {
+            "garbage": b"\x80\x05not a pickle at all",
+            "truncated": data[: len(data) // 2],
+            "empty": b"",
+            "foreign": pickle.dumps({"something": "else"}),
+        }[damage]
+    )
+    counter = Counter(monkeypatch)
+    assert _findings(_run(tree, settings)) == expected
+    assert len(counter.checked) == 8
+    counter.checked.clear()
+    assert _findings(_run(tree, settings)) == expected
+    assert counter.checked == [], "the rewritten index serves the next run"
+
+
+def test_concurrent_saves_merge(tree: Path) -> None:
+    settings = Settings()
+    targets = _targets(tree, settings)
+    first = open_cache(tree / CACHE_DIR_NAME, settings, tree)
+    second = open_cache(tree / CACHE_DIR_NAME, settings, tree)
+    run_targets(targets[:3], settings, cache=first, write=False)
+    run_targets(targets[3:], settings, cache=second, write=False)  # loaded before `first` saved
+    merged = open_cache(tree / CACHE_DIR_NAME, settings, tree)
+    assert sorted(merged.entries) == sorted(t.display for t in targets)
+    assert not list((tree / CACHE_DIR_NAME).glob("*.tmp")), "no temporary file is left behind"
+
+
+def test_deleted_files_leave_the_index(tree: Path) -> None:
+    settings = Settings()
+    _run(tree, settings)
+    (tree / "src" / "clean.py").unlink()
+    (tree / "src" / "broken.py").write_text(BROKEN + "\n")
+    _run(tree, settings)
+    entries = open_cache(tree / CACHE_DIR_NAME, settings, tree).entries
+    assert "src/clean.py" not in entries and "src/broken.py" in entries
+
+
+def test_fix_after_cached_check_still_writes(tree: Path) -> None:
+    runner = CliRunner()
+    target = tree / "src" / "pkg000" / "train_00000.py"
+    before = target.read_text()
+    assert runner.invoke(main, ["check", "src", "--exit-zero"]).exit_code == 0
+    assert runner.invoke(main, ["check", "src", "--fix", "--exit-zero"]).exit_code == 0
+    after = target.read_text()
+    assert after != before and "xm.mark_step()" not in after
+    uncached = runner.invoke(main, ["check", "src", "--no-cache", "--output-format", "json", "--exit-zero"])
+    cached = runner.invoke(main, ["check", "src", "--output-format", "json", "--exit-zero"])
+    assert json.loads(cached.output) == json.loads(uncached.output)
+
+
+def test_no_cache_writes_nothing(tree: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "src", "--no-cache", "--exit-zero"])
+    assert result.exit_code == 0
+    assert not (tree / CACHE_DIR_NAME).exists()
+
+
+def test_cache_dir_option(tree: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "src", "--cache-dir", "elsewhere", "--exit-zero"])
+    assert result.exit_code == 0
+    assert (tree / "elsewhere" / ".gitignore").exists()
+    assert not (tree / CACHE_DIR_NAME).exists()

@@ -1,0 +1,62 @@
+"""Start-up stays light: `--version` and a plain check never import LibCST; the prefilter is sound."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+from neuron_migrate.engine.check import build_ruleset, enabled_codes, might_match, minimal_triggers
+from neuron_migrate.settings import Settings
+
+_PROBE = """
+import sys
+from neuron_migrate.cli import main
+try:
+    main({args!r})
+except SystemExit:
+    pass
+print("LIBCST" if "libcst" in sys.modules else "NO-LIBCST", file=sys.stderr)
+"""
+
+
+def _imports_libcst(args: list[str], cwd: Path) -> bool:
+    probe = _PROBE.format(args=args)
+    env_path = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, timeout=60,
+        env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
+    )
+    assert "LIBCST" in done.stderr, done.stderr
+    return "NO-LIBCST" not in done.stderr
+
+
+def test_version_does_not_import_libcst(tmp_path: Path) -> None:
+    assert not _imports_libcst(["--version"], tmp_path)
+
+
+def test_check_without_fix_does_not_import_libcst(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+    assert not _imports_libcst(["check", "train.py", "--no-cache"], tmp_path)
+    assert _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "fixing verifies with LibCST"
+
+
+def _cases_with_findings() -> list[Path]:
+    cases = [p for p in sorted(FIXTURES.glob("*/*.py")) if not p.name.endswith(".fixed.py")]
+    return [p for p in cases if p.with_suffix(".findings").exists() and p.with_suffix(".findings").read_text().strip()]
+
+
+@pytest.mark.parametrize("case", _cases_with_findings(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_prefilter_passes_every_case_with_findings(case: Path) -> None:
+    text = case.read_bytes().decode("utf-8")
+    own = Settings(select=("NM",) if case.parent.name.startswith("_") else (case.parent.name,))
+    assert might_match(text, build_ruleset(enabled_codes(own)))
+    assert might_match(text, build_ruleset(enabled_codes(Settings())))
+
+
+def test_minimal_triggers_drop_only_redundant_ones() -> None:
+    assert minimal_triggers({"xla", "torch_xla", "XLA_", "NEURON", "NEURON_CC_FLAGS"}) == ("NEURON", "XLA_", "xla")
+    assert minimal_triggers(set()) == ()
