@@ -580,9 +580,13 @@ def process_group(ctx: FixContext, match: Match) -> Plan | None:
         return None
     edits = [(*ctx.src.node_span(backend), f"{found.group(1)}{found.group(2)}neuron{found.group(2)}")]
     method = _kwarg(call, "init_method")
-    if method is not None and _literal(method.value) == "xla://":
-        edits.append(_remove_argument(ctx, call, method))
-    return Plan(tuple(edits))
+    if method is None:
+        return Plan(tuple(edits))
+    if _literal(method.value) != "xla://":
+        return None
+    edits.append(_remove_argument(ctx, call, method))
+    # `xla://` also worked in a single process; torchrun's `env://` needs its variables.
+    return Plan(tuple(edits), safety=Safety.UNSAFE)
 
 
 def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:
