@@ -103,6 +103,8 @@ class FixContext:
             return text
         if isinstance(parent, _SAFE_SLOTS) or (isinstance(parent, ast.Call) and node in parent.args):
             return text
+        if isinstance(parent, ast.BoolOp) and isinstance(expr, (ast.Compare, ast.BinOp, ast.UnaryOp)):
+            return text  # comparisons and `not` bind tighter than `and` / `or`
         return f"({text})"
 
     def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan:

@@ -104,9 +104,22 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     return None
 
 
+_DEFAULT_NAMES = {"torch": "torch", "dist": "dist", "os": "os", "args": "...", "0": "..."}
+
+
+def _preview(match: Match) -> str:
+    """The replacement a map entry describes, with default names, for messages without a fix."""
+    entry = match.entry
+    template = (entry.new_call or entry.new or "") if entry is not None else ""
+    try:
+        return template.format(**_DEFAULT_NAMES)
+    except (KeyError, IndexError):
+        return template
+
+
 def _message(match: Match, new: str) -> str:
     template = (match.entry.message if match.entry and match.entry.message else None) or match.rule.message
-    values = {"old": match.written, "new": new, **dict(match.extra)}
+    values = {"old": match.written, "new": new or _preview(match), **dict(match.extra)}
     try:
         return template.format(**values)
     except (KeyError, IndexError):
@@ -212,6 +225,10 @@ def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int) -> 
         out += newline + newline + helper.rstrip("\n") + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
+    following = text[anchor:]
+    if following and not following.startswith(("\n", "\r")):
+        gap = 2 if following.startswith(("def ", "class ", "async def ", "@")) else 1
+        out += newline * gap  # keep the inserted block apart from the code after it
     return out
 
 
