@@ -176,8 +176,18 @@ def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, anchor: int, match: 
         text = import_text(plan.imports, src.newline, analysis.text, anchor)
         edits.append(TextEdit(src.position(anchor), src.position(anchor), text))
     edits.sort(key=lambda e: (e.start, e.end))
-    description = plan.description or f"Rewrite `{match.written}`"
+    description = plan.description or _describe(plan, match)
     return Fix(safety, description, tuple(edits))
+
+
+def _describe(plan: Plan, match: Match) -> str:
+    """A one-line summary of what the fix does, for JSON and SARIF consumers."""
+    content = plan.edits[0][2].strip()
+    if not content:
+        return f"Remove `{match.written}`"
+    if "\n" in content or len(content) > 80:
+        return f"Rewrite `{match.written}`"
+    return f"Replace with `{content}`"
 
 
 def import_anchor(analysis: Analysis) -> int:
