@@ -264,11 +264,9 @@ def _uses_data_parallel_wrapper(ctx: FixContext) -> bool:
     resolver = ctx.analysis.resolver
     for scope in resolver.scope_of.values():
         for bindings in scope.bindings.values():
-            for binding in bindings:
-                if binding.kind == "import" and binding.target.startswith(_DATA_PARALLEL):
-                    return True
-    text = ctx.src.text
-    return "DistributedDataParallel(" in text and "torch" in text
+            if any(b.kind == "import" and b.target.startswith(_DATA_PARALLEL) for b in bindings):
+                return True
+    return ctx.analysis.calls_anywhere(_DATA_PARALLEL)
 
 
 def step_closure(ctx: FixContext, match: Match) -> Plan | None:
