@@ -190,7 +190,8 @@ def remove_statement(ctx: FixContext, match: Match) -> Plan | None:
 def sync(ctx: FixContext, match: Match) -> Plan | None:
     """`torch_xla.sync()` -> nothing; `torch_xla.sync(wait=True)` -> synchronize."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     if not _only_args(call, {"wait": -1, "reset_scope": -1}):
         return None
     wait = _literal(_arg(call, "wait", -1))
@@ -205,7 +206,8 @@ def sync(ctx: FixContext, match: Match) -> Plan | None:
 def xla_device(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.xla_device()` -> `torch.device("neuron")`; with an index, an unsafe `torch.device("neuron", n)`."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     if not _only_args(call, {"n": 0, "index": 0, "devkind": 1}) or _kwarg(call, "devkind") or len(call.args) > 1:
         return None
     index = _arg(call, "n", 0) or _arg(call, "index", 0)
@@ -221,7 +223,8 @@ def xla_device(ctx: FixContext, match: Match) -> Plan | None:
 def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.optimizer_step(opt)` -> `opt.step()`; safe only where DDP/FSDP all-reduces gradients."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     allowed = {"optimizer": 0, "optimizer_args": 1, "groups": 2, "pin_layout": 3, "barrier": -1}
     if not _only_args(call, allowed) or _arg(call, "groups", 2) is not None:
         return None
@@ -272,7 +275,8 @@ def _uses_data_parallel_wrapper(ctx: FixContext) -> bool:
 def step_closure(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.add_step_closure(fn, args=(a, b))` -> `fn(a, b)` (runs now rather than after the step)."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     if not _only_args(call, {"closure": 0, "args": 1, "run_async": 2}):
         return None
     closure = _arg(call, "closure", 0)
@@ -318,7 +322,8 @@ def step_context(ctx: FixContext, match: Match) -> Plan | None:
 def master_print(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.master_print(x)` -> print on rank 0 only, and in a single process."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
     if stmt is None or any(k.arg not in ("fd",) for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
@@ -335,7 +340,8 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
 def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.rendezvous(tag)` on its own line -> a barrier when a process group exists."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
     if stmt is None or not _only_args(call, {"tag": 0}):
         return None
@@ -349,7 +355,8 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
 def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.save(obj, path)` -> `torch.save` on rank 0 (tensors are no longer moved to the CPU)."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
     if stmt is None or not _only_args(call, {"data": 0, "file_or_path": 1}) or len(call.args) + len(call.keywords) != 2:
         return None
@@ -365,7 +372,8 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
 def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     """torch_xla's `checkpoint` -> torch's, keeping torch_xla's `use_reentrant=True` default."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     rendered = ctx.render("{torch}.utils.checkpoint.checkpoint", match)
     if rendered is None:
         return None
@@ -385,7 +393,8 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
 def xla_compile(ctx: FixContext, match: Match) -> Plan | None:
     """`torch_xla.compile(fn)` -> `torch.compile(fn, backend="neuron", dynamic=False)`."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
         return None
     rendered = ctx.render('{torch}.compile({0}, backend="neuron", dynamic=False)', match)
@@ -395,7 +404,8 @@ def xla_compile(ctx: FixContext, match: Match) -> Plan | None:
 def spawn(ctx: FixContext, match: Match) -> Plan | None:
     """`xmp.spawn(fn, args=(a,))` -> `fn(int(os.environ.get("LOCAL_RANK", 0)), a)` for torchrun."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     if ctx.expression_statement(match) is None or not _only_args(call, {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}):
         return None
     fn = _arg(call, "fn", 0)
@@ -416,7 +426,8 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
 def autocast(ctx: FixContext, match: Match) -> Plan | None:
     """`torch_xla.amp.autocast(device, ...)` -> `torch.autocast("neuron", ...)`."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     if not call.args or isinstance(call.args[0], ast.Starred):
         return None
     rest = [ctx.segment(a) for a in call.args[1:]] + [ctx.segment(k) for k in call.keywords]
@@ -468,7 +479,8 @@ def _is_optional_import(ctx: FixContext, node: ast.Try) -> bool:
 def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.is_master_ordinal()` -> `LOCAL_RANK == 0`; with `local=False`, global rank 0."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     if not _only_args(call, {"local": 0}):
         return None
     local = _literal(_arg(call, "local", 0))
@@ -515,7 +527,8 @@ _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
 def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     """`pl.MpDeviceLoader(loader, device)` -> `_DeviceLoader(loader, device)`, defined in the file."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     outer: ast.AST = call
     if match.qualified.endswith("ParallelLoader"):
         attribute = ctx.analysis.parent(call)
@@ -573,7 +586,8 @@ def remove_env_statement(ctx: FixContext, match: Match) -> Plan | None:
 def process_group(ctx: FixContext, match: Match) -> Plan | None:
     """`init_process_group("xla", init_method="xla://")` -> `init_process_group("neuron")`."""
     call = match.node
-    assert isinstance(call, ast.Call)
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
     backend = call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "backend")
     found = _STRING.fullmatch(ctx.segment(backend))
     if found is None:
