@@ -107,7 +107,7 @@ def _diff(results: Sequence[Any]) -> str:
 
 def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     findings = [f for r in results for f in r.findings]
-    if any(f.code == "NM903" for f in findings):
+    if any(f.code in ("NM903", "NM908") for f in findings):
         return EXIT_ERROR
     if options["diff"] and any(r.changed for r in results):
         return EXIT_FINDINGS

@@ -244,3 +244,23 @@ def test_jobs_gives_the_same_findings(tmp_path: Path) -> None:
 def test_empty_folder(tmp_path: Path) -> None:
     code, out = run(["--jobs", "2", "."], tmp_path)
     assert code == 0 and "All checks passed!" in out
+
+
+def test_internal_error_is_reported_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from neuron_migrate.engine import runner
+
+    (tmp_path / "a.py").write_text(XLA_SCRIPT)
+    (tmp_path / "b.py").write_text(XLA_SCRIPT + "# boom\n")
+    real = runner.check_source
+
+    def flaky(text: str, path: str, settings: object) -> object:
+        if "boom" in text:
+            raise RuntimeError("boom")
+        return real(text, path, settings)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "check_source", flaky)
+    code, out = run(["--fix", "."], tmp_path)
+    assert "b.py:1:1: NM908 Report this bug; neuron-migrate failed on this file: RuntimeError: boom" in out
+    assert "torch_xla" not in (tmp_path / "a.py").read_text()
+    assert (tmp_path / "b.py").read_text() == XLA_SCRIPT + "# boom\n"
+    assert code == 2
