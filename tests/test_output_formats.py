@@ -24,6 +24,7 @@ from neuron_migrate.output import FORMATS, RenderOptions, render, repo_path
 from neuron_migrate.output import full, github, gitlab, json_lines, junit, rdjson, sarif
 from neuron_migrate.output import json as json_output
 from neuron_migrate.settings import Settings
+from github_commands import parse_commands
 from output_sample import sample_results
 
 SCHEMA = SHARED / "data" / "sarif-schema-2.1.0.json"
@@ -177,27 +178,6 @@ def test_sarif_fingerprints_survive_line_moves_and_keep_duplicates_apart() -> No
 
 
 # --- GitHub workflow commands ----------------------------------------------------------------
-
-COMMAND = re.compile(r"^::(?P<kind>error|warning|notice) (?P<props>[^:\r\n]*)::(?P<message>[^\r\n]*)$")
-
-
-def _unescape(text: str) -> str:
-    for code, char in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
-        text = text.replace(code, char)
-    return text
-
-
-def parse_commands(output: str) -> list[dict[str, str]]:
-    """Parse workflow commands back the way the runner does; fails on anything else."""
-    parsed = []
-    for line in output.splitlines():
-        match = COMMAND.match(line)
-        assert match, f"not a workflow command: {line!r}"
-        props = dict(part.split("=", 1) for part in match["props"].split(","))
-        parsed.append({"kind": match["kind"], "message": _unescape(match["message"]),
-                       **{key: _unescape(value) for key, value in props.items()}})
-    return parsed
-
 
 def test_github_commands_parse_back_to_the_findings() -> None:
     findings = [f for r in sample_results() for f in r.findings]
