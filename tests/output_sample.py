@@ -8,7 +8,15 @@ whose code the catalogue lacks, a notebook cell, an applied fix, and a clean fil
 from __future__ import annotations
 
 from neuron_migrate.catalogue import RuleSpec
-from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, Severity, TextEdit
+from neuron_migrate.model import (
+    FileResult,
+    Finding,
+    Fix,
+    Position,
+    Safety,
+    Severity,
+    TextEdit,
+)
 
 DOCS = "https://github.com/neuron-migrate/neuron-migrate/blob/main/rules/README.md#"
 

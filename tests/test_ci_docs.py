@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 import yaml
-
 from conftest import ROOT, SHARED
 from github_commands import parse_commands
+
 from neuron_migrate import __version__
 from neuron_migrate.output import TOOL_URL
 

@@ -11,21 +11,31 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import SHARED
+from github_commands import parse_commands
+from output_sample import sample_results
+
 from neuron_migrate.catalogue import load_catalogue
 from neuron_migrate.engine.runner import check_source
 from neuron_migrate.model import FileResult, Finding, Position, Severity
-from neuron_migrate.output import FORMATS, RenderOptions, render, repo_path
-from neuron_migrate.output import full, github, gitlab, json_lines, junit, rdjson, sarif
+from neuron_migrate.output import (
+    FORMATS,
+    RenderOptions,
+    full,
+    github,
+    gitlab,
+    json_lines,
+    junit,
+    rdjson,
+    render,
+    repo_path,
+    sarif,
+)
 from neuron_migrate.output import json as json_output
 from neuron_migrate.settings import Settings
-from github_commands import parse_commands
-from output_sample import sample_results
 
 SCHEMA = SHARED / "data" / "sarif-schema-2.1.0.json"
 # Non-ASCII text (2- and 3-byte UTF-8, and wide characters) before the finding on line 4.

@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import expect
+from output_sample import sample_results, sample_rules
+
 from neuron_migrate.output import FORMATS, RenderOptions, render, show_fixes, statistics
 from neuron_migrate.output import github as github_output
-from output_sample import sample_results, sample_rules
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 OPTIONS = RenderOptions(root="/repo", cwd="/repo", rules=sample_rules())

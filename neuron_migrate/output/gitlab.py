@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuron_migrate.model import FileResult, Finding, Severity
-from neuron_migrate.output import all_findings, line_hashes, located_message, repo_path, sources
+from neuron_migrate.output import (
+    all_findings,
+    line_hashes,
+    located_message,
+    repo_path,
+    sources,
+)
 
 _SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "minor"}
 

@@ -11,7 +11,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from neuron_migrate.model import FileResult, Finding, Position, Severity
-from neuron_migrate.output import TOOL_NAME, TOOL_URL, all_findings, byte_column, line_of, located_message, sources
+from neuron_migrate.output import (
+    TOOL_NAME,
+    TOOL_URL,
+    all_findings,
+    byte_column,
+    line_of,
+    located_message,
+    sources,
+)
 from neuron_migrate.source import SourceText
 
 _SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}

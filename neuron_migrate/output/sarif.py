@@ -15,7 +15,15 @@ from urllib.parse import quote
 from neuron_migrate import __version__
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.model import FileResult, Finding, Position, Severity
-from neuron_migrate.output import TOOL_NAME, TOOL_URL, all_findings, line_hashes, located_message, repo_path, sources
+from neuron_migrate.output import (
+    TOOL_NAME,
+    TOOL_URL,
+    all_findings,
+    line_hashes,
+    located_message,
+    repo_path,
+    sources,
+)
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
