@@ -48,7 +48,8 @@ def discover(paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tup
     """Every file to check under `paths`, sorted and de-duplicated.
 
     A file named on the command line is checked (even if hidden) unless it matches an exclude
-    pattern or is not Python (by suffix or shebang); folders are walked without entering hidden, virtualenv or build folders.
+    pattern or is not Python (by suffix or shebang); folders are walked without entering hidden,
+    virtualenv or build folders.
     """
     patterns = (*settings.exclude, *settings.extend_exclude)
     seen: dict[str, Target] = {}
@@ -74,8 +75,9 @@ def python_script(path: Path) -> bool:
 def _named(path: Path, suffixes: tuple[str, ...]) -> bool:
     """Whether a path named on the command line is checked.
 
-    Missing and unreadable paths are (they become NM903 findings later); other files only
-    with a wanted suffix or a Python shebang, so `pre-commit` and shell globs may pass any file.
+    A path that is not a regular file (a missing one, say) is, so it becomes an NM903 finding
+    later; a file only with a wanted suffix or a Python shebang, so `pre-commit` and shell globs
+    may pass any file.
     """
     if path.name.endswith(suffixes) or not path.is_file():
         return True
