@@ -55,7 +55,7 @@ def _underline(line: str, start: int, end: int | None) -> str:
 
 def snippet(finding: Finding, text: SourceText) -> list[str]:
     """The numbered source lines around the finding, with its span underlined."""
-    last_line = text.position(len(text.text.rstrip("\r\n"))).line
+    last_line = max(text.position(len(text.text.rstrip("\r\n"))).line, finding.start.line)
     start, end = finding.start, finding.end
     first = max(start.line - CONTEXT, 1)
     span_end = min(max(end.line, start.line), start.line + MAX_SPAN - 1)
