@@ -390,7 +390,7 @@ def test_full_underlines_under_wide_and_non_ascii_text() -> None:
 
 def test_full_shows_the_fix_as_a_diff() -> None:
     out = full.render([checked(select=("NM201",))])
-    assert "  = safe fix: Rewrite `xm.mark_step`" in out
+    assert "  = safe fix: Remove `xm.mark_step`" in out
     assert "  -        xm.mark_step()" in out
     assert out.rstrip().endswith("[*] 1 fixable with the `--fix` option.")
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import libcst
 
 from neuron_migrate.engine.analyze import Analysis, body_of
-from neuron_migrate.engine.check import Planned, import_anchor, import_text
+from neuron_migrate.engine.check import Planned, follows_imports, import_anchor, import_text
 from neuron_migrate.model import Finding
 
 
@@ -35,7 +35,8 @@ def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
     imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
     if imports:
         anchor = import_anchor(analysis)
-        edits.append((anchor, anchor, import_text(imports, analysis.src.newline, analysis.text, anchor)))
+        text = import_text(imports, analysis.src.newline, analysis.text, anchor, follows_imports(analysis))
+        edits.append((anchor, anchor, text))
     edits = _collapse_blank_lines(analysis.text, edits)
     text = analysis.text
     for start, end, content in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):

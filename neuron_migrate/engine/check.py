@@ -173,7 +173,7 @@ def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, anchor: int, match: 
     src = analysis.src
     edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
     if plan.imports:
-        text = import_text(plan.imports, src.newline, analysis.text, anchor)
+        text = import_text(plan.imports, src.newline, analysis.text, anchor, follows_imports(analysis))
         edits.append(TextEdit(src.position(anchor), src.position(anchor), text))
     edits.sort(key=lambda e: (e.start, e.end))
     description = plan.description or _describe(plan, match)
@@ -207,6 +207,11 @@ def import_anchor(analysis: Analysis) -> int:
     return analysis.src.line_start((last.end_lineno or last.lineno) + 1)
 
 
+def follows_imports(analysis: Analysis) -> bool:
+    """Whether new imports join an existing import block (else they open one)."""
+    return any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in analysis.tree.body)
+
+
 def _after_header(analysis: Analysis) -> int:
     """After a shebang, coding cookie and leading comments."""
     offset = 0
@@ -223,7 +228,7 @@ def _after_header(analysis: Analysis) -> int:
 _IMPORT_ORDER = ("os", "torch", "dist")
 
 
-def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int) -> str:
+def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True) -> str:
     """The import lines (and helper definitions) that `keys` ask for, ready to insert."""
     from neuron_migrate.engine.analyze import IMPORTS
     from neuron_migrate.fixes import DEVICE_LOADER
@@ -236,7 +241,7 @@ def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int) -> 
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
     following = text[anchor:]
-    if following and not following.startswith(("\n", "\r")):
+    if not after_imports and following and not following.startswith(("\n", "\r")):
         gap = 2 if following.startswith(("def ", "class ", "async def ", "@")) else 1
         out += newline * gap  # keep the inserted block apart from the code after it
     return out
