@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,9 +12,9 @@ from typing import Any
 import click
 
 from neuron_migrate import __version__
+from neuron_migrate.output import FORMATS as OUTPUT_FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-OUTPUT_FORMATS = ("text", "json")
 _COMMANDS = ("check", "rules", "explain", "smoke", "version")
 
 
@@ -59,6 +60,8 @@ def main() -> None:
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
 @click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True)
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file (to stderr for machine-readable formats).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
@@ -101,15 +104,62 @@ def check(paths: tuple[Path, ...], **options: Any) -> None:
 
 
 def _emit(results: Sequence[Any], options: dict[str, Any]) -> None:
-    from neuron_migrate.output import json as json_output
-    from neuron_migrate.output import text as text_output
+    from neuron_migrate.output import show_fixes, statistics
 
-    if options["output_format"] == "json":
-        click.echo(json_output.render(results), nl=False)
-        return
-    if options["diff"]:
-        return
-    click.echo(text_output.render(results, unsafe_fixes=options["unsafe_fixes"], quiet=options["quiet"]), nl=False)
+    fmt = options["output_format"]
+    human = fmt in ("text", "full")
+    if options["statistics"]:
+        as_json = fmt in ("json", "json-lines")
+        click.echo(statistics.render(results, options["unsafe_fixes"], as_json=as_json), nl=False)
+    elif not (options["diff"] and human):
+        click.echo(_report(fmt, results, options), nl=False)
+    if options["show_fixes"]:
+        click.echo(show_fixes.render(results), nl=False, err=not human)
+
+
+def _report(fmt: str, results: Sequence[Any], options: dict[str, Any]) -> str:
+    """The report in `fmt`; for `github`, also append the step summary when Actions asks for one."""
+    from neuron_migrate.catalogue import load_catalogue
+    from neuron_migrate.output import RenderOptions, render
+
+    cwd = Path.cwd().resolve()
+    render_options = RenderOptions(
+        unsafe_fixes=options["unsafe_fixes"],
+        quiet=options["quiet"],
+        root=_repository_root(cwd).as_posix(),
+        cwd=cwd.as_posix(),
+        rules=load_catalogue() if fmt == "sarif" else (),
+    )
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if fmt == "github" and summary_file:
+        _append_step_summary(Path(summary_file), results, render_options)
+    return render(fmt, results, render_options)
+
+
+def _repository_root(cwd: Path) -> Path:
+    """The nearest folder at or above `cwd` holding `.git` (a folder, or a file in worktrees)."""
+    for folder in (cwd, *cwd.parents):
+        if (folder / ".git").exists():
+            return folder
+    return cwd
+
+
+def _append_step_summary(path: Path, results: Sequence[Any], options: Any) -> None:
+    """Append the Markdown summary, keeping the file under GitHub's 1 MiB limit."""
+    from neuron_migrate.output import github
+
+    try:
+        used = path.stat().st_size if path.exists() else 0
+        room = github.SUMMARY_LIMIT - used - 1
+        if room < 1024:
+            click.echo(f"neuron-migrate: {path} is full; no step summary written", err=True)
+            return
+        separator = "\n" if used else ""
+        text = github.summary(results, root=options.root, cwd=options.cwd, limit=room - len(separator))
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(separator + text)
+    except OSError as exc:
+        click.echo(f"neuron-migrate: cannot write the step summary to {path}: {exc.strerror or exc}", err=True)
 
 
 def _diff(results: Sequence[Any]) -> str:
@@ -128,7 +178,7 @@ def _diff(results: Sequence[Any]) -> str:
 
 def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     findings = [f for r in results for f in r.findings]
-    if any(f.code == "NM903" for f in findings):
+    if any(f.code in ("NM903", "NM908") for f in findings):
         return EXIT_ERROR
     if options["diff"] and any(r.changed for r in results):
         return EXIT_FINDINGS

@@ -103,6 +103,8 @@ class FixContext:
             return text
         if isinstance(parent, _SAFE_SLOTS) or (isinstance(parent, ast.Call) and node in parent.args):
             return text
+        if isinstance(parent, ast.BoolOp) and isinstance(expr, (ast.Compare, ast.BinOp, ast.UnaryOp)):
+            return text  # comparisons and `not` bind tighter than `and` / `or`
         return f"({text})"
 
     def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan:
@@ -265,11 +267,9 @@ def _uses_data_parallel_wrapper(ctx: FixContext) -> bool:
     resolver = ctx.analysis.resolver
     for scope in resolver.scope_of.values():
         for bindings in scope.bindings.values():
-            for binding in bindings:
-                if binding.kind == "import" and binding.target.startswith(_DATA_PARALLEL):
-                    return True
-    text = ctx.src.text
-    return "DistributedDataParallel(" in text and "torch" in text
+            if any(b.kind == "import" and b.target.startswith(_DATA_PARALLEL) for b in bindings):
+                return True
+    return ctx.analysis.calls_anywhere(_DATA_PARALLEL)
 
 
 def step_closure(ctx: FixContext, match: Match) -> Plan | None:
@@ -594,9 +594,13 @@ def process_group(ctx: FixContext, match: Match) -> Plan | None:
         return None
     edits = [(*ctx.src.node_span(backend), f"{found.group(1)}{found.group(2)}neuron{found.group(2)}")]
     method = _kwarg(call, "init_method")
-    if method is not None and _literal(method.value) == "xla://":
-        edits.append(_remove_argument(ctx, call, method))
-    return Plan(tuple(edits))
+    if method is None:
+        return Plan(tuple(edits))
+    if _literal(method.value) != "xla://":
+        return None
+    edits.append(_remove_argument(ctx, call, method))
+    # `xla://` also worked in a single process; torchrun's `env://` needs its variables.
+    return Plan(tuple(edits), safety=Safety.UNSAFE)
 
 
 def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:

@@ -26,16 +26,17 @@ def update_fixtures(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-fixtures"))
 
 
-def expect(path: Path, actual: str | None, update: bool) -> None:
-    """Compare `actual` with the file at `path`; None means the file must not exist."""
+def expect(path: Path, actual: str | bytes | None, update: bool) -> None:
+    """Compare `actual` with the file at `path` byte for byte; None means no such file."""
+    data = actual.encode("utf-8") if isinstance(actual, str) else actual
     if update:
-        if actual is None:
+        if data is None:
             path.unlink(missing_ok=True)
         else:
-            path.write_bytes(actual.encode("utf-8"))
+            path.write_bytes(data)
         return
-    if actual is None:
+    if data is None:
         assert not path.exists(), f"{path.name} should not exist: the case changes nothing"
         return
     assert path.exists(), f"missing {path.name}; run pytest --update-fixtures and review it"
-    assert path.read_bytes().decode("utf-8") == actual
+    assert path.read_bytes() == data

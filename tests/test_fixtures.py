@@ -16,6 +16,7 @@ from conftest import FIXTURES, expect
 from neuron_migrate.engine.runner import check_source
 from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings
+from neuron_migrate.source import decode, encode
 
 CASES = sorted(
     p
@@ -37,17 +38,14 @@ def render_findings(result: FileResult) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _read(path: Path) -> str:
-    return path.read_bytes().decode("utf-8")
-
-
 @pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_fixture(case: Path, update_fixtures: bool) -> None:
-    source = _read(case)
+    source, how = decode(case.read_bytes())  # keeps BOMs, coding cookies and CRLF as they are
     checked = check_source(source, case.name, _settings(case, fix=False))
     expect(case.with_suffix(".findings"), render_findings(checked), update_fixtures)
     fixed = check_source(source, case.name, _settings(case, fix=True))
-    expect(case.with_name(case.stem + ".fixed.py"), fixed.fixed_source, update_fixtures)
+    fixed_bytes = encode(fixed.fixed_source, how) if fixed.fixed_source is not None else None
+    expect(case.with_name(case.stem + ".fixed.py"), fixed_bytes, update_fixtures)
     if case.stem.startswith("ok_"):
         assert not checked.findings, "an ok_ case must not produce findings"
     if fixed.fixed_source is not None:

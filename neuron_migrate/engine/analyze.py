@@ -59,13 +59,27 @@ class Analysis:
         self.resolver = Resolver(tree)
         self.handled: set[int] = set()  # ids of chains already reported as part of a call
         self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules with the xla_import detector
+        self._call_names: dict[int, set[str]] = {}
 
     # -- names --------------------------------------------------------------------------
     def qualified(self, node: ast.AST, scope: Scope) -> set[str]:
         return self.resolver.qualified_names(node, scope)
 
     def call_names(self, call: ast.Call, scope: Scope) -> set[str]:
-        return self.resolver.qualified_names(call.func, scope)
+        """Every qualified name the callee may stand for (memoised: several rules ask)."""
+        key = id(call)
+        found = self._call_names.get(key)
+        if found is None:
+            found = self._call_names[key] = self.resolver.qualified_names(call.func, scope)
+        return found
+
+    def calls_anywhere(self, names: tuple[str, ...]) -> bool:
+        """Whether the module calls any of `names` (resolved at module scope), at any depth."""
+        scope = self.resolver.module_scope
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and any(n.startswith(names) for n in self.resolver.qualified_names(node.func, scope)):
+                return True
+        return False
 
     # -- tree -------------------------------------------------------------------------
     @staticmethod

@@ -7,7 +7,7 @@ import warnings
 from dataclasses import dataclass
 
 from neuron_migrate.engine.analyze import Analysis, body_of
-from neuron_migrate.engine.check import Planned, import_anchor, import_text
+from neuron_migrate.engine.check import Planned, follows_imports, import_anchor, import_text
 from neuron_migrate.model import Finding
 
 
@@ -33,11 +33,50 @@ def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
     imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
     if imports:
         anchor = import_anchor(analysis)
-        edits.append((anchor, anchor, import_text(imports, analysis.src.newline, analysis.text, anchor)))
+        text = import_text(imports, analysis.src.newline, analysis.text, anchor, follows_imports(analysis))
+        edits.append((anchor, anchor, text))
+    edits = _collapse_blank_lines(analysis.text, edits)
     text = analysis.text
     for start, end, content in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         text = text[:start] + content + text[end:]
     return Applied(text, tuple(item.finding for item in accepted))
+
+
+def _collapse_blank_lines(text: str, edits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Deleting whole lines between two blank lines would leave a double gap; drop one blank."""
+    deletions = sorted((s, e) for s, e, c in edits if not c and s < e)
+    merged: list[list[int]] = []
+    for start, end in deletions:
+        if merged and merged[-1][1] == start:
+            merged[-1][1] = end
+        else:
+            merged.append([start, end])
+    extra = []
+    for start, end in merged:
+        at_line_start = start == 0 or text[start - 1] in "\r\n"
+        before_blank = start == 0 or _blank_line_before(text, start)
+        after = _line_at(text, end)
+        if at_line_start and before_blank and after is not None and not after[1].strip():
+            if not any(s <= end < e or (s == end and c) for s, e, c in edits):
+                extra.append((end, end + len(after[1]) + len(after[0]), ""))
+    return edits + extra
+
+
+def _blank_line_before(text: str, start: int) -> bool:
+    previous_end = start - (2 if text[max(start - 2, 0) : start] == "\r\n" else 1)
+    line_start = max(text.rfind("\n", 0, previous_end), text.rfind("\r", 0, previous_end)) + 1
+    return not text[line_start:previous_end].strip()
+
+
+def _line_at(text: str, start: int) -> tuple[str, str] | None:
+    """(line ending, line text) of the line starting at `start`, or None at the end of text."""
+    if start >= len(text):
+        return None
+    for index in range(start, len(text)):
+        if text[index] in "\r\n":
+            ending = "\r\n" if text[index : index + 2] == "\r\n" else text[index]
+            return ending, text[start:index]
+    return "", text[start:]
 
 
 def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:

@@ -109,9 +109,22 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     return None
 
 
+_DEFAULT_NAMES = {"torch": "torch", "dist": "dist", "os": "os", "args": "...", "0": "..."}
+
+
+def _preview(match: Match) -> str:
+    """The replacement a map entry describes, with default names, for messages without a fix."""
+    entry = match.entry
+    template = (entry.new_call or entry.new or "") if entry is not None else ""
+    try:
+        return template.format(**_DEFAULT_NAMES)
+    except (KeyError, IndexError):
+        return template
+
+
 def _message(match: Match, new: str) -> str:
     template = (match.entry.message if match.entry and match.entry.message else None) or match.rule.message
-    values = {"old": match.written, "new": new, **dict(match.extra)}
+    values = {"old": match.written, "new": new or _preview(match), **dict(match.extra)}
     try:
         return template.format(**values)
     except (KeyError, IndexError):
@@ -165,11 +178,21 @@ def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, anchor: int, match: 
     src = analysis.src
     edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
     if plan.imports:
-        text = import_text(plan.imports, src.newline, analysis.text, anchor)
+        text = import_text(plan.imports, src.newline, analysis.text, anchor, follows_imports(analysis))
         edits.append(TextEdit(src.position(anchor), src.position(anchor), text))
     edits.sort(key=lambda e: (e.start, e.end))
-    description = plan.description or f"Rewrite `{match.written}`"
+    description = plan.description or _describe(plan, match)
     return Fix(safety, description, tuple(edits))
+
+
+def _describe(plan: Plan, match: Match) -> str:
+    """A one-line summary of what the fix does, for JSON and SARIF consumers."""
+    content = plan.edits[0][2].strip()
+    if not content:
+        return f"Remove `{match.written}`"
+    if "\n" in content or len(content) > 80:
+        return f"Rewrite `{match.written}`"
+    return f"Replace with `{content}`"
 
 
 def import_anchor(analysis: Analysis) -> int:
@@ -189,6 +212,11 @@ def import_anchor(analysis: Analysis) -> int:
     return analysis.src.line_start((last.end_lineno or last.lineno) + 1)
 
 
+def follows_imports(analysis: Analysis) -> bool:
+    """Whether new imports join an existing import block (else they open one)."""
+    return any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in analysis.tree.body)
+
+
 def _after_header(analysis: Analysis) -> int:
     """After a shebang, coding cookie and leading comments."""
     offset = 0
@@ -205,7 +233,7 @@ def _after_header(analysis: Analysis) -> int:
 _IMPORT_ORDER = ("os", "torch", "dist")
 
 
-def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int) -> str:
+def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True) -> str:
     """The import lines (and helper definitions) that `keys` ask for, ready to insert."""
     from neuron_migrate.engine.analyze import IMPORTS
     from neuron_migrate.fixes import DEVICE_LOADER
@@ -217,6 +245,10 @@ def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int) -> 
         out += newline + newline + helper.rstrip("\n") + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
+    following = text[anchor:]
+    if not after_imports and following and not following.startswith(("\n", "\r")):
+        gap = 2 if following.startswith(("def ", "class ", "async def ", "@")) else 1
+        out += newline * gap  # keep the inserted block apart from the code after it
     return out
 
 

@@ -62,8 +62,9 @@ def wanted_suffix(path: Path, suffixes: tuple[str, ...]) -> bool:
 def discover(paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tuple[str, ...] = PYTHON_SUFFIXES) -> list[Target]:
     """Every file to check under `paths`, sorted and de-duplicated.
 
-    A file named on the command line is always checked (even if hidden) unless it matches an
-    exclude pattern; folders are walked without entering hidden, virtualenv or build folders.
+    A file named on the command line is checked (even if hidden) unless it matches an exclude
+    pattern or is not Python (by suffix or shebang); folders are walked without entering hidden,
+    virtualenv or build folders.
     """
     patterns = (*settings.exclude, *settings.extend_exclude)
     seen: dict[str, Target] = {}
@@ -76,10 +77,34 @@ def discover(paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tup
     return sorted(seen.values(), key=lambda t: t.display)
 
 
+def python_script(path: Path) -> bool:
+    """Whether a file without a suffix starts with a Python shebang (pre-commit's `python` type)."""
+    if path.suffix:
+        return False
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
+def _named(path: Path, suffixes: tuple[str, ...]) -> bool:
+    """Whether a path named on the command line is checked.
+
+    A path that is not a regular file (a missing one, say) is, so it becomes an NM903 finding
+    later; a file only with a wanted suffix or a Python shebang, so `pre-commit` and shell globs
+    may pass any file.
+    """
+    if path.name.endswith(suffixes) or not path.is_file():
+        return True
+    return python_script(path)
+
+
 def _walk(root: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]) -> Iterator[Path]:
     if not root.is_dir() or root.name.endswith(suffixes):
-        if not is_excluded(root, patterns):
-            yield root  # a missing or unreadable path becomes an NM903 finding later
+        if not is_excluded(root, patterns) and _named(root, suffixes):
+            yield root
         return
     for folder, dirs, files in os.walk(root):
         base = Path(folder)

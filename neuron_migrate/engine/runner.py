@@ -130,7 +130,11 @@ def process_file(path: Path, display: str, settings: Settings, write: bool = Tru
     if isinstance(read, Finding):
         return FileResult(display, (read,))
     text, how = read
-    result = check_source(text, display, settings)
+    try:
+        result = check_source(text, display, settings)
+    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
+        message = f"Report this bug; neuron-migrate failed on this file: {type(exc).__name__}: {exc}"
+        return FileResult(display, (tool_finding(display, "NM908", message.replace("\n", " ")[:300]),), source=text)
     if write and result.changed:
         try:
             write_atomic(path, encode(result.fixed_source or "", how))

@@ -1,0 +1,101 @@
+"""The rule catalogue is consistent: codes, names, messages, fixtures, generated docs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+from neuron_migrate import docs
+from neuron_migrate.catalogue import RuleSpecError, load_catalogue, parse_rule, rules_dir
+from neuron_migrate.detectors import DETECTORS
+from neuron_migrate.fixes import FIXES
+from neuron_migrate.model import Safety
+
+SPECS = load_catalogue()
+# Tool rules (NM9xx) are about files, not code patterns; the CLI tests cover them.
+PATTERN_RULES = [s for s in SPECS if not s.code.startswith(("NM7", "NM9"))]
+
+
+def test_codes_and_names_are_unique() -> None:
+    assert len({s.code for s in SPECS}) == len(SPECS)
+    assert len({s.name for s in SPECS}) == len(SPECS)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.code)
+def test_message_style(spec: object) -> None:
+    messages = [spec.message] + [m.message for m in spec.maps if m.message]  # type: ignore[attr-defined]
+    for message in messages:
+        assert not message.endswith("."), message
+        assert len(message) <= 110, message
+        assert message[0].isupper(), message
+        assert not re.search(r"\b(please|should|consider)\b", message, re.I), message
+        assert "!" not in message.replace("`", ""), message
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.code)
+def test_rule_doc_is_complete(spec: object) -> None:
+    doc = spec.doc  # type: ignore[attr-defined]
+    assert doc.get("what", "").startswith("Checks for"), spec.code  # type: ignore[attr-defined]
+    assert doc.get("why")
+    if spec.safety is Safety.UNSAFE or any(m.safety is Safety.UNSAFE for m in spec.maps):  # type: ignore[attr-defined]
+        assert doc.get("fix_safety"), f"{spec.code} has unsafe fixes but no fix_safety"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.code)
+def test_fix_and_detector_names_exist(spec: object) -> None:
+    assert spec.detector == "qualified" or spec.detector in DETECTORS  # type: ignore[attr-defined]
+    for entry in spec.maps:  # type: ignore[attr-defined]
+        assert entry.fix is None or entry.fix in FIXES, entry.fix
+
+
+@pytest.mark.parametrize("spec", PATTERN_RULES, ids=lambda s: s.code)
+def test_every_rule_has_fixtures(spec: object) -> None:
+    folder = FIXTURES / spec.code  # type: ignore[attr-defined]
+    cases = [p for p in folder.glob("*") if p.suffix != ".findings" and not p.name.endswith(".fixed.py") and p.is_file()]
+    assert any(p.name.startswith("basic") for p in cases), f"{folder} needs a basic case"
+    assert any(p.name.startswith("ok_") for p in cases), f"{folder} needs an ok_ case that must not fire"
+    assert any((folder / (p.stem + ".findings")).read_text() for p in cases if p.name.startswith("basic")), "basic must fire"
+
+
+def test_every_fixture_folder_has_a_rule() -> None:
+    codes = {s.code for s in SPECS}
+    folders = {p.name for p in FIXTURES.glob("NM*") if p.is_dir()}
+    assert folders <= codes, folders - codes
+
+
+def test_generated_rules_readme_is_fresh() -> None:
+    expected = docs.render_rules("markdown")
+    actual = (rules_dir() / "README.md").read_text(encoding="utf-8")
+    assert actual == expected, "run `neuron-migrate rules --format markdown > rules/README.md`"
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ({"code": "NM1", "name": "x", "message": "M", "severity": "error", "safety": "safe"}, "`code` must look like"),
+        ({"code": "NM100", "name": "Bad-Name", "message": "M", "severity": "error", "safety": "safe"}, "snake_case"),
+        ({"code": "NM100", "name": "x", "message": "M", "severity": "fatal", "safety": "safe"}, "`severity` must be one of"),
+        ({"code": "NM100", "name": "x", "message": "M", "severity": "error", "safety": "safe", "colour": 1}, "unknown key `colour`"),
+        ({"code": "NM100", "name": "x", "message": "M", "severity": "error", "safety": "safe", "map": [{"new": "x"}]}, "`old` is required"),
+        ({"code": "NM100", "name": "x", "severity": "error", "safety": "safe"}, "`message` is required"),
+    ],
+)
+def test_bad_rule_specs_name_the_file_and_key(data: dict, error: str) -> None:
+    with pytest.raises(RuleSpecError, match=re.escape(error)) as info:
+        parse_rule(data, "NM100.toml")
+    assert str(info.value).startswith("NM100.toml")
+
+
+def test_duplicate_code_is_rejected(tmp_path: Path) -> None:
+    body = 'code = "NM100"\nname = "{n}"\nmessage = "M"\nseverity = "error"\nsafety = "safe"\n'
+    (tmp_path / "NM100.toml").write_text(body.format(n="a"))
+    (tmp_path / "NM101.toml").write_text(body.format(n="b"))
+    with pytest.raises(RuleSpecError, match="NM101.toml: code NM100 is already used by NM100.toml"):
+        load_catalogue.__wrapped__(tmp_path)
+
+
+def test_shipped_rules_dir_is_the_checkout() -> None:
+    assert rules_dir() == ROOT / "rules"
