@@ -12,6 +12,7 @@ from neuron_migrate.engine import codec
 from neuron_migrate.engine.runner import check_source
 from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings
+from neuron_migrate.source import decode
 
 CASES = sorted(p for p in FIXTURES.glob("*/*.py") if not p.name.endswith(".fixed.py"))
 
@@ -19,7 +20,7 @@ CASES = sorted(p for p in FIXTURES.glob("*/*.py") if not p.name.endswith(".fixed
 @pytest.mark.parametrize("fix", [False, True])
 def test_every_fixture_result_round_trips(fix: bool) -> None:
     settings = Settings(fix=fix, unsafe_fixes=fix)
-    results = [check_source(case.read_bytes().decode("utf-8"), case.name, settings) for case in CASES]
+    results = [check_source(decode(case.read_bytes())[0], case.name, settings) for case in CASES]
     assert sum(len(r.findings) + len(r.fixed) for r in results) > 50
     for result in results:
         again = codec.loads(codec.dumps(result))

@@ -11,6 +11,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 from neuron_migrate.engine.check import build_ruleset, enabled_codes, might_match, minimal_triggers
 from neuron_migrate.settings import Settings
+from neuron_migrate.source import decode
 
 _PROBE = """
 import sys
@@ -51,7 +52,7 @@ def _cases_with_findings() -> list[Path]:
 
 @pytest.mark.parametrize("case", _cases_with_findings(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_prefilter_passes_every_case_with_findings(case: Path) -> None:
-    text = case.read_bytes().decode("utf-8")
+    text = decode(case.read_bytes())[0]
     own = Settings(select=("NM",) if case.parent.name.startswith("_") else (case.parent.name,))
     assert might_match(text, build_ruleset(enabled_codes(own)))
     assert might_match(text, build_ruleset(enabled_codes(Settings())))
