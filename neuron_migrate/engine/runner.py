@@ -9,6 +9,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from neuron_migrate.engine.analyze import Analysis
 from neuron_migrate.engine.apply import apply_once, verify
 from neuron_migrate.engine.check import (
     Planned,
@@ -29,55 +30,63 @@ def check_source(text: str, path: str, settings: Settings) -> FileResult:
     ruleset = build_ruleset(enabled_codes(settings))
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
-    planned, error = _plan(text, path, ruleset)
+    planned, error, analysis = _plan_with_analysis(text, path, ruleset)
     if error is not None:
         return FileResult(path, (error,), source=text)
     if not settings.fix:
         return FileResult(path, tuple(p.finding for p in planned), source=text)
-    return _fix_loop(text, path, settings, ruleset, planned)
+    return _fix_loop(text, path, settings, ruleset, planned, analysis)
 
 
 def _plan(text: str, path: str, ruleset: object) -> tuple[list[Planned], Finding | None]:
+    planned, error, _ = _plan_with_analysis(text, path, ruleset)
+    return planned, error
+
+
+def _plan_with_analysis(text: str, path: str, ruleset: object) -> tuple[list[Planned], Finding | None, Analysis | None]:
+    """The planned findings, or the NM9xx finding that stops planning; and the analysis planned on."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences are the user's business
             tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         message = f"Fix the syntax error before migrating: {exc.msg}"
-        return [], tool_finding(path, "NM901", message, exc.lineno or 1, max(exc.offset or 1, 1))
+        return [], tool_finding(path, "NM901", message, exc.lineno or 1, max(exc.offset or 1, 1)), None
     except (RecursionError, MemoryError):
-        return [], tool_finding(path, "NM905", "Split this file; it is nested too deeply to parse")
+        return [], tool_finding(path, "NM905", "Split this file; it is nested too deeply to parse"), None
     except ValueError as exc:  # source code string cannot contain null bytes
-        return [], tool_finding(path, "NM901", f"Fix the file before migrating: {exc}")
+        return [], tool_finding(path, "NM901", f"Fix the file before migrating: {exc}"), None
     try:
         analysis, matches = analyze(text, tree, ruleset)  # type: ignore[arg-type]
-        return findings_for(path, analysis, matches), None
+        return findings_for(path, analysis, matches), None, analysis
     except RecursionError:
-        return [], tool_finding(path, "NM905", "Split this file; it is nested too deeply to analyse")
+        return [], tool_finding(path, "NM905", "Split this file; it is nested too deeply to analyse"), None
 
 
-def _fix_loop(text: str, path: str, settings: Settings, ruleset: object, planned: list[Planned]) -> FileResult:
+def _fix_loop(
+    text: str, path: str, settings: Settings, ruleset: object, planned: list[Planned], analysis: Analysis | None
+) -> FileResult:
+    """Apply fixes round by round, each on the analysis its plans came from; verify the result once."""
     original = text
     fixed: list[Finding] = []
     converged = False
     for _ in range(settings.max_fix_iterations):
         chosen = [p for p in planned if p.plan is not None and settings.allows(p.applicability.value)]
-        if not chosen:
+        if not chosen or analysis is None:
             converged = True
             break
-        analysis, _ = _analysis_for(text, path, ruleset)
         applied = apply_once(analysis, chosen)
         if applied.text == text:
             converged = True
             break
-        problem = verify(applied.text, path)
-        if problem is not None:
-            return _rejected(original, path, ruleset, problem)
         text = applied.text
         fixed.extend(applied.fixed)
-        planned, error = _plan(text, path, ruleset)
+        planned, error, analysis = _plan_with_analysis(text, path, ruleset)
         if error is not None:
             return _rejected(original, path, ruleset, error.message)
+    problem = verify(text, path) if text != original else None
+    if problem is not None:
+        return _rejected(original, path, ruleset, problem)
     remaining = [p.finding for p in planned]
     if not converged:
         remaining.append(tool_finding(path, "NM907", f"Review the fixes; they did not settle after {settings.max_fix_iterations} rounds"))
@@ -88,13 +97,6 @@ def _fix_loop(text: str, path: str, settings: Settings, ruleset: object, planned
         source=original,
         fixed_source=text if text != original else None,
     )
-
-
-def _analysis_for(text: str, path: str, ruleset: object) -> tuple[object, object]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        tree = ast.parse(text, filename=path)
-    return analyze(text, tree, ruleset)  # type: ignore[arg-type]
 
 
 def _rejected(original: str, path: str, ruleset: object, problem: str) -> FileResult:
