@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from bench.corpus import write_corpus
 from neuron_migrate.cli import main
+from neuron_migrate.engine import codec, parallel
 from neuron_migrate.engine.files import Target, discover
 from neuron_migrate.engine.parallel import run_targets
 from neuron_migrate.engine.shard import ShardError, parse_shard, select_shard, shard_of
@@ -29,12 +30,16 @@ def _findings(results: list[FileResult]) -> list[tuple[object, ...]]:
     return [(r.path, f.code, f.start, f.message, f.fix) for r in results for f in r.findings]
 
 
-def test_two_jobs_give_the_same_results_in_order(targets: list[Target]) -> None:
+def test_two_jobs_give_the_same_results_in_order(targets: list[Target], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "_MIN_FILES_PER_JOB", 1)  # use the pool even for a few files
+    used: list[int] = []
+    monkeypatch.setattr(parallel, "_unpack", lambda packed: used.append(1) or codec.loads(packed))
     one = run_targets(targets, Settings(), jobs=1, write=False)
     two = run_targets(targets, Settings(), jobs=2, write=False)
     assert [r.path for r in two] == [t.display for t in targets]
     assert _findings(two) == _findings(one)
     assert len(_findings(one)) > 100
+    assert len(used) == len(targets), "every result came back from a pool worker"
 
 
 @pytest.mark.parametrize("count", [0, 1])

@@ -17,6 +17,11 @@ each merges what is on disk just before it writes, and an entry lost to a race i
 recomputed next time. An unreadable, truncated or foreign index fails its checksum and is
 ignored, never an error.
 
+The contract this relies on: a file's result depends only on its display path, its bytes, the
+`Settings` and the rules. Anything else that changes a result (a baseline file, another file's
+content) must either be a `Settings` value whose repr changes with it, or be applied to the
+results after this cache (in the CLI), as the output formats are.
+
 Only results without edits are cached: a `--fix` run reads entries that have no findings (fixing
 such a file changes nothing) and stores its results only when the file is clean and unchanged.
 A cached clean result carries no `source`; a result with findings keeps it.

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from neuron_migrate.engine import codec
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
 _CHUNKS_PER_JOB = 16  # small enough chunks that one slow file does not leave a worker idle
 _MAX_CHUNK = 32
+_MIN_FILES_PER_JOB = 8  # fewer files are checked sooner than a pool starts
+_GC_THRESHOLDS = (100_000, 20, 100)  # default (700, 10, 10); see _fewer_collections
 
 
 def run_targets(
@@ -43,14 +46,38 @@ def run_targets(
 def _compute(targets: list[Target], settings: Settings, jobs: int, write: bool) -> list[tuple[FileResult, Stamp | None]]:
     if not targets:
         return []
-    _warm_up(settings)  # a forked pool inherits the indexed rules
     work = [(t, settings, write) for t in targets]
-    jobs = max(1, min(jobs, len(work), os.cpu_count() or 1))
-    if jobs == 1:
-        return [_work(item) for item in work]
-    chunk = max(1, min(_MAX_CHUNK, -(-len(work) // (jobs * _CHUNKS_PER_JOB))))
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_warm_up, initargs=(settings,)) as pool:
-        return [(_unpack(packed), stamp) for packed, stamp in pool.map(_packed_work, work, chunksize=chunk)]
+    jobs = max(1, min(jobs, len(work) // _MIN_FILES_PER_JOB, os.cpu_count() or 1))
+    with _fewer_collections():
+        _warm_up(settings)  # a forked pool inherits the indexed rules
+        if jobs == 1:
+            return [_work(item) for item in work]
+        from concurrent.futures import ProcessPoolExecutor
+
+        chunk = max(1, min(_MAX_CHUNK, -(-len(work) // (jobs * _CHUNKS_PER_JOB))))
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(settings,)) as pool:
+            return [(_unpack(packed), stamp) for packed, stamp in pool.map(_packed_work, work, chunksize=chunk)]
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Run the garbage collector less often while checking, then restore its thresholds.
+
+    Every parsed tree is cyclic garbage (nodes link to their parents), and results pile up as
+    files are checked; with the default thresholds full collections kept rescanning those
+    results, so the time per file grew with the number of files (13 % from 300 to 1,200 files).
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(*_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
+def _start_worker(settings: Settings) -> None:
+    gc.set_threshold(*_GC_THRESHOLDS)
+    _warm_up(settings)
 
 
 def _warm_up(settings: Settings) -> None:

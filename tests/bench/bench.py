@@ -307,13 +307,35 @@ def startup(work: Path, repeat: int) -> dict[str, Run]:
     }
 
 
-def linearity(work: Path, files: int, scale: int, small: Run) -> dict[str, object]:
+def linearity(work: Path, small_root: Path, files: int, scale: int, repeat: int) -> dict[str, object]:
+    """Time per file at 1x and `scale`x corpus (a), measured alike; and warm/cold at `scale`x."""
     big_root = generated_corpus(work, files * scale)
-    big = measure(f"ours --no-cache --jobs 1 on {scale}x", ours("--no-cache", "--jobs", "1"), big_root, 1)
+    argv = ours("--no-cache", "--jobs", "1")
+    small = big = None
+    for _ in range(repeat):  # interleaved, like the main runs
+        run = measure("1x", argv, small_root, 1)
+        small = run if small is None or (run.wall_s or 0) < (small.wall_s or 0) else small
+        run = measure(f"{scale}x", argv, big_root, 1)
+        big = run if big is None or (run.wall_s or 0) < (big.wall_s or 0) else big
+    assert small is not None and big is not None
+    cache = big_root / ".neuron_migrate_cache"
+    cold = measure(f"cold {scale}x", ours(), big_root, 1, before=lambda: shutil.rmtree(cache, ignore_errors=True))
+    warm = measure(f"warm {scale}x", ours(), big_root, repeat)
     shutil.rmtree(big_root, ignore_errors=True)
-    per_small = (small.wall_s or 0) / files
-    per_big = (big.wall_s or 0) / (files * scale)
-    return {"run": asdict(big), "files_1x": files, "files_big": files * scale, "s_per_file_1x": per_small, "s_per_file_big": per_big, "ratio": per_big / per_small if per_small else None}
+    big_files = files * scale
+    per = lambda run, n: (run.wall_s or 0) / n  # noqa: E731
+    cpu = lambda run, n: (run.cpu_s or 0) / n  # noqa: E731
+    return {
+        "files_1x": files,
+        "files_big": big_files,
+        "s_per_file_1x": per(small, files),
+        "s_per_file_big": per(big, big_files),
+        "ratio": per(big, big_files) / per(small, files),
+        "cpu_ratio": cpu(big, big_files) / cpu(small, files),
+        "cold_big": asdict(cold),
+        "warm_big": asdict(warm),
+        "warm/cold_big": (warm.wall_s or 0) / (cold.wall_s or 1),
+    }
 
 
 # -- reporting -------------------------------------------------------------------------------
@@ -402,7 +424,9 @@ def targets(reports: dict[str, CorpusReport], start: dict[str, Run], linear: dic
             out.append((label, f"{run.wall_s:.3f} s", run.wall_s < 0.5))
     if linear and linear.get("ratio"):
         ratio = float(linear["ratio"])  # type: ignore[arg-type]
-        out.append((f"linear: time per file at {linear['files_big']} vs {linear['files_1x']} files", f"{ratio:.2f}x", ratio <= 1.15))
+        out.append((f"linear: time per file at {linear['files_big']} vs {linear['files_1x']} files", f"{ratio:.2f}x", ratio <= 1.1))
+        warm = float(linear["warm/cold_big"])  # type: ignore[arg-type]
+        out.append((f"(a) at {linear['files_big']} files: warm <= 5% of cold", f"{warm * 100:.1f}%", warm <= 0.05))
     return out
 
 
@@ -450,9 +474,10 @@ def main(argv: list[str]) -> None:
         description, make = sources[name]
         print(f"[bench] corpus {name}: {description}", file=sys.stderr, flush=True)
         report = reports[name] = CorpusReport(name, description)
-        bench_corpus(report, make(), work, tools, opts)
+        root = make()
+        bench_corpus(report, root, work, tools, opts)
         if name == "a" and opts.scale > 1:
-            linear = linearity(work, opts.files, opts.scale, report.runs["jobs1"])
+            linear = linearity(work, root, opts.files, opts.scale, opts.repeat)
     results = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(), "load_average_end": os.getloadavg()},
         "versions": _versions(tools),
@@ -495,7 +520,9 @@ def _markdown(results: dict[str, object], reports: dict[str, CorpusReport], star
     if linear:
         lines.append(
             f"Linearity: {linear['files_1x']} files {_fmt(float(linear['s_per_file_1x']) * 1000, 2)} ms/file, "  # type: ignore[arg-type]
-            f"{linear['files_big']} files {_fmt(float(linear['s_per_file_big']) * 1000, 2)} ms/file (ratio {_fmt(linear['ratio'], 2)})\n"  # type: ignore[arg-type]
+            f"{linear['files_big']} files {_fmt(float(linear['s_per_file_big']) * 1000, 2)} ms/file (ratio {_fmt(linear['ratio'], 2)}; "  # type: ignore[arg-type]
+            f"CPU time ratio {_fmt(linear['cpu_ratio'], 2)}). At {linear['files_big']} files: cold {_fmt(linear['cold_big']['wall_s'], 2)} s, "  # type: ignore[index]
+            f"warm {_fmt(linear['warm_big']['wall_s'], 3)} s ({_fmt(float(linear['warm/cold_big']) * 100, 1)}%).\n"  # type: ignore[arg-type]
         )
     lines.append("| target | measured | met |\n|---|---:|---|")
     for item in results["targets"]:  # type: ignore[attr-defined]
