@@ -6,6 +6,9 @@ from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult, Finding
 
+# Every value `--output-format` and the `output-format` config key accept; the one list both use.
+FORMATS = ("text", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson")
+
 
 def all_findings(results: Sequence[FileResult]) -> list[Finding]:
     """Every remaining finding, sorted by (path, line, column, code)."""

@@ -1,0 +1,424 @@
+"""Jupyter notebooks: check and fix the code cells of an `.ipynb` as one Python module.
+
+- Code cells are joined (with a marker comment line between them) and checked together, so an
+  import in one cell resolves names in the next. A `%%writefile x.py` cell is a file of its
+  own, so it is checked as a separate module.
+- IPython syntax (`%magic`, `%%cell`, `!cmd`, `x = !cmd`, `obj?`) is masked with placeholder
+  names while parsing and restored afterwards. A cell whose `%%` magic runs another language
+  (`%%bash`, `%%html`, `%%writefile notes.txt`) is skipped; `%%time`, `%%capture` and
+  `%%writefile x.py` cells are checked as Python.
+- Findings carry `cell`, 1-based among ALL cells (markdown included, as a notebook UI counts
+  them), and positions relative to that cell. Fix edits are relative to the cell holding them.
+- `--fix` replaces only the `source` value of changed cells inside the original JSON text:
+  outputs, metadata, key order, indentation and escaping stay byte-for-byte, and a notebook that
+  nothing changes in is never rewritten.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import warnings
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from neuron_migrate.engine.check import tool_finding
+from neuron_migrate.model import FileResult, Finding, Position
+from neuron_migrate.settings import Settings
+from neuron_migrate.source import newline_of
+
+SUFFIX = ".ipynb"
+MARK = "# __neuron_migrate_cell_boundary__"
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})  # the body is Python
+WRITEFILE_MAGICS = frozenset({"writefile", "file"})
+_TOKEN = re.compile(r"__nm_magic_(\d+)__")
+_WHOLE_LINE = re.compile(r"^[ \t]*#__nm_magic_(\d+)__$", re.M)
+_ASSIGNED_MAGIC = re.compile(r"^([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)([%!].*)$")
+_HELP = re.compile(r"^[A-Za-z_][\w.]*\?{1,2}$")
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+CheckFn = Callable[[str, str, Settings], FileResult]
+
+
+def is_notebook(path: str) -> bool:
+    return path.endswith(SUFFIX)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A code cell that is checked as Python."""
+
+    number: int  # 1-based among all cells
+    span: tuple[int, int]  # offsets of its `source` value in the notebook's JSON text
+    source: str  # the cell's text
+    masked: str  # the Python the checker sees
+    magics: tuple[tuple[int, str], ...]  # placeholder id -> original text
+    standalone: bool = False  # a `%%writefile x.py` cell: its own module
+
+
+class NotebookError(ValueError):
+    """The file is not a notebook this module can read."""
+
+
+# -- reading ---------------------------------------------------------------------------
+
+
+def _skip(text: str, index: int) -> int:
+    return _WS.match(text, index).end()  # type: ignore[union-attr]
+
+
+def _members(text: str, index: int) -> Iterator[tuple[str, int, int]]:
+    """(key, value start, value end) of each member of the JSON object at `text[index]`."""
+    if text[index] != "{":
+        raise NotebookError("expected a JSON object")
+    index = _skip(text, index + 1)
+    if text[index] == "}":
+        return
+    while True:
+        key, index = _DECODER.raw_decode(text, index)
+        index = _skip(text, index)
+        if text[index] != ":":
+            raise NotebookError("expected `:`")
+        start = _skip(text, index + 1)
+        _, end = _DECODER.raw_decode(text, start)
+        yield key, start, end
+        index = _skip(text, end)
+        if text[index] == "}":
+            return
+        if text[index] != ",":
+            raise NotebookError("expected `,` or `}`")
+        index = _skip(text, index + 1)
+
+
+def _items(text: str, index: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of each element of the JSON array at `text[index]`."""
+    if text[index] != "[":
+        raise NotebookError("expected a JSON array")
+    index = _skip(text, index + 1)
+    if text[index] == "]":
+        return
+    while True:
+        _, end = _DECODER.raw_decode(text, index)
+        yield index, end
+        index = _skip(text, end)
+        if text[index] == "]":
+            return
+        if text[index] != ",":
+            raise NotebookError("expected `,` or `]`")
+        index = _skip(text, index + 1)
+
+
+def _member(text: str, index: int, name: str) -> tuple[int, int] | None:
+    return next(((s, e) for key, s, e in _members(text, index) if key == name), None)
+
+
+def code_cells(text: str) -> list[Cell]:
+    """Every code cell to check as Python, with its source span in the JSON text."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise NotebookError(f"invalid JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise NotebookError("no `cells` list; only nbformat 4 notebooks are checked")
+    if not _is_python(data.get("metadata")):
+        return []
+    try:
+        return _cells(text)
+    except (IndexError, ValueError) as exc:
+        raise NotebookError(str(exc)) from None
+
+
+def _is_python(metadata: object) -> bool:
+    if not isinstance(metadata, dict):
+        return True
+    kernel = metadata.get("kernelspec") if isinstance(metadata.get("kernelspec"), dict) else {}
+    info = metadata.get("language_info") if isinstance(metadata.get("language_info"), dict) else {}
+    language = kernel.get("language") or info.get("name") or "python"
+    return str(language).lower() == "python"
+
+
+def _cells(text: str) -> list[Cell]:
+    cells_span = _member(text, _skip(text, 0), "cells")
+    assert cells_span is not None  # json.loads saw the list
+    out: list[Cell] = []
+    next_id = 0
+    for number, (start, end) in enumerate(_items(text, cells_span[0]), start=1):
+        cell = json.loads(text[start:end])
+        span = _member(text, start, "source")
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code" or span is None:
+            continue
+        raw = cell.get("source", "")
+        source = "".join(raw) if isinstance(raw, list) else str(raw)
+        prepared = prepare(source, next_id)
+        if prepared is None:
+            continue
+        masked, magics = prepared
+        next_id += len(magics)
+        out.append(Cell(number, span, source, masked, magics, _writes_file(source)))
+    return out
+
+
+def _writes_file(source: str) -> bool:
+    words = source.split("\n", 1)[0].strip()[2:].split() if source.lstrip().startswith("%%") else []
+    return bool(words) and words[0] in WRITEFILE_MAGICS
+
+
+# -- masking ---------------------------------------------------------------------------
+
+
+def prepare(source: str, first_id: int) -> tuple[str, tuple[tuple[int, str], ...]] | None:
+    """The Python to check for a cell, or None when its `%%` magic runs another language."""
+    first = source.split("\n", 1)[0].strip()
+    if first.startswith("%%"):
+        name, *args = first[2:].split() or [""]
+        python_body = name in PYTHON_CELL_MAGICS or (name in WRITEFILE_MAGICS and bool(args) and args[-1].endswith(".py"))
+        if not python_body:
+            return None
+    if _parses(source):
+        return source, ()
+    return mask(source, first_id)
+
+
+def _parses(source: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _magic(line: str) -> tuple[str, str] | None:
+    """(text kept, magic text) when `line` is IPython syntax rather than Python."""
+    stripped = line.lstrip()
+    indent = line[: len(line) - len(stripped)]
+    if stripped.startswith(("%", "!", "?")) or _HELP.match(stripped.rstrip()):
+        return indent, stripped
+    assigned = _ASSIGNED_MAGIC.match(stripped)
+    if assigned:
+        return indent + assigned.group(1), assigned.group(2)
+    return None
+
+
+def mask(source: str, first_id: int) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """Replace IPython lines with placeholders; continuation lines become placeholder comments."""
+    lines = source.split("\n")
+    magics: list[tuple[int, str]] = []
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        found = _magic(lines[index])
+        if found is None:
+            out.append(lines[index])
+            index += 1
+            continue
+        kept, magic = found
+        ident = first_id + len(magics)
+        magics.append((ident, magic))
+        out.append(f"{kept}__nm_magic_{ident}__")
+        while lines[index].rstrip().endswith("\\") and index + 1 < len(lines):
+            index += 1
+            ident = first_id + len(magics)
+            magics.append((ident, lines[index]))
+            out.append(f"#__nm_magic_{ident}__")
+        index += 1
+    return "\n".join(out), tuple(magics)
+
+
+def unmask(text: str, magics: Sequence[tuple[int, str]]) -> str | None:
+    """Put the IPython lines back; None when a placeholder went missing or was duplicated."""
+    originals = dict(magics)
+    seen = [int(n) for n in _TOKEN.findall(text)]
+    if sorted(seen) != sorted(originals):
+        return None
+    text = _WHOLE_LINE.sub(lambda m: originals[int(m.group(1))], text)
+    return _TOKEN.sub(lambda m: originals[int(m.group(1))], text)
+
+
+# -- joining and splitting -------------------------------------------------------------
+
+
+def join(cells: Sequence[Cell]) -> tuple[str, list[int]]:
+    """The module text for all cells, and the 1-based line where each cell starts."""
+    parts: list[str] = []
+    starts: list[int] = []
+    line = 1
+    for cell in cells:
+        body = _with_newline(cell.masked)
+        starts.append(line)
+        parts.append(body + MARK + "\n")
+        line += body.count("\n") + 1
+    return "".join(parts), starts
+
+
+def _with_newline(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def split(text: str, count: int) -> tuple[list[str], list[int]] | None:
+    """The cell bodies of a joined module and their start lines; None when the markers moved."""
+    pieces = re.split(rf"^{re.escape(MARK)}\n", text, flags=re.M)
+    if len(pieces) != count + 1 or pieces[-1]:
+        return None
+    starts: list[int] = []
+    line = 1
+    for piece in pieces[:-1]:
+        starts.append(line)
+        line += piece.count("\n") + 1
+    return pieces[:-1], starts
+
+
+# -- mapping findings ------------------------------------------------------------------
+
+
+def _locate(position: Position, starts: Sequence[int]) -> tuple[int, Position]:
+    index = max(bisect_right(starts, position.line) - 1, 0)
+    return index, Position(position.line - starts[index] + 1, position.column)
+
+
+def to_cells(finding: Finding, cells: Sequence[Cell], starts: Sequence[int]) -> Finding:
+    """A finding on the joined module, moved to its cell and the line within that cell."""
+    index, start = _locate(finding.start, starts)
+    _, end = _locate(finding.end, starts)
+    fix = finding.fix
+    if fix is not None:
+        edits = tuple(replace(e, start=_locate(e.start, starts)[1], end=_locate(e.end, starts)[1]) for e in fix.edits)
+        fix = replace(fix, edits=edits)
+    return replace(finding, cell=cells[index].number, start=start, end=end, fix=fix)
+
+
+# -- writing ---------------------------------------------------------------------------
+
+
+def _lines(text: str) -> list[str]:
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+@dataclass(frozen=True)
+class Style:
+    """How the notebook's JSON is written, read off the original text."""
+
+    ensure_ascii: bool
+    newline: str
+    unit: str  # one level of indentation
+
+    @classmethod
+    def of(cls, text: str) -> Style:
+        escaped = any(int(h, 16) >= 0x80 for h in re.findall(r"\\u([0-9a-fA-F]{4})", text))
+        unit = re.match(r"\{\r?\n([ \t]*)", text)
+        return cls(text.isascii() and escaped, newline_of(text), unit.group(1) if unit else " ")
+
+    def dumps(self, value: str) -> str:
+        return json.dumps(value, ensure_ascii=self.ensure_ascii)
+
+
+def render_source(text: str, span: tuple[int, int], new: str, style: Style) -> str:
+    """The JSON for a cell's new `source`, in the shape and indentation of the old value."""
+    raw = text[span[0] : span[1]]
+    if raw.startswith('"'):
+        return style.dumps(new)
+    items = [style.dumps(line) for line in _lines(new)]
+    if not items:
+        return "[]"
+    multiline = re.match(r"\[(\r?\n)([ \t]*)", raw)
+    if multiline:
+        newline, indent = multiline.group(1), multiline.group(2)
+        closing = re.search(r"([ \t]*)\]$", raw).group(1)  # type: ignore[union-attr]
+    elif raw == "[]" and "\n" in text:
+        line_start = text.rfind("\n", 0, span[0]) + 1
+        closing = text[line_start : _skip(text, line_start)].strip("\r\n")
+        newline, indent = style.newline, closing + style.unit
+    else:
+        return "[" + (", " if ", " in raw or raw == "[]" else ",").join(items) + "]"
+    return "[" + newline + ("," + newline).join(indent + item for item in items) + newline + closing + "]"
+
+
+def rewrite(text: str, changes: Sequence[tuple[Cell, str]]) -> str | None:
+    """The notebook JSON with changed cells' sources replaced; None when a magic went missing."""
+    style = Style.of(text)
+    replacements: list[tuple[tuple[int, int], str]] = []
+    for cell, body in changes:
+        restored = unmask(body, cell.magics)
+        if restored is None:
+            return None
+        if cell.masked and not cell.masked.endswith("\n") and restored.endswith("\n"):
+            restored = restored[:-1]
+        if restored != cell.source:
+            replacements.append((cell.span, render_source(text, cell.span, restored, style)))
+    for (start, end), value in sorted(replacements, reverse=True):
+        text = text[:start] + value + text[end:]
+    return text
+
+
+# -- the check -------------------------------------------------------------------------
+
+
+def units(cells: Sequence[Cell]) -> list[list[Cell]]:
+    """The modules to check: the notebook's cells together, and each `%%writefile` cell alone."""
+    joined = [c for c in cells if not c.standalone]
+    return ([joined] if joined else []) + [[c] for c in cells if c.standalone]
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """One module's findings moved to cells, and its new cell bodies (None: unchanged)."""
+
+    result: FileResult
+    changes: tuple[tuple[Cell, str], ...] | None
+
+
+def check_unit(cells: Sequence[Cell], path: str, settings: Settings, check: CheckFn) -> UnitResult:
+    """Check the joined cells with `check` and map everything back to cells."""
+    joined, starts = join(cells)
+    result = check(joined, path, settings)
+    if result.fixed_source is None:
+        return UnitResult(_mapped(result, cells, starts, starts), None)
+    pieces = split(result.fixed_source, len(cells))
+    if pieces is None or any(unmask(body, c.magics) is None for c, body in zip(cells, pieces[0])):
+        unfixed = check(joined, path, replace(settings, fix=False, add_noqa=False))
+        problem = tool_finding(path, "NM906", "Fix this notebook by hand; the fixes could not be mapped back to its cells")
+        mapped = _mapped(unfixed, cells, starts, starts)
+        return UnitResult(replace(mapped, findings=(*mapped.findings, problem)), None)
+    return UnitResult(_mapped(result, cells, starts, pieces[1]), tuple(zip(cells, pieces[0])))
+
+
+def check_notebook(text: str, path: str, settings: Settings, check: CheckFn) -> FileResult:
+    """Check (and maybe fix) a notebook's code cells with `check`, the Python pipeline."""
+    try:
+        cells = code_cells(text)
+    except NotebookError as exc:
+        return FileResult(path, (tool_finding(path, "NM911", f"Fix this notebook; {exc}"),), source=text)
+    done = [check_unit(unit, path, settings, check) for unit in units(cells)]
+    changes = [change for unit in done for change in unit.changes or ()]
+    fixed_text = rewrite(text, changes) if changes else None
+    return FileResult(
+        path,
+        findings=_sorted(f for unit in done for f in unit.result.findings),
+        fixed=_sorted(f for unit in done for f in unit.result.fixed),
+        source=text,
+        fixed_source=fixed_text if fixed_text != text else None,
+        suppressed=_sorted(f for unit in done for f in unit.result.suppressed),
+    )
+
+
+def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    return tuple(sorted(findings, key=lambda f: f.sort_key))
+
+
+def _cells_of(findings: Sequence[Finding], cells: Sequence[Cell], starts: Sequence[int]) -> tuple[Finding, ...]:
+    return tuple(to_cells(f, cells, starts) for f in findings)
+
+
+def _mapped(result: FileResult, cells: Sequence[Cell], before: Sequence[int], after: Sequence[int]) -> FileResult:
+    """`result` with findings moved to cells: fixed ones by the original layout, the rest by the final one."""
+    return FileResult(
+        result.path,
+        findings=_cells_of(result.findings, cells, after),
+        fixed=_cells_of(result.fixed, cells, before),
+        suppressed=_cells_of(result.suppressed, cells, after),
+    )
