@@ -1,15 +1,17 @@
 """Baseline files for gradual adoption: record today's findings, then report only new ones.
 
 A finding is keyed by (path, rule code, normalised snippet) with a count, never by line, so it
-survives code moving around. Paths are stored relative to the baseline file's folder, so the
+survives code moving around and being reformatted. Paths are stored relative to the baseline file's folder, so the
 file works from any current folder. When a key occurs more often than recorded, the first
 occurrences (in file order) count as known and the later ones are reported.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import tokenize
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -21,6 +23,7 @@ FORMAT = "neuron-migrate-baseline"
 VERSION = 1
 
 Key = tuple[str, str, str]
+_LAYOUT = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER})
 
 
 class BaselineError(ValueError):
@@ -28,8 +31,27 @@ class BaselineError(ValueError):
 
 
 def normalise(snippet: str) -> str:
-    """The snippet with all runs of whitespace collapsed, so reformatting keeps the match."""
-    return " ".join(snippet.split())
+    """The snippet's tokens without layout, comments or trailing commas, so a formatter run
+    (reindenting, rewrapping, magic trailing commas) keeps the match. Text that does not
+    tokenize (a truncated snippet) falls back to collapsing whitespace."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(snippet).readline) if t.type not in _LAYOUT]
+    except (tokenize.TokenError, SyntaxError):
+        return " ".join(snippet.split())
+    out: list[str] = []
+    previous: tokenize.TokenInfo | None = None
+    for token in tokens:
+        if token.string in (")", "]", "}") and out and out[-1] == ",":
+            out.pop()
+        if previous is not None and _wordy(previous) and _wordy(token):
+            out.append(" ")
+        out.append(token.string)
+        previous = token
+    return "".join(out)
+
+
+def _wordy(token: tokenize.TokenInfo) -> bool:
+    return token.type in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
 
 
 def _relative(path: str, root: Path) -> str:

@@ -148,16 +148,21 @@ class Suppressor:
         if prefix is not None:
             return prefix
         for directive in self.directives:
-            if directive.file_level and (not directive.codes or finding.code in directive.codes):
+            if directive.file_level and self._covers(directive, finding):
                 return directive
         if not self.by_line:
             return None
         lines = {finding.start.line, finding.end.line, self.layout.comment_line(finding.start.line)}
         for line in sorted(lines):
             for directive in self.by_line.get(line, ()):
-                if not directive.codes or finding.code in directive.codes:
+                if self._covers(directive, finding):
                     return directive
         return None
+
+    def _covers(self, directive: Directive, finding: Finding) -> bool:
+        if finding.code == UNUSED and not directive.codes and self.src.position(directive.start) == finding.start:
+            return False  # a bare directive cannot hide the report about itself; naming NM910 can
+        return not directive.codes or finding.code in directive.codes
 
     def reported(self, finding: Finding) -> bool:
         return self.reason(finding) is None
