@@ -3,8 +3,10 @@
 - Code cells are joined (with a marker comment line between them) and checked together, so an
   import in one cell resolves names in the next. A `%%writefile x.py` cell is a file of its
   own, so it is checked as a separate module.
-- IPython syntax (`%magic`, `%%cell`, `!cmd`, `x = !cmd`, `obj?`) is masked with placeholder
-  names while parsing and restored afterwards. A cell whose `%%` magic runs another language
+- IPython syntax (`%magic`, `%%cell`, `!cmd`, `x = !cmd`, `obj?`) is masked while parsing and
+  restored afterwards. A placeholder call names every identifier the magic mentions
+  (`__nm_magic_3__(xm, f)`), so an import used only by `%time xm.step()` still counts as used;
+  findings on placeholder lines are artifacts and are dropped. A cell whose `%%` magic runs another language
   (`%%bash`, `%%html`, `%%writefile notes.txt`) is skipped; `%%time`, `%%capture` and
   `%%writefile x.py` cells are checked as Python.
 - Findings carry `cell`, 1-based among ALL cells (markdown included, as a notebook UI counts
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import json
+import keyword
 import re
 import warnings
 from bisect import bisect_right
@@ -33,7 +36,8 @@ SUFFIX = ".ipynb"
 MARK = "# __neuron_migrate_cell_boundary__"
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})  # the body is Python
 WRITEFILE_MAGICS = frozenset({"writefile", "file"})
-_TOKEN = re.compile(r"__nm_magic_(\d+)__")
+_TOKEN = re.compile(r"__nm_magic_(\d+)__(?:\([^()\n]*\))?")
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _WHOLE_LINE = re.compile(r"^[ \t]*#__nm_magic_(\d+)__$", re.M)
 _ASSIGNED_MAGIC = re.compile(r"^([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)([%!].*)$")
 _HELP = re.compile(r"^[A-Za-z_][\w.]*\?{1,2}$")
@@ -217,16 +221,30 @@ def mask(source: str, first_id: int) -> tuple[str, tuple[tuple[int, str], ...]]:
             index += 1
             continue
         kept, magic = found
-        ident = first_id + len(magics)
-        magics.append((ident, magic))
-        out.append(f"{kept}__nm_magic_{ident}__")
+        first = first_id + len(magics)
+        magics.append((first, magic))
+        words = [magic]
+        continuation: list[str] = []
         while lines[index].rstrip().endswith("\\") and index + 1 < len(lines):
             index += 1
             ident = first_id + len(magics)
             magics.append((ident, lines[index]))
-            out.append(f"#__nm_magic_{ident}__")
+            words.append(lines[index])
+            continuation.append(f"#__nm_magic_{ident}__")
+        out.append(f"{kept}__nm_magic_{first}__({', '.join(_names(' '.join(words)))})")
+        out.extend(continuation)
         index += 1
     return "\n".join(out), tuple(magics)
+
+
+def _names(text: str) -> list[str]:
+    """The identifiers a magic mentions, as loads the resolver sees (keywords left out)."""
+    return list(dict.fromkeys(w for w in _IDENTIFIER.findall(text) if w.isidentifier() and not keyword.iskeyword(w)))
+
+
+def placeholder_lines(text: str) -> frozenset[int]:
+    """1-based lines of `text` that hold a magic placeholder."""
+    return frozenset(index + 1 for index, line in enumerate(text.split("\n")) if "__nm_magic_" in line)
 
 
 def unmask(text: str, magics: Sequence[tuple[int, str]]) -> str | None:
@@ -306,15 +324,26 @@ class Style:
     ensure_ascii: bool
     newline: str
     unit: str  # one level of indentation
+    indented: bool
+    inline_separator: str  # between members of a one-line document: ", " or ","
 
     @classmethod
     def of(cls, text: str) -> Style:
         escaped = any(int(h, 16) >= 0x80 for h in re.findall(r"\\u([0-9a-fA-F]{4})", text))
         unit = re.match(r"\{\r?\n([ \t]*)", text)
-        return cls(text.isascii() and escaped, newline_of(text), unit.group(1) if unit else " ")
+        return cls(text.isascii() and escaped, newline_of(text), unit.group(1) if unit else " ", unit is not None, _document_separator(text))
 
     def dumps(self, value: str) -> str:
         return json.dumps(value, ensure_ascii=self.ensure_ascii)
+
+
+def _document_separator(text: str) -> str:
+    """`, ` or `,`: what follows the comma after the document's first member."""
+    members = list(_members(text, _skip(text, 0)))
+    if len(members) < 2:
+        return ", "
+    rest = text[text.index(",", members[0][2]) + 1 :]
+    return "," + rest[: len(rest) - len(rest.lstrip(" "))]
 
 
 def render_source(text: str, span: tuple[int, int], new: str, style: Style) -> str:
@@ -329,13 +358,21 @@ def render_source(text: str, span: tuple[int, int], new: str, style: Style) -> s
     if multiline:
         newline, indent = multiline.group(1), multiline.group(2)
         closing = re.search(r"([ \t]*)\]$", raw).group(1)  # type: ignore[union-attr]
-    elif raw == "[]" and "\n" in text:
+    elif raw == "[]" and style.indented:
         line_start = text.rfind("\n", 0, span[0]) + 1
         closing = text[line_start : _skip(text, line_start)].strip("\r\n")
         newline, indent = style.newline, closing + style.unit
     else:
-        return "[" + (", " if ", " in raw or raw == "[]" else ",").join(items) + "]"
+        return "[" + _separator(raw, style).join(items) + "]"
     return "[" + newline + ("," + newline).join(indent + item for item in items) + newline + closing + "]"
+
+
+def _separator(raw: str, style: Style) -> str:
+    """The text between items of a one-line list: read off the list itself, else the document."""
+    spans = list(_items(raw, 0))
+    if len(spans) >= 2:
+        return raw[spans[0][1] : spans[1][0]]
+    return style.inline_separator
 
 
 def rewrite(text: str, changes: Sequence[tuple[Cell, str]]) -> str | None:
@@ -375,16 +412,26 @@ class UnitResult:
 def check_unit(cells: Sequence[Cell], path: str, settings: Settings, check: CheckFn) -> UnitResult:
     """Check the joined cells with `check` and map everything back to cells."""
     joined, starts = join(cells)
-    result = check(joined, path, settings)
+    result = _without_artifacts(check(joined, path, settings), joined)
     if result.fixed_source is None:
         return UnitResult(_mapped(result, cells, starts, starts), None)
     pieces = split(result.fixed_source, len(cells))
     if pieces is None or any(unmask(body, c.magics) is None for c, body in zip(cells, pieces[0])):
-        unfixed = check(joined, path, replace(settings, fix=False, add_noqa=False))
+        unfixed = _without_artifacts(check(joined, path, replace(settings, fix=False, add_noqa=False)), joined)
         problem = tool_finding(path, "NM906", "Fix this notebook by hand; the fixes could not be mapped back to its cells")
         mapped = _mapped(unfixed, cells, starts, starts)
         return UnitResult(replace(mapped, findings=(*mapped.findings, problem)), None)
     return UnitResult(_mapped(result, cells, starts, pieces[1]), tuple(zip(cells, pieces[0])))
+
+
+def _without_artifacts(result: FileResult, joined: str) -> FileResult:
+    """Drop findings on placeholder lines: they point at masked IPython syntax, not Python."""
+    final = placeholder_lines(result.fixed_source if result.fixed_source is not None else joined)
+
+    def keep(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        return tuple(f for f in findings if f.start.line not in final)
+
+    return replace(result, findings=keep(result.findings), suppressed=keep(result.suppressed))
 
 
 def check_notebook(text: str, path: str, settings: Settings, check: CheckFn) -> FileResult:
