@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from neuron_migrate import gitdiff
-from neuron_migrate.config import ConfigError, Overrides, config_for, output_format, plan_runs
+from neuron_migrate.config import (
+    ConfigError,
+    Overrides,
+    config_for,
+    output_format,
+    plan_runs,
+)
 from neuron_migrate.engine import baseline
 from neuron_migrate.engine.check import tool_finding
 from neuron_migrate.engine.files import Target, discover, display_path

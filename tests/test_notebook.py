@@ -5,14 +5,21 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from neuron_migrate.cli import main
-from neuron_migrate.engine.notebook import Style, code_cells, mask, render_source, unmask
+from neuron_migrate.engine.notebook import (
+    Style,
+    code_cells,
+    mask,
+    render_source,
+    unmask,
+)
 from neuron_migrate.engine.runner import check_source, process_file
 from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings

@@ -104,24 +104,16 @@ def test_git_problems_are_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_parse_diff_hunks(tmp_path: Path) -> None:
-    diff = "\n".join([
-        "diff --git a/a.py b/a.py",
-        "--- a/a.py",
-        "+++ b/a.py",
-        "@@ -3 +3 @@",
-        "-x",
-        "+y",
-        "@@ -10,0 +11,3 @@",
-        "+a",
-        "@@ -20,2 +23,0 @@",
-        "diff --git a/gone.py b/gone.py",
-        "--- a/gone.py",
-        "+++ /dev/null",
-        "@@ -1 +0,0 @@",
-        'diff --git "a/sp ace\\303\\251.py" "b/sp ace\\303\\251.py"',
-        '+++ "b/sp ace\\303\\251.py"',
-        "@@ -0,0 +1 @@",
-    ])
+    diff = (
+        "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n"
+        "@@ -3 +3 @@\n-x\n+y\n"
+        "@@ -10,0 +11,3 @@\n+a\n"
+        "@@ -20,2 +23,0 @@\n"
+        "diff --git a/gone.py b/gone.py\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n"
+        'diff --git "a/sp ace\\303\\251.py" "b/sp ace\\303\\251.py"\n'
+        '+++ "b/sp ace\\303\\251.py"\n'
+        "@@ -0,0 +1 @@\n"
+    )
     changes = parse_diff(diff, tmp_path)
     assert changes == {
         (tmp_path / "a.py").as_posix(): frozenset({3, 11, 12, 13}),

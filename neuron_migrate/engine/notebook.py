@@ -38,7 +38,7 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})  
 WRITEFILE_MAGICS = frozenset({"writefile", "file"})
 _TOKEN = re.compile(r"__nm_magic_(\d+)__(?:\([^()\n]*\))?")
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
-_WHOLE_LINE = re.compile(r"^[ \t]*#__nm_magic_(\d+)__$", re.M)
+_WHOLE_LINE = re.compile(r"^[ \t]*#__nm_magic_(\d+)__$", re.MULTILINE)
 _ASSIGNED_MAGIC = re.compile(r"^([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)([%!].*)$")
 _HELP = re.compile(r"^[A-Za-z_][\w.]*\?{1,2}$")
 _WS = re.compile(r"[ \t\n\r]*")
@@ -138,9 +138,9 @@ def code_cells(text: str) -> list[Cell]:
 def _is_python(metadata: object) -> bool:
     if not isinstance(metadata, dict):
         return True
-    kernel = metadata.get("kernelspec") if isinstance(metadata.get("kernelspec"), dict) else {}
-    info = metadata.get("language_info") if isinstance(metadata.get("language_info"), dict) else {}
-    language = kernel.get("language") or info.get("name") or "python"
+    kernel = metadata.get("kernelspec")
+    info = metadata.get("language_info")
+    language = (kernel.get("language") if isinstance(kernel, dict) else None) or (info.get("name") if isinstance(info, dict) else None) or "python"
     return str(language).lower() == "python"
 
 
@@ -279,7 +279,7 @@ def _with_newline(text: str) -> str:
 
 def split(text: str, count: int) -> tuple[list[str], list[int]] | None:
     """The cell bodies of a joined module and their start lines; None when the markers moved."""
-    pieces = re.split(rf"^{re.escape(MARK)}\n", text, flags=re.M)
+    pieces = re.split(rf"^{re.escape(MARK)}\n", text, flags=re.MULTILINE)
     if len(pieces) != count + 1 or pieces[-1]:
         return None
     starts: list[int] = []

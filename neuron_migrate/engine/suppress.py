@@ -33,8 +33,8 @@ from neuron_migrate.source import SourceText
 UNUSED = "NM910"
 _CODE = r"[A-Za-z]+[0-9]+"
 _CODES = rf"(?P<codes>{_CODE}(?:(?:\s*,\s*|\s+){_CODE})*)"
-_LINE_DIRECTIVE = re.compile(rf"#\s*noqa(?![\w-])(?:\s*:\s*{_CODES})?", re.I)
-_FILE_DIRECTIVE = re.compile(rf"#\s*neuron-migrate\s*:\s*noqa(?![\w-])(?:\s*:\s*{_CODES})?", re.I)
+_LINE_DIRECTIVE = re.compile(rf"#\s*noqa(?![\w-])(?:\s*:\s*{_CODES})?", re.IGNORECASE)
+_FILE_DIRECTIVE = re.compile(rf"#\s*neuron-migrate\s*:\s*noqa(?![\w-])(?:\s*:\s*{_CODES})?", re.IGNORECASE)
 # Findings that mean the file was not (fully) analysed: no suppression can be judged unused.
 _INCOMPLETE = frozenset({"NM901", "NM902", "NM903", "NM904", "NM905", "NM906", "NM911"})
 
