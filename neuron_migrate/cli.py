@@ -139,13 +139,17 @@ def _write_baseline(path: Path, results: Sequence[Any]) -> NoReturn:
 
 
 def _report_noqa(results: Sequence[Any]) -> NoReturn:
-    count = sum(len(r.findings) for r in results if r.changed)
+    """`--add-noqa`: say how many directives were written; files that could not be annotated
+    (unreadable, unparseable) are listed on stderr and make the exit code 1."""
+    from neuron_migrate.output import text as text_output
+
+    count = sum(1 for r in results if r.changed for f in r.findings if f.category != "tool")
     files = sum(1 for r in results if r.changed)
-    errors = [f for r in results for f in r.findings if f.category == "tool"]
-    for finding in errors:
-        click.echo(f"{finding.path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}", err=True)
+    problems = [f for r in results for f in r.findings if f.category == "tool"]
+    for finding in problems:
+        click.echo(text_output.line(finding), err=True)
     click.echo(f"Added `# noqa` for {count} finding{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}.")
-    sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
+    sys.exit(EXIT_FINDINGS if problems else EXIT_CLEAN)
 
 
 def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) -> None:

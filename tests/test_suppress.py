@@ -146,6 +146,12 @@ def test_unused_noqa_not_reported_when_nm910_is_off() -> None:
     assert found(check("x = 1  # noqa: NM201\n", Settings(select=("NM1", "NM2")))) == []
 
 
+def test_noqa_for_a_per_file_ignored_code_is_not_reported(tmp_path: Path) -> None:
+    settings = Settings(select=("NM1", "NM2", "NM910"), per_file_ignores=(("t.py", ("NM2",)),))
+    assert found(check("x = 1  # noqa: NM201\n", settings)) == []
+    assert found(check("x = 1  # noqa: NM101\n", settings)) == [(2, "NM910")]
+
+
 def test_unused_noqa_not_judged_in_a_file_that_does_not_parse() -> None:
     assert found(check("x = (  # noqa: NM201\n")) == [(2, "NM901")]
 
@@ -210,7 +216,7 @@ def test_add_noqa_writes_directives_and_is_idempotent() -> None:
 
 def test_add_noqa_does_not_silence_unparseable_files() -> None:
     result = check_source("x = (\n", "t.py", Settings(add_noqa=True))
-    assert result.fixed_source is None
+    assert result.fixed_source is None and [f.code for f in result.findings] == ["NM901"]
 
 
 # -- CLI ----------------------------------------------------------------------------------
@@ -242,3 +248,11 @@ def test_cli_add_noqa_refuses_fix(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, [str(tmp_path), "--add-noqa", "--fix"])
     assert result.exit_code == 2
     assert result.stderr == "neuron-migrate: error: --add-noqa cannot be combined with --fix or --diff\n"
+
+
+def test_cli_add_noqa_lists_files_it_cannot_annotate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.py").write_text("import torch_xla\ndef broken(:\n")
+    result = CliRunner().invoke(main, ["bad.py", "--add-noqa"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("bad.py:2:12: NM901") and (tmp_path / "bad.py").read_text().endswith("(:\n")

@@ -311,7 +311,8 @@ def shift(finding: Finding, deleted: Sequence[int]) -> Finding:
 
 
 def add_noqa(text: str, findings: Sequence[Finding], suppressor: Suppressor) -> tuple[str, tuple[Finding, ...]]:
-    """`text` with a `# noqa: CODE` for every finding, merged into existing directives."""
+    """`text` with a `# noqa: CODE` for every finding, merged into existing directives; also
+    the findings that got one (tool findings such as NM901 do not)."""
     wanted: dict[int, set[str]] = {}
     noted = []
     for finding in findings:
@@ -359,7 +360,8 @@ def finish(result: FileResult, settings: Settings) -> FileResult:
     if settings.add_noqa:
         new_text, noted = add_noqa(text, outcome.kept, suppressor)
         changed = new_text if new_text != result.source else None
-        return replace(result, findings=noted, fixed_source=changed, suppressed=outcome.suppressed)
+        unannotated = tuple(f for f in outcome.kept if f not in noted)
+        return replace(result, findings=(*noted, *unannotated), fixed_source=changed, suppressed=outcome.suppressed)
     fixable = [f for f in outcome.unused if settings.allows(Safety.SAFE.value)]
     if not fixable:
         return replace(result, findings=_sorted([*outcome.kept, *outcome.unused]), suppressed=outcome.suppressed)
