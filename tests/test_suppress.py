@@ -215,7 +215,7 @@ def test_add_noqa_writes_directives_and_is_idempotent() -> None:
 
 
 def test_add_noqa_does_not_silence_unparseable_files() -> None:
-    result = check_source("x = (\n", "t.py", Settings(add_noqa=True))
+    result = check_source("import torch_xla\nx = (\n", "t.py", Settings(add_noqa=True))
     assert result.fixed_source is None and [f.code for f in result.findings] == ["NM901"]
 
 
