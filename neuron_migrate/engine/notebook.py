@@ -3,46 +3,45 @@
 - Code cells are joined (with a marker comment line between them) and checked together, so an
   import in one cell resolves names in the next. A `%%writefile x.py` cell is a file of its
   own, so it is checked as a separate module.
-- IPython syntax (`%magic`, `%%cell`, `!cmd`, `x = !cmd`, `obj?`) is masked while parsing and
-  restored afterwards. A placeholder call names every identifier the magic mentions
-  (`__nm_magic_3__(xm, f)`), so an import used only by `%time xm.step()` still counts as used;
-  findings on placeholder lines are artifacts and are dropped. A cell whose `%%` magic runs another language
-  (`%%bash`, `%%html`, `%%writefile notes.txt`) is skipped; `%%time`, `%%capture` and
-  `%%writefile x.py` cells are checked as Python.
+- IPython syntax is masked while parsing and restored afterwards (`engine/magics.py`);
+  findings on placeholder lines are artifacts and are dropped. A cell whose `%%` magic runs
+  another language (`%%bash`, `%%html`, `%%writefile notes.txt`) is skipped; `%%time`,
+  `%%capture` and `%%writefile x.py` cells are checked as Python.
 - Findings carry `cell`, 1-based among ALL cells (markdown included, as a notebook UI counts
   them), and positions relative to that cell. Fix edits are relative to the cell holding them.
-- `--fix` replaces only the `source` value of changed cells inside the original JSON text:
-  outputs, metadata, key order, indentation and escaping stay byte-for-byte, and a notebook that
-  nothing changes in is never rewritten.
+- `--fix` replaces only the `source` value of changed cells inside the original JSON text
+  (`engine/notebook_json.py`): outputs, metadata, key order, indentation and escaping stay
+  byte-for-byte, and a notebook that nothing changes in is never rewritten.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-import keyword
 import re
-import warnings
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from neuron_migrate.engine.check import tool_finding
+from neuron_migrate.engine.magics import (
+    WRITEFILE_MAGICS,
+    placeholder_lines,
+    prepare,
+    unmask,
+)
+from neuron_migrate.engine.notebook_json import (
+    NotebookError,
+    Style,
+    items,
+    member,
+    render_source,
+    skip,
+)
 from neuron_migrate.model import FileResult, Finding, Position
 from neuron_migrate.settings import Settings
-from neuron_migrate.source import newline_of
 
 SUFFIX = ".ipynb"
 MARK = "# __neuron_migrate_cell_boundary__"
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})  # the body is Python
-WRITEFILE_MAGICS = frozenset({"writefile", "file"})
-_TOKEN = re.compile(r"__nm_magic_(\d+)__(?:\([^()\n]*\))?")
-_IDENTIFIER = re.compile(r"[^\W\d]\w*")
-_WHOLE_LINE = re.compile(r"^[ \t]*#__nm_magic_(\d+)__$", re.MULTILINE)
-_ASSIGNED_MAGIC = re.compile(r"^([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)([%!].*)$")
-_HELP = re.compile(r"^[A-Za-z_][\w.]*\?{1,2}$")
-_WS = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
 
 CheckFn = Callable[[str, str, Settings], FileResult]
 
@@ -63,60 +62,7 @@ class Cell:
     standalone: bool = False  # a `%%writefile x.py` cell: its own module
 
 
-class NotebookError(ValueError):
-    """The file is not a notebook this module can read."""
-
-
 # -- reading ---------------------------------------------------------------------------
-
-
-def _skip(text: str, index: int) -> int:
-    return _WS.match(text, index).end()  # type: ignore[union-attr]
-
-
-def _members(text: str, index: int) -> Iterator[tuple[str, int, int]]:
-    """(key, value start, value end) of each member of the JSON object at `text[index]`."""
-    if text[index] != "{":
-        raise NotebookError("expected a JSON object")
-    index = _skip(text, index + 1)
-    if text[index] == "}":
-        return
-    while True:
-        key, index = _DECODER.raw_decode(text, index)
-        index = _skip(text, index)
-        if text[index] != ":":
-            raise NotebookError("expected `:`")
-        start = _skip(text, index + 1)
-        _, end = _DECODER.raw_decode(text, start)
-        yield key, start, end
-        index = _skip(text, end)
-        if text[index] == "}":
-            return
-        if text[index] != ",":
-            raise NotebookError("expected `,` or `}`")
-        index = _skip(text, index + 1)
-
-
-def _items(text: str, index: int) -> Iterator[tuple[int, int]]:
-    """(start, end) of each element of the JSON array at `text[index]`."""
-    if text[index] != "[":
-        raise NotebookError("expected a JSON array")
-    index = _skip(text, index + 1)
-    if text[index] == "]":
-        return
-    while True:
-        _, end = _DECODER.raw_decode(text, index)
-        yield index, end
-        index = _skip(text, end)
-        if text[index] == "]":
-            return
-        if text[index] != ",":
-            raise NotebookError("expected `,` or `]`")
-        index = _skip(text, index + 1)
-
-
-def _member(text: str, index: int, name: str) -> tuple[int, int] | None:
-    return next(((s, e) for key, s, e in _members(text, index) if key == name), None)
 
 
 def code_cells(text: str) -> list[Cell]:
@@ -145,13 +91,13 @@ def _is_python(metadata: object) -> bool:
 
 
 def _cells(text: str) -> list[Cell]:
-    cells_span = _member(text, _skip(text, 0), "cells")
+    cells_span = member(text, skip(text, 0), "cells")
     assert cells_span is not None  # json.loads saw the list
     out: list[Cell] = []
     next_id = 0
-    for number, (start, end) in enumerate(_items(text, cells_span[0]), start=1):
+    for number, (start, end) in enumerate(items(text, cells_span[0]), start=1):
         cell = json.loads(text[start:end])
-        span = _member(text, start, "source")
+        span = member(text, start, "source")
         if not isinstance(cell, dict) or cell.get("cell_type") != "code" or span is None:
             continue
         raw = cell.get("source", "")
@@ -168,93 +114,6 @@ def _cells(text: str) -> list[Cell]:
 def _writes_file(source: str) -> bool:
     words = source.split("\n", 1)[0].strip()[2:].split() if source.lstrip().startswith("%%") else []
     return bool(words) and words[0] in WRITEFILE_MAGICS
-
-
-# -- masking ---------------------------------------------------------------------------
-
-
-def prepare(source: str, first_id: int) -> tuple[str, tuple[tuple[int, str], ...]] | None:
-    """The Python to check for a cell, or None when its `%%` magic runs another language."""
-    first = source.split("\n", 1)[0].strip()
-    if first.startswith("%%"):
-        name, *args = first[2:].split() or [""]
-        python_body = name in PYTHON_CELL_MAGICS or (name in WRITEFILE_MAGICS and bool(args) and args[-1].endswith(".py"))
-        if not python_body:
-            return None
-    if _parses(source):
-        return source, ()
-    return mask(source, first_id)
-
-
-def _parses(source: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
-def _magic(line: str) -> tuple[str, str] | None:
-    """(text kept, magic text) when `line` is IPython syntax rather than Python."""
-    stripped = line.lstrip()
-    indent = line[: len(line) - len(stripped)]
-    if stripped.startswith(("%", "!", "?")) or _HELP.match(stripped.rstrip()):
-        return indent, stripped
-    assigned = _ASSIGNED_MAGIC.match(stripped)
-    if assigned:
-        return indent + assigned.group(1), assigned.group(2)
-    return None
-
-
-def mask(source: str, first_id: int) -> tuple[str, tuple[tuple[int, str], ...]]:
-    """Replace IPython lines with placeholders; continuation lines become placeholder comments."""
-    lines = source.split("\n")
-    magics: list[tuple[int, str]] = []
-    out: list[str] = []
-    index = 0
-    while index < len(lines):
-        found = _magic(lines[index])
-        if found is None:
-            out.append(lines[index])
-            index += 1
-            continue
-        kept, magic = found
-        first = first_id + len(magics)
-        magics.append((first, magic))
-        words = [magic]
-        continuation: list[str] = []
-        while lines[index].rstrip().endswith("\\") and index + 1 < len(lines):
-            index += 1
-            ident = first_id + len(magics)
-            magics.append((ident, lines[index]))
-            words.append(lines[index])
-            continuation.append(f"#__nm_magic_{ident}__")
-        out.append(f"{kept}__nm_magic_{first}__({', '.join(_names(' '.join(words)))})")
-        out.extend(continuation)
-        index += 1
-    return "\n".join(out), tuple(magics)
-
-
-def _names(text: str) -> list[str]:
-    """The identifiers a magic mentions, as loads the resolver sees (keywords left out)."""
-    return list(dict.fromkeys(w for w in _IDENTIFIER.findall(text) if w.isidentifier() and not keyword.iskeyword(w)))
-
-
-def placeholder_lines(text: str) -> frozenset[int]:
-    """1-based lines of `text` that hold a magic placeholder."""
-    return frozenset(index + 1 for index, line in enumerate(text.split("\n")) if "__nm_magic_" in line)
-
-
-def unmask(text: str, magics: Sequence[tuple[int, str]]) -> str | None:
-    """Put the IPython lines back; None when a placeholder went missing or was duplicated."""
-    originals = dict(magics)
-    seen = [int(n) for n in _TOKEN.findall(text)]
-    if sorted(seen) != sorted(originals):
-        return None
-    text = _WHOLE_LINE.sub(lambda m: originals[int(m.group(1))], text)
-    return _TOKEN.sub(lambda m: originals[int(m.group(1))], text)
 
 
 # -- joining and splitting -------------------------------------------------------------
@@ -307,72 +166,6 @@ def to_cells(finding: Finding, cells: Sequence[Cell], starts: Sequence[int]) -> 
         edits = tuple(replace(e, start=_locate(e.start, starts)[1], end=_locate(e.end, starts)[1]) for e in fix.edits)
         fix = replace(fix, edits=edits)
     return replace(finding, cell=cells[index].number, start=start, end=end, fix=fix)
-
-
-# -- writing ---------------------------------------------------------------------------
-
-
-def _lines(text: str) -> list[str]:
-    parts = text.split("\n")
-    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-
-
-@dataclass(frozen=True)
-class Style:
-    """How the notebook's JSON is written, read off the original text."""
-
-    ensure_ascii: bool
-    newline: str
-    unit: str  # one level of indentation
-    indented: bool
-    inline_separator: str  # between members of a one-line document: ", " or ","
-
-    @classmethod
-    def of(cls, text: str) -> Style:
-        escaped = any(int(h, 16) >= 0x80 for h in re.findall(r"\\u([0-9a-fA-F]{4})", text))
-        unit = re.match(r"\{\r?\n([ \t]*)", text)
-        return cls(text.isascii() and escaped, newline_of(text), unit.group(1) if unit else " ", unit is not None, _document_separator(text))
-
-    def dumps(self, value: str) -> str:
-        return json.dumps(value, ensure_ascii=self.ensure_ascii)
-
-
-def _document_separator(text: str) -> str:
-    """`, ` or `,`: what follows the comma after the document's first member."""
-    members = list(_members(text, _skip(text, 0)))
-    if len(members) < 2:
-        return ", "
-    rest = text[text.index(",", members[0][2]) + 1 :]
-    return "," + rest[: len(rest) - len(rest.lstrip(" "))]
-
-
-def render_source(text: str, span: tuple[int, int], new: str, style: Style) -> str:
-    """The JSON for a cell's new `source`, in the shape and indentation of the old value."""
-    raw = text[span[0] : span[1]]
-    if raw.startswith('"'):
-        return style.dumps(new)
-    items = [style.dumps(line) for line in _lines(new)]
-    if not items:
-        return "[]"
-    multiline = re.match(r"\[(\r?\n)([ \t]*)", raw)
-    if multiline:
-        newline, indent = multiline.group(1), multiline.group(2)
-        closing = re.search(r"([ \t]*)\]$", raw).group(1)  # type: ignore[union-attr]
-    elif raw == "[]" and style.indented:
-        line_start = text.rfind("\n", 0, span[0]) + 1
-        closing = text[line_start : _skip(text, line_start)].strip("\r\n")
-        newline, indent = style.newline, closing + style.unit
-    else:
-        return "[" + _separator(raw, style).join(items) + "]"
-    return "[" + newline + ("," + newline).join(indent + item for item in items) + newline + closing + "]"
-
-
-def _separator(raw: str, style: Style) -> str:
-    """The text between items of a one-line list: read off the list itself, else the document."""
-    spans = list(_items(raw, 0))
-    if len(spans) >= 2:
-        return raw[spans[0][1] : spans[1][0]]
-    return style.inline_separator
 
 
 def rewrite(text: str, changes: Sequence[tuple[Cell, str]]) -> str | None:
