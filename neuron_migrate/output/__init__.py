@@ -11,7 +11,7 @@ FORMATS = ("text", "full", "json", "json-lines", "sarif", "github", "gitlab", "j
 
 
 def all_findings(results: Sequence[FileResult]) -> list[Finding]:
-    """Every remaining finding, sorted by (path, line, column, code)."""
+    """Every remaining finding, sorted by (path, notebook cell, line, column, code)."""
     return sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
 
 
