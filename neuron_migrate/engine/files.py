@@ -10,7 +10,7 @@ from pathlib import Path
 
 from neuron_migrate.settings import Settings
 
-PYTHON_SUFFIXES = (".py",)
+PYTHON_SUFFIXES = (".py", ".ipynb")
 
 
 @dataclass(frozen=True)

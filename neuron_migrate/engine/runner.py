@@ -9,6 +9,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from neuron_migrate.engine import notebook, suppress
 from neuron_migrate.engine.apply import apply_once, verify
 from neuron_migrate.engine.check import (
     Planned,
@@ -26,6 +27,17 @@ from neuron_migrate.source import DecodeError, Encoded, decode, encode
 
 def check_source(text: str, path: str, settings: Settings) -> FileResult:
     """Check (and with `settings.fix`, fix) one file's text. Never raises for bad input."""
+    if notebook.is_notebook(path):
+        return notebook.check_notebook(text, path, settings, check_python)
+    return check_python(text, path, settings)
+
+
+def check_python(text: str, path: str, settings: Settings) -> FileResult:
+    """Check Python text, then apply `# noqa` comments and per-file-ignores."""
+    return suppress.finish(_check(text, path, settings), settings)
+
+
+def _check(text: str, path: str, settings: Settings) -> FileResult:
     ruleset = build_ruleset(enabled_codes(settings))
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
@@ -61,7 +73,8 @@ def _fix_loop(text: str, path: str, settings: Settings, ruleset: object, planned
     fixed: list[Finding] = []
     converged = False
     for _ in range(settings.max_fix_iterations):
-        chosen = [p for p in planned if p.plan is not None and settings.allows(p.applicability.value)]
+        reported = suppress.reporter(text, path, settings)  # suppressed findings are not fixed
+        chosen = [p for p in planned if p.plan is not None and settings.allows(p.applicability.value) and reported(p.finding)]
         if not chosen:
             converged = True
             break
