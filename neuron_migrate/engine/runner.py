@@ -26,7 +26,7 @@ from neuron_migrate.source import DecodeError, Encoded, decode, encode
 
 def check_source(text: str, path: str, settings: Settings) -> FileResult:
     """Check (and with `settings.fix`, fix) one file's text. Never raises for bad input."""
-    ruleset = build_ruleset(enabled_codes(settings))
+    ruleset = build_ruleset(enabled_codes(settings), settings.target_version)
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
     planned, error = _plan(text, path, ruleset)
