@@ -111,17 +111,17 @@ def sparse_use(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
         found = sorted(analysis.qualified(layout.value, scope) & _SPARSE_LAYOUTS)
         if found:
             yield _match(rule, layout.value, scope, found[0], dotted(layout.value) or found[0])
-    method = isinstance(func, ast.Attribute) and not _receiver_is_module(analysis, func, scope)
+    attr = func.attr if isinstance(func, ast.Attribute) and not _receiver_is_module(analysis, func, scope) else None
     tensor_method = sorted(n for n in names if n.startswith("torch.Tensor.") and n.rsplit(".", 1)[1] in _TO_SPARSE)
-    if tensor_method or (method and func.attr in _TO_SPARSE and imports_torch(analysis)):  # type: ignore[union-attr]
-        attr = func.attr  # type: ignore[union-attr]
-        yield _match(rule, node, scope, f"torch.Tensor.{attr}", f".{attr}()")
+    if tensor_method or (attr in _TO_SPARSE and imports_torch(analysis)):
+        name = tensor_method[0].rsplit(".", 1)[1] if tensor_method else attr
+        yield _match(rule, node, scope, f"torch.Tensor.{name}", f".{name}()")
     owner = next((_SPARSE_GRAD_OWNERS[n] for n in sorted(names) if n in _SPARSE_GRAD_OWNERS), None)
     sparse = _keyword(node, "sparse")
     if owner is not None and sparse is not None and _is_true(sparse.value):
         yield _match(rule, sparse, scope, f"{owner}(sparse=True)", "sparse=True")
     grad = _keyword(node, "sparse_grad")
-    gather = "torch.gather" in names or (method and func.attr == "gather" and imports_torch(analysis))  # type: ignore[union-attr]
+    gather = "torch.gather" in names or (attr == "gather" and imports_torch(analysis))
     if grad is not None and _is_true(grad.value) and gather:
         yield _match(rule, grad, scope, "torch.gather(sparse_grad=True)", "sparse_grad=True")
 
@@ -180,9 +180,8 @@ def _dtype_slots(analysis: Analysis, call: ast.Call, scope: Scope) -> list[ast.e
     """The argument expressions of `call` that hold a dtype."""
     slots = [k.value for k in call.keywords if k.arg == "dtype"]
     func = call.func
-    if call.args and isinstance(func, ast.Attribute) and func.attr in ("to", "type") and not _receiver_is_module(analysis, func, scope):
-        slots.append(call.args[0])
-    elif call.args and analysis.call_names(call, scope) & {"torch.set_default_dtype"}:
+    method = isinstance(func, ast.Attribute) and func.attr in ("to", "type") and not _receiver_is_module(analysis, func, scope)
+    if call.args and (method or analysis.call_names(call, scope) & {"torch.set_default_dtype"}):
         slots.append(call.args[0])
     return slots
 
@@ -225,7 +224,7 @@ def numpy_float64(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
     if names & _FROM_NUMPY and made is not False:
         yield _match(rule, node, scope, "torch.from_numpy", written)
     elif names & _TENSOR_FROM_DATA and made:
-        yield _match(rule, node, scope, sorted(names & _TENSOR_FROM_DATA)[0], written)
+        yield _match(rule, node, scope, min(names & _TENSOR_FROM_DATA), written)
 
 
 def _cast_after(analysis: Analysis, call: ast.Call, scope: Scope) -> bool:

@@ -36,7 +36,7 @@ def remove_keyword(ctx: FixContext, match: Match) -> Plan | None:
     call = ctx.analysis.parent(keyword)
     if not isinstance(keyword, ast.keyword) or not isinstance(call, ast.Call):
         return None
-    items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
     start, end = ctx.src.node_span(keyword)
     position = next(i for i, item in enumerate(items) if item is keyword)
     if position > 0:
@@ -64,7 +64,8 @@ def add_keyword(ctx: FixContext, match: Match) -> Plan | None:
     stripped = inner.strip()
     closing_on_own_line = "\n" in inner[len(inner.rstrip()) :] or "\r" in inner[len(inner.rstrip()) :]
     if stripped.endswith(",") and closing_on_own_line:  # one argument per line: add another line
-        last = max([*node.args, *node.keywords], key=lambda n: (n.lineno, n.col_offset))
+        arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
+        last = max(arguments, key=lambda n: (n.lineno, n.col_offset))
         indent = ctx.src.indent_of(last.lineno)
         return Plan(((content_end, content_end, f"{ctx.src.newline}{indent}{keyword},"),))
     separator = "" if not stripped else " " if stripped.endswith(",") else ", "

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from neuron_migrate import __version__
+from neuron_migrate.compat import available_versions
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMATS = ("text", "json")
@@ -54,7 +55,7 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
 @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (adds to the defaults).")
-@click.option("--target-version", type=click.Choice(("2.13", "2.14")), default="2.14", show_default=True, help="torch-neuronx family to check against.")
+@click.option("--target-version", type=click.Choice(available_versions()), default="2.14", show_default=True, help="torch-neuronx family to check against (one folder of rules/compat/).")
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
     from neuron_migrate.engine.files import discover

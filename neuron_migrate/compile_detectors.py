@@ -120,11 +120,10 @@ def _option_keys(analysis: Analysis, value: ast.AST | None, scope: Scope) -> Ite
             text = _string(key)
             if key is not None and text is not None:
                 yield key, text
-    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
-        if not analysis.resolver.lookup("dict", scope):
-            for keyword in value.keywords:
-                if keyword.arg is not None:
-                    yield keyword, keyword.arg
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not analysis.resolver.lookup("dict", scope):
+        for keyword in value.keywords:
+            if keyword.arg is not None:
+                yield keyword, keyword.arg
 
 
 def cuda_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:

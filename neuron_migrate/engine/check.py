@@ -7,7 +7,12 @@ import functools
 from dataclasses import dataclass
 
 from neuron_migrate import compat
-from neuron_migrate.catalogue import FILE_DETECTORS, RuleSpec, load_catalogue, select_rules
+from neuron_migrate.catalogue import (
+    FILE_DETECTORS,
+    RuleSpec,
+    load_catalogue,
+    select_rules,
+)
 from neuron_migrate.detectors import DETECTORS
 from neuron_migrate.engine.analyze import Analysis, Match, Plan, RuleIndex, walk
 from neuron_migrate.fixes import FIXES, FixContext
