@@ -31,6 +31,7 @@ _SPARSE_GRAD_OWNERS = {
     "torch.nn.functional.embedding": "torch.nn.functional.embedding",
     "torch.nn.functional.embedding_bag": "torch.nn.functional.embedding_bag",
 }
+_NUMPY_CASTS = frozenset({"astype", "view"})
 # Methods whose result no longer has the dtype `torch.from_numpy` gave it.
 _CASTS = frozenset({"float", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char"})
 _FROM_NUMPY = frozenset({"torch.from_numpy"})
@@ -235,7 +236,7 @@ def _cast_after(analysis: Analysis, call: ast.Call, scope: Scope) -> bool:
         return False
     if attribute.attr in _CASTS:
         return True
-    if attribute.attr in ("to", "type"):
+    if attribute.attr in ("to", "type", "view"):
         values = [*outer.args, *(k.value for k in outer.keywords if k.arg == "dtype")]
         return any(_other_torch_dtype(analysis.qualified(v, scope)) for v in values)
     return False
@@ -264,8 +265,8 @@ def _numpy_source(analysis: Analysis, node: ast.AST, scope: Scope) -> ast.Call |
 def _numpy_function(analysis: Analysis, call: ast.Call, scope: Scope) -> str | None:
     """The NumPy function `call` calls (`numpy.zeros`); `.astype` counts as its receiver's."""
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr == "astype" and call.args:
-        return "astype"  # NumPy's (and pandas') cast: the dtype is its argument
+    if isinstance(func, ast.Attribute) and func.attr in _NUMPY_CASTS and call.args:
+        return func.attr  # `a.astype(np.float32)`, `a.view(np.uint8)`: the dtype is the argument
     return next((n for n in sorted(analysis.call_names(call, scope)) if n.startswith("numpy.")), None)
 
 
@@ -274,7 +275,7 @@ def _numpy_dtype(analysis: Analysis, call: ast.Call | None, scope: Scope) -> boo
     if call is None:
         return None
     func = call.func
-    given = call.args[0] if isinstance(func, ast.Attribute) and func.attr == "astype" and call.args else None
+    given = call.args[0] if isinstance(func, ast.Attribute) and func.attr in _NUMPY_CASTS and call.args else None
     keyword = _keyword(call, "dtype")
     given = keyword.value if keyword is not None else given
     if given is not None:

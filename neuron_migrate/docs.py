@@ -19,13 +19,31 @@ def fixtures_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "fixtures"
 
 
+_FENCES = {".toml": "toml", ".cfg": "ini", ".txt": "text", ".sh": "bash"}
+
+
+def fence(code: str) -> str:
+    """The code-block language of the rule's example: Python, or the kind of its packaging/shell file."""
+    case = _text_case(fixtures_dir() / code)
+    return _FENCES.get(case.suffix, "python") if case is not None else "python"
+
+
+def _text_case(folder: Path) -> Path | None:
+    """The first file of `fixtures/<code>/basic/`, for rules that check packaging files or scripts."""
+    files = sorted(p for p in (folder / "basic").glob("*") if not p.name.endswith((".findings", ".fixed")))
+    return files[0] if files else None
+
+
 def example(code: str) -> tuple[str, str | None] | None:
-    """The rule's `basic.py` fixture and its fixed form, with the leading comment line dropped."""
+    """The rule's `basic.py` fixture (or `basic/<file>`) and its fixed form, with the leading comment line dropped."""
     folder = fixtures_dir() / code
     before = folder / "basic.py"
-    if not before.is_file():
-        return None
     after = folder / "basic.fixed.py"
+    if not before.is_file():
+        case = _text_case(folder)
+        if case is None:
+            return None
+        before, after = case, case.with_name(case.name + ".fixed")
     strip = lambda text: "".join(text.splitlines(keepends=True)[1:]) if text.startswith("#") else text  # noqa: E731
     fixed = strip(after.read_text(encoding="utf-8")) if after.is_file() else None
     return strip(before.read_text(encoding="utf-8")), fixed
@@ -105,9 +123,10 @@ def _markdown(specs: list[RuleSpec]) -> str:
             out += [f"**Known problems.** {doc['known_problems']}", ""]
         found = example(spec.code)
         if found is not None:
-            out += ["**Example**", "", "```python", found[0].rstrip(), "```", ""]
+            language = fence(spec.code)
+            out += ["**Example**", "", f"```{language}", found[0].rstrip(), "```", ""]
             if found[1] is not None:
-                out += ["**Use instead**", "", "```python", found[1].rstrip(), "```", ""]
+                out += ["**Use instead**", "", f"```{language}", found[1].rstrip(), "```", ""]
         if spec.source:
             out += [f"Source: {spec.source}", ""]
         for version in compat.available_versions() if spec.compat else ():
