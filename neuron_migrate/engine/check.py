@@ -48,8 +48,8 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
     triggers: set[str] = set()
     import_rules: list[RuleSpec] = []
     for spec in load_catalogue():
-        if spec.code not in codes:
-            continue
+        if spec.code not in codes or spec.detector in FILE_DETECTORS:
+            continue  # rules for packaging files and scripts run in engine/textfiles.py
         triggers.update(spec.triggers)
         if spec.code == CATCH_ALL:
             index.catch_all = spec
@@ -60,8 +60,6 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
                 table = index.prefix if entry.prefix else index.exact
                 table.setdefault(entry.old, []).append((spec, entry))
                 triggers.add(_trigger_of(entry.old))
-            continue
-        if spec.detector in FILE_DETECTORS:
             continue
         node_types, detector = DETECTORS[spec.detector]
         for node_type in node_types:
