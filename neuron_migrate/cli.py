@@ -12,8 +12,8 @@ from typing import Any, NoReturn
 import click
 
 from neuron_migrate import __version__
+from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
-from neuron_migrate.settings import TARGET_VERSIONS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _COMMANDS = ("check", "rules", "explain", "smoke", "version")
@@ -53,7 +53,7 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
 @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (adds to the defaults).")
-@click.option("--target-version", type=click.Choice(TARGET_VERSIONS), default=None, help="torch-neuronx family to check against  [default: 2.14]")
+@click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for every finding instead of reporting them.")
 @click.option("--show-suppressed", is_flag=True, help="Also list findings hidden by `# noqa`, per-file-ignores or --baseline.")

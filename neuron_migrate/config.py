@@ -20,7 +20,8 @@ from typing import Any
 
 from neuron_migrate.catalogue import load_catalogue, select_rules
 from neuron_migrate.output import FORMATS
-from neuron_migrate.settings import DEFAULT_EXCLUDES, TARGET_VERSIONS, Settings
+from neuron_migrate.compat import available_versions
+from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -148,7 +149,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     if "per-file-ignores" in data:
         values["per_file_ignores"] = _per_file_ignores(data["per-file-ignores"], where, path.parent)
     if "target-version" in data:
-        values["target_version"] = _choice(data["target-version"], TARGET_VERSIONS, where, "target-version")
+        values["target_version"] = _choice(data["target-version"], available_versions(), where, "target-version")
     if "unsafe-fixes" in data:
         if not isinstance(data["unsafe-fixes"], bool):
             raise ConfigError(f"{where}: `unsafe-fixes` must be true or false, not {_type(data['unsafe-fixes'])}")

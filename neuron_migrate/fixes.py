@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
+from neuron_migrate import api_fixes
 from neuron_migrate.engine.analyze import IMPORTS, Analysis, Match, Plan, body_of
 from neuron_migrate.model import Safety
 
@@ -636,6 +637,7 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "process_group": process_group,
         "master_ordinal": master_ordinal,
         "device_loader": device_loader,
+        **api_fixes.FIXES,
     }
 )
 

@@ -7,6 +7,7 @@ import os
 import stat
 import tempfile
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 from neuron_migrate.engine import notebook, suppress
@@ -20,6 +21,11 @@ from neuron_migrate.engine.check import (
     might_match,
     tool_finding,
 )
+from neuron_migrate.engine.textfiles import (
+    check_text_file,
+    file_kind,
+    packaging_findings,
+)
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.settings import Settings
 from neuron_migrate.source import DecodeError, Encoded, decode, encode
@@ -29,7 +35,15 @@ def check_source(text: str, path: str, settings: Settings) -> FileResult:
     """Check (and with `settings.fix`, fix) one file's text. Never raises for bad input."""
     if notebook.is_notebook(path):
         return notebook.check_notebook(text, path, settings, check_python)
-    return check_python(text, path, settings)
+    kind = file_kind(path)
+    if kind is not None and kind != "setup_py":
+        return check_text_file(text, path, settings)
+    result = check_python(text, path, settings)
+    if kind == "setup_py":
+        extra = packaging_findings(result.fixed_source or text, path, settings)
+        findings = tuple(sorted((*result.findings, *extra), key=lambda f: f.sort_key))
+        return replace(result, findings=findings)
+    return result
 
 
 def check_python(text: str, path: str, settings: Settings) -> FileResult:
@@ -38,7 +52,7 @@ def check_python(text: str, path: str, settings: Settings) -> FileResult:
 
 
 def _check(text: str, path: str, settings: Settings) -> FileResult:
-    ruleset = build_ruleset(enabled_codes(settings))
+    ruleset = build_ruleset(enabled_codes(settings), settings.target_version)
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
     planned, error = _plan(text, path, ruleset)
