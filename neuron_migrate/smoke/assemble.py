@@ -94,16 +94,16 @@ def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> 
 
 def _status(launch: Launch, timeout_s: float) -> tuple[str, Failure | None]:
     outcomes = [_rank_status(r) for r in launch.ranks]
+    if launch.killed_at_timeout and not any(
+        r.data is not None and s in (ERROR, FAILED) for r, (s, _) in zip(launch.ranks, outcomes)
+    ):
+        message = f"killed after {timeout_s:g} s; the script did not stop in time"
+        return TIMEOUT, Failure("Timeout", message, "", likely_cause("RunTimeout", message))
     status = min((s for s, _ in outcomes), key=_SEVERITY.__getitem__, default=ERROR)
     candidates = [f for s, f in outcomes if s == status and f is not None]
     # A rank that lost its peer reports a gloo connection error; the peer's own error is the cause.
     failure = next((f for f in candidates if not _PEER_LOST.search(f.message)), None)
-    failure = failure or (candidates[0] if candidates else None)
-    if launch.killed_at_timeout and status in (OK, FAILED) and failure is None:
-        message = f"killed after {timeout_s:g} s; the script did not stop in time"
-        status = TIMEOUT
-        failure = Failure("Timeout", message, "", likely_cause("RunTimeout", message))
-    return status, failure
+    return status, failure or (candidates[0] if candidates else None)
 
 
 def _rank_status(outcome: RankOutcome) -> tuple[str, Failure | None]:

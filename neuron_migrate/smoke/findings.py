@@ -91,7 +91,7 @@ def _parity(report: SmokeReport) -> Iterator[Finding]:
         yield _finding(PARITY_MISMATCH, None, report.script, f"Check the numerics on `neuron`; {parity.message}")
     for step in parity.steps:
         if not step.ok:
-            message = f"Check the numerics of {step.label}; it differs from the CPU run by {step.max_abs_diff:.1e}"
+            message = f"Check the numerics on `neuron`: {step.label} differs from the CPU run by {step.max_abs_diff:.1e}"
             yield _finding(PARITY_MISMATCH, step.site, report.script, message)
 
 

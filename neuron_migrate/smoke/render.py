@@ -17,6 +17,7 @@ def render_json(report: SmokeReport) -> str:
     """The whole report as indented JSON with sorted keys."""
     data = dataclasses.asdict(report)
     data["ok"] = report.ok
+    data["problems"] = list(report.problems)
     data["schema_version"] = SCHEMA_VERSION
     data["fallbacks_kind"] = "predicted" if report.fallbacks_predicted else "measured"
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
@@ -34,8 +35,10 @@ def render_text(report: SmokeReport) -> str:
     lines += _parity_lines(report)
     lines += _op_lines(report)
     lines += [f"note: {note}" for note in report.notes]
-    verdict = "PASSED" if report.ok else "FAILED"
-    lines.append(f"smoke {verdict}: {report.script} ({report.status})")
+    if report.ok:
+        lines.append(f"smoke PASSED: {report.script}")
+    else:
+        lines.append(f"smoke FAILED: {report.script}: {'; '.join(report.problems)}")
     return "\n".join(lines) + "\n"
 
 

@@ -108,10 +108,20 @@ class SmokeReport:
     output_tail: str = ""
 
     @property
+    def problems(self) -> tuple[str, ...]:
+        """Why the smoke test fails; empty when it passes."""
+        found = [] if self.status == OK else [f"the run ended with status `{self.status}`"]
+        mixing = sum(1 for e in self.events if e.kind == "device-mixing")
+        if mixing:
+            found.append(f"device mixing at {mixing} place(s), an error on real `neuron` hardware")
+        if self.parity is not None and self.parity.status == "mismatch":
+            found.append("the numbers differ from the CPU run")
+        return tuple(found)
+
+    @property
     def ok(self) -> bool:
-        """True only when the run succeeded and parity (if asked for) matched."""
-        parity_ok = self.parity is None or self.parity.status != "mismatch"
-        return self.status == OK and parity_ok
+        """True only when the run succeeded, mixed no devices and matched the CPU run if asked."""
+        return not self.problems
 
     @property
     def fallbacks_predicted(self) -> bool:

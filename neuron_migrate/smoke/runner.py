@@ -26,7 +26,6 @@ from neuron_migrate.smoke.protocol import ChildConfig, rank_report_name
 from neuron_migrate.smoke.report import EMULATED, ERROR, NEURON, Failure, SmokeReport
 
 INSTALL_HINT = "neuron-migrate smoke needs PyTorch; install it with: pip install 'neuron-migrate[smoke]'"
-GRACE_S = 10.0  # after the child's own time limit, before the runner kills it
 PEER_GRACE_S = 10.0  # after one rank fails, before its peers (maybe stuck in a collective) are killed
 PROBE_TIMEOUT_S = 120.0
 LOG_TAIL_CHARS = 4000
@@ -57,6 +56,7 @@ class SmokeOptions:
     base_dir: Path | None = None  # report paths under this folder are made relative
     env: Mapping[str, str] | None = None  # the children's environment; None inherits ours
     python: str | None = None  # interpreter for the children; None is this one
+    kill_grace_s: float = 10.0  # after the children's own time limit, before they are killed
 
 
 def torch_available() -> bool:
@@ -190,7 +190,7 @@ def _run_ranks(
                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                     )  # fmt: skip
                 )
-        killed = _wait(procs, started + options.timeout_s + GRACE_S)
+        killed = _wait(procs, started + options.timeout_s + options.kill_grace_s)
     finally:
         for proc in procs:
             _kill_group(proc)
