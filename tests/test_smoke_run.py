@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from neuron_migrate.smoke import report_findings, render_text, run_smoke
+from neuron_migrate.smoke import render_text, report_findings, run_smoke
 from neuron_migrate.smoke.command import smoke_command
 from neuron_migrate.smoke.report import SmokeReport
 from neuron_migrate.smoke.runner import SmokeOptions
@@ -24,11 +24,15 @@ SCRIPTS = ROOT / "fixtures" / "_smoke"
 def marker_line(script: str, marker: str) -> int:
     """The 1-based line of `script` that carries the comment `# smoke: <marker>`."""
     lines = (SCRIPTS / script).read_text().splitlines()
-    return next(i for i, text in enumerate(lines, start=1) if f"# smoke: {marker}" in text)
+    return next(
+        i for i, text in enumerate(lines, start=1) if f"# smoke: {marker}" in text
+    )
 
 
 def smoke(script: str, *args: str, **options: object) -> SmokeReport:
-    opts = SmokeOptions(**{"device": "emulate", "timeout_s": 120.0, "base_dir": ROOT, **options})  # type: ignore[arg-type]
+    opts = SmokeOptions(
+        **{"device": "emulate", "timeout_s": 120.0, "base_dir": ROOT, **options}
+    )  # type: ignore[arg-type]
     return run_smoke(SCRIPTS / script, args, opts)
 
 
@@ -37,7 +41,9 @@ def leftover_processes(marker: str) -> list[str]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            cmdline = Path("/proc", pid, "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cmdline = (
+                Path("/proc", pid, "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            )
         except OSError:
             continue
         if marker in cmdline and int(pid) != os.getpid():
@@ -48,15 +54,28 @@ def leftover_processes(marker: str) -> list[str]:
 def test_training_script_runs_stops_and_matches_the_cpu_run() -> None:
     result = CliRunner().invoke(
         smoke_command,
-        [str(SCRIPTS / "train.py"), "--device", "emulate", "--compare-cpu", "--output-format", "json"],
+        [
+            str(SCRIPTS / "train.py"),
+            "--device",
+            "emulate",
+            "--compare-cpu",
+            "--output-format",
+            "json",
+        ],
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert (data["status"], data["device"], data["ok"]) == ("ok", "emulated", True)
     assert (data["steps"], data["backwards"]) == (2, 2)
     assert data["stop_reason"] == "stopped after 2 optimizer steps"
-    assert data["parity"]["status"] == "ok" and data["parity"]["precision"] == "bf16/fp16"
-    assert [s["label"] for s in data["parity"]["steps"]] == ["loss 1", "loss 2", "output"]
+    assert (
+        data["parity"]["status"] == "ok" and data["parity"]["precision"] == "bf16/fp16"
+    )
+    assert [s["label"] for s in data["parity"]["steps"]] == [
+        "loss 1",
+        "loss 2",
+        "output",
+    ]
     ops = {op["op"] for op in data["ops"]}
     assert {"aten::addmm", "aten::nll_loss_forward", "aten::_to_copy"} <= ops
     assert data["fallbacks"] == [] and data["events"] == []
@@ -70,9 +89,14 @@ def test_fft_and_linalg_get_predicted_fallbacks_at_their_lines() -> None:
         "aten::_fft_r2c": [marker_line("fft_linalg.py", "fft")],
         "aten::linalg_qr": [marker_line("fft_linalg.py", "qr")],
     }
-    assert all(not f.measured and "torchneuron-facts §8.3" in f.source for f in report.fallbacks)
+    assert all(
+        not f.measured and "torchneuron-facts §8.3" in f.source
+        for f in report.fallbacks
+    )
     float64 = [e for e in report.events if e.kind == "float64"]
-    assert marker_line("fft_linalg.py", "float64") in {e.site.line for e in float64 if e.site}
+    assert marker_line("fft_linalg.py", "float64") in {
+        e.site.line for e in float64 if e.site
+    }
     codes = {(f.code, f.start.line) for f in report_findings(report)}
     assert ("NM701", marker_line("fft_linalg.py", "qr")) in codes
     assert ("NM703", marker_line("fft_linalg.py", "float64")) in codes
@@ -81,17 +105,24 @@ def test_fft_and_linalg_get_predicted_fallbacks_at_their_lines() -> None:
 
 def test_a_tensor_left_on_the_cpu_is_device_mixing() -> None:
     report = smoke("device_mixing.py")
-    assert report.status == "ok" and not report.ok  # computes on the CPU, fails on hardware
+    assert (
+        report.status == "ok" and not report.ok
+    )  # computes on the CPU, fails on hardware
     mixing = [e for e in report.events if e.kind == "device-mixing"]
     assert [(e.op, e.site.line if e.site else 0) for e in mixing] == [
         ("aten::add", marker_line("device_mixing.py", "mixing"))
     ]
     finding = next(f for f in report_findings(report) if f.code == "NM704")
-    assert finding.path == "fixtures/_smoke/device_mixing.py" and finding.severity.value == "error"
+    assert (
+        finding.path == "fixtures/_smoke/device_mixing.py"
+        and finding.severity.value == "error"
+    )
 
 
 def test_a_raising_script_is_reported_with_its_own_line() -> None:
-    result = CliRunner().invoke(smoke_command, [str(SCRIPTS / "raises.py"), "--device", "emulate"])
+    result = CliRunner().invoke(
+        smoke_command, [str(SCRIPTS / "raises.py"), "--device", "emulate"]
+    )
     assert result.exit_code == 1
     raise_line = marker_line("raises.py", "raise")
     assert f'raises.py", line {raise_line}, in check_batch' in result.stdout
@@ -110,7 +141,9 @@ def test_an_endless_loop_is_stopped_by_the_timeout() -> None:
     report = smoke("forever_spin.py", timeout_s=3.0)
     assert time.monotonic() - started < 20
     assert report.status == "timeout" and report.failure is not None
-    assert report.failure.site is not None and report.failure.site.line == marker_line("forever_spin.py", "spin")
+    assert report.failure.site is not None and report.failure.site.line == marker_line(
+        "forever_spin.py", "spin"
+    )
     assert [f.code for f in report_findings(report)] == ["NM707"]
 
 
@@ -140,3 +173,10 @@ def test_two_rank_ddp_runs_on_the_neuron_backend() -> None:
     ops = {op.op: op.count for op in report.ops}
     assert ops["c10d::allreduce_"] >= 2 and ops["c10d::broadcast_"] >= 2
     assert leftover_processes("neuron-migrate-smoke-") == []
+
+
+def test_two_rank_fsdp2_runs_on_the_neuron_backend() -> None:
+    report = smoke("fsdp2.py", nproc=2)
+    assert report.status == "ok", report.failure
+    ops = {op.op for op in report.ops}
+    assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= ops, sorted(ops)

@@ -29,7 +29,9 @@ from neuron_migrate.smoke.sites import Site
 MAX_SITES = 5
 _SEVERITY = {ERROR: 0, FAILED: 1, TIMEOUT: 2, OK: 3}
 MEASURED_SOURCE = "torch_neuronx.get_fallback_ops()"
-_PEER_LOST = re.compile(r"Connection (closed|reset) by peer|remote worker", re.IGNORECASE)
+_PEER_LOST = re.compile(
+    r"Connection (closed|reset) by peer|remote worker", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,9 @@ class ReportContext:
     base_dir: Path | None = None
 
 
-def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> SmokeReport:
+def build_report(
+    ctx: ReportContext, main: Launch, reference: Launch | None
+) -> SmokeReport:
     """Merge the ranks of `main`, add fallbacks from compat data and parity from `reference`."""
     ops_compat = compat.load_ops(ctx.target_version)
     datas = [r.data for r in main.ranks if r.data is not None]
@@ -95,10 +99,13 @@ def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> 
 def _status(launch: Launch, timeout_s: float) -> tuple[str, Failure | None]:
     outcomes = [_rank_status(r) for r in launch.ranks]
     if launch.killed_at_timeout and not any(
-        r.data is not None and s in (ERROR, FAILED) for r, (s, _) in zip(launch.ranks, outcomes)
+        r.data is not None and s in (ERROR, FAILED)
+        for r, (s, _) in zip(launch.ranks, outcomes)
     ):
         message = f"killed after {timeout_s:g} s; the script did not stop in time"
-        return TIMEOUT, Failure("Timeout", message, "", likely_cause("RunTimeout", message))
+        return TIMEOUT, Failure(
+            "Timeout", message, "", likely_cause("RunTimeout", message)
+        )
     status = min((s for s, _ in outcomes), key=_SEVERITY.__getitem__, default=ERROR)
     candidates = [f for s, f in outcomes if s == status and f is not None]
     # A rank that lost its peer reports a gloo connection error; the peer's own error is the cause.
@@ -109,8 +116,16 @@ def _status(launch: Launch, timeout_s: float) -> tuple[str, Failure | None]:
 def _rank_status(outcome: RankOutcome) -> tuple[str, Failure | None]:
     data = outcome.data
     if data is None:
-        message = f"rank {outcome.rank} exited with code {outcome.exit_code} without a report"
-        return FAILED, Failure("Exit", message, outcome.log_tail, likely_cause("Exit", message), rank=outcome.rank)
+        message = (
+            f"rank {outcome.rank} exited with code {outcome.exit_code} without a report"
+        )
+        return FAILED, Failure(
+            "Exit",
+            message,
+            outcome.log_tail,
+            likely_cause("Exit", message),
+            rank=outcome.rank,
+        )
     status = str(data.get("status", ERROR))
     raw = data.get("failure")
     if not raw:
@@ -137,7 +152,12 @@ def _merge_ops(
             for raw in entry.get("sites", ()):
                 bucket.setdefault(Site.from_json(raw), None)
     return tuple(
-        OpRecord(name, counts[name], compat.status_of(ops_compat, name), tuple(sorted(sites[name]))[:MAX_SITES])
+        OpRecord(
+            name,
+            counts[name],
+            compat.status_of(ops_compat, name),
+            tuple(sorted(sites[name]))[:MAX_SITES],
+        )
         for name in sorted(counts)
     )
 
@@ -150,11 +170,24 @@ def _fallbacks(
 ) -> tuple[Fallback, ...]:
     if ctx.device == EMULATED:
         return tuple(
-            Fallback(op.op, False, op.status, ops_compat[compat.base_op_name(op.op)].source, op.count, op.sites)
+            Fallback(
+                op.op,
+                False,
+                op.status,
+                ops_compat[compat.base_op_name(op.op)].source,
+                op.count,
+                op.sites,
+            )
             for op in ops
             if op.status in compat.FALLBACK_STATUSES
         )
-    measured = sorted({compat.base_op_name(op) for d in datas for op in (d.get("measured") or {}).get("fallback_ops", ())})
+    measured = sorted(
+        {
+            compat.base_op_name(op)
+            for d in datas
+            for op in (d.get("measured") or {}).get("fallback_ops", ())
+        }
+    )
     by_name = {compat.base_op_name(op.op): op for op in ops}
     return tuple(_measured(name, by_name.get(name)) for name in measured)
 
@@ -173,7 +206,10 @@ def _merge_events(datas: Sequence[Mapping[str, Any]]) -> tuple[Event, ...]:
             key = (str(raw["kind"]), str(raw["op"]), site)
             count = int(raw["count"]) + (merged[key].count if key in merged else 0)
             merged[key] = Event(key[0], key[1], str(raw["detail"]), count, site)
-    return tuple(merged[k] for k in sorted(merged, key=lambda k: (k[0], k[2] or Site("", 0), k[1])))
+    return tuple(
+        merged[k]
+        for k in sorted(merged, key=lambda k: (k[0], k[2] or Site("", 0), k[1]))
+    )
 
 
 def _parity(first: Mapping[str, Any], reference: Launch) -> Any:
@@ -194,7 +230,11 @@ def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
 
     def rel(path: str) -> str:
         try:
-            return Path(os.path.relpath(path, base)).as_posix() if Path(path).is_relative_to(base) else path
+            return (
+                Path(os.path.relpath(path, base)).as_posix()
+                if Path(path).is_relative_to(base)
+                else path
+            )
         except ValueError:
             return path
 
@@ -210,8 +250,13 @@ def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
         ops=tuple(replace(o, sites=sites(o.sites)) for o in report.ops),
         fallbacks=tuple(replace(f, sites=sites(f.sites)) for f in report.fallbacks),
         events=tuple(replace(e, site=site(e.site)) for e in report.events),
-        failure=replace(report.failure, site=site(report.failure.site)) if report.failure else None,
-        parity=replace(report.parity, steps=tuple(replace(s, site=site(s.site)) for s in report.parity.steps))
+        failure=replace(report.failure, site=site(report.failure.site))
+        if report.failure
+        else None,
+        parity=replace(
+            report.parity,
+            steps=tuple(replace(s, site=site(s.site)) for s in report.parity.steps),
+        )
         if report.parity
         else None,
     )

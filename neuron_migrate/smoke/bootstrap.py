@@ -45,7 +45,7 @@ def setup_device(config: ChildConfig) -> DeviceSession:
     """Use the real `neuron` device (clearing op tracking) or register the emulated one."""
     if config.device == "neuron":
         import torch
-        import torch_neuronx
+        import torch_neuronx  # type: ignore[import-not-found]
 
         if torch.neuron.device_count() < 1:  # type: ignore[attr-defined]
             raise RuntimeError("torch_neuronx imports but reports no `neuron` device")
@@ -100,7 +100,9 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
         "stop_reason": state.stop_reason,
         "wall_time_s": round(time.monotonic() - started, 3),
         **recorder.to_json(rec),
-        "losses": [{"value": v, "site": s.to_json() if s else None} for v, s in state.losses],
+        "losses": [
+            {"value": v, "site": s.to_json() if s else None} for v, s in state.losses
+        ],
         "output": hooks.output_values(state),
         "measured": _safe_measured(session),
         "failure": failure,
@@ -136,7 +138,7 @@ def _run_script(
         if exc.code in (None, 0):
             return "ok", None
         return "failed", describe_failure(exc, files)
-    except BaseException as exc:  # the user's error, whatever it is
+    except BaseException as exc:  # noqa: BLE001 - the user's error, whatever it is
         return "failed", describe_failure(exc, files)
     return "ok", None
 
@@ -144,7 +146,7 @@ def _run_script(
 def _safe_measured(session: DeviceSession) -> dict[str, list[str]] | None:
     try:
         return session.measured()
-    except Exception as exc:  # a broken tracking API must not hide the run's result
+    except Exception as exc:  # noqa: BLE001 - broken op tracking must not hide the result
         session.notes.append(f"could not read op tracking from torch_neuronx: {exc}")
         return None
 
@@ -180,9 +182,8 @@ def _prune(te: traceback.TracebackException, seen: set[int]) -> None:
 
 def _is_internal(filename: str) -> bool:
     return (
-        filename.startswith(_HERE)
+        filename.startswith((_HERE, "<frozen runpy"))
         or os.path.basename(filename) == "runpy.py"
-        or filename.startswith("<frozen runpy")
     )
 
 
@@ -200,7 +201,7 @@ def main(argv: list[str]) -> None:
     rank = int(os.environ.get("RANK", "0"))
     try:
         data = run(config, rank)
-    except BaseException as exc:  # the smoke setup itself failed
+    except BaseException as exc:  # noqa: BLE001 - the smoke setup itself failed
         failure = describe_failure(exc, UserFiles(()))
         failure["traceback"] = traceback.format_exc()
         data = {"rank": rank, "status": "error", "failure": failure}

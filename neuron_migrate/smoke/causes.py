@@ -13,11 +13,11 @@ _CAUSES: tuple[tuple[str, str], ...] = (
     ),
     (
         r"device type at start of device string: xla|xla:\d|'xla'",
-        "The script still uses the `xla` device; use `torch.device(\"neuron\")`",
+        'The script still uses the `xla` device; use `torch.device("neuron")`',
     ),
     (
         r"Expected all tensors to be on the same device|same device",
-        "A tensor is on the CPU while the model is on `neuron`; move it with `.to(\"neuron\")`",
+        'A tensor is on the CPU while the model is on `neuron`; move it with `.to("neuron")`',
     ),
     (
         r"Torch not compiled with CUDA|Found no NVIDIA driver|CUDA driver|cuda",
@@ -25,7 +25,7 @@ _CAUSES: tuple[tuple[str, str], ...] = (
     ),
     (
         r"Unknown c10d backend type|Invalid backend",
-        "Initialize the process group with `dist.init_process_group(\"neuron\")`",
+        'Initialize the process group with `dist.init_process_group("neuron")`',
     ),
     (
         r"MASTER_ADDR|MASTER_PORT|environment variable (RANK|WORLD_SIZE)",
@@ -41,11 +41,16 @@ _CAUSES: tuple[tuple[str, str], ...] = (
     ),
     (
         r"^RunTimeout",
-        "The script was still running at the time limit; raise `--timeout` or check for a loop "
-        "without an optimizer step or model call",
+        (
+            "The script was still running at the time limit; raise `--timeout` or check for a "
+            "loop without an optimizer step or model call"
+        ),
     ),
     (r"^SystemExit", "The script called `sys.exit` with a failure status"),
-    (r"^(ModuleNotFoundError|ImportError)", "A module the script imports is not installed"),
+    (
+        r"^(ModuleNotFoundError|ImportError)",
+        "A module the script imports is not installed",
+    ),
 )
 _COMPILED = MappingProxyType({re.compile(p, re.IGNORECASE): c for p, c in _CAUSES})
 

@@ -10,7 +10,12 @@ from pathlib import Path
 import click
 
 from neuron_migrate.smoke.render import render_json, render_text
-from neuron_migrate.smoke.runner import INSTALL_HINT, SmokeOptions, run_smoke, torch_available
+from neuron_migrate.smoke.runner import (
+    INSTALL_HINT,
+    SmokeOptions,
+    run_smoke,
+    torch_available,
+)
 
 TARGET_VERSIONS = ("2.13", "2.14")
 
@@ -25,12 +30,46 @@ TARGET_VERSIONS = ("2.13", "2.14")
     show_default=True,
     help="auto uses Trainium when torch_neuronx reports a device, else the CPU emulation.",
 )
-@click.option("--steps", type=click.IntRange(min=1), default=2, show_default=True, help="Stop after N optimizer steps (or N forward calls of an inference script).")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=1), default=300, show_default=True, help="Stop the script after this many seconds.")
-@click.option("--nproc", type=click.IntRange(min=1), default=1, show_default=True, help="Start N ranks with the torchrun environment.")
-@click.option("--compare-cpu", is_flag=True, help="Rerun on the CPU and compare losses and outputs.")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--target-version", type=click.Choice(TARGET_VERSIONS), default="2.14", show_default=True, help="PyTorch family of the op compat data.")
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Stop after N optimizer steps (or N forward calls of an inference script).",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=1),
+    default=300,
+    show_default=True,
+    help="Stop the script after this many seconds.",
+)
+@click.option(
+    "--nproc",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Start N ranks with the torchrun environment.",
+)
+@click.option(
+    "--compare-cpu",
+    is_flag=True,
+    help="Rerun on the CPU and compare losses and outputs.",
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--target-version",
+    type=click.Choice(TARGET_VERSIONS),
+    default="2.14",
+    show_default=True,
+    help="PyTorch family of the op compat data.",
+)
 def smoke_command(
     script: Path,
     args: tuple[str, ...],
@@ -54,7 +93,10 @@ def smoke_command(
         target_version=target_version, base_dir=Path.cwd(),
     )  # fmt: skip
     report = run_smoke(script, args, options)
-    click.echo(render_json(report) if output_format == "json" else render_text(report), nl=False)
+    click.echo(
+        render_json(report) if output_format == "json" else render_text(report),
+        nl=False,
+    )
     click.get_current_context().exit(0 if report.ok else 1)
 
 

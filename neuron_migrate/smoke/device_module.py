@@ -13,7 +13,9 @@ from typing import Any
 
 import torch
 
-_STATE: dict[str, int] = {}  # per-process device state of the emulated device (child only)
+_STATE: dict[
+    str, int
+] = {}  # per-process device state of the emulated device (child only)
 
 
 def current_index() -> int:
@@ -35,7 +37,7 @@ def remapped_note() -> str:
 
 
 def _private_use1_type() -> int:
-    return int(torch._C._autograd.DeviceType.PrivateUse1)  # type: ignore[attr-defined]
+    return int(torch._C._autograd.DeviceType.PrivateUse1)  # type: ignore[attr-defined,call-overload]
 
 
 class Stream(torch.Stream):
@@ -62,14 +64,16 @@ class Stream(torch.Stream):
     def wait_event(self, event: Any) -> None:
         return None
 
-    def record_event(self, event: Any = None) -> Event:
+    def record_event(self, event: Any = None) -> Any:
         return event if event is not None else Event()
 
 
 class Event:
     """An event that is complete as soon as it is recorded."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False, **_: Any) -> None:
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, **_: Any
+    ) -> None:
         self.enable_timing = enable_timing
 
     def record(self, stream: Any = None) -> None:
@@ -117,7 +121,9 @@ def _stream(stream: Any) -> Iterator[None]:
 
 
 def _properties(count: int) -> Any:
-    return types.SimpleNamespace(name="neuron (emulated on CPU)", total_memory=0, count=count)
+    return types.SimpleNamespace(
+        name="neuron (emulated on CPU)", total_memory=0, count=count
+    )
 
 
 def _zero(*_: Any, **__: Any) -> int:
@@ -132,7 +138,9 @@ def build_module(device_count: int) -> types.ModuleType:
     """A `torch.neuron` module for an emulated device with `device_count` devices."""
     _STATE["current"] = 0
     _STATE["count"] = device_count
-    mod = types.ModuleType("torch.neuron", "Emulated TorchNeuron device module (neuron-migrate smoke)")
+    mod = types.ModuleType(
+        "torch.neuron", "Emulated TorchNeuron device module (neuron-migrate smoke)"
+    )
     functions: dict[str, Any] = {
         "is_available": lambda: True,
         "device_count": lambda: device_count,
@@ -159,7 +167,11 @@ def build_module(device_count: int) -> types.ModuleType:
         "initial_seed": lambda: torch.initial_seed(),
         "get_rng_state": lambda device=None: torch.get_rng_state(),
         "set_rng_state": lambda state, device=None: torch.set_rng_state(state),
-        "get_amp_supported_dtype": lambda: [torch.float32, torch.float16, torch.bfloat16],
+        "get_amp_supported_dtype": lambda: [
+            torch.float32,
+            torch.float16,
+            torch.bfloat16,
+        ],
         "is_bf16_supported": lambda *a, **k: True,
         "empty_cache": _none,
     }
@@ -171,7 +183,9 @@ def build_module(device_count: int) -> types.ModuleType:
     ):
         functions[name] = _zero
     functions["memory_stats"] = lambda device=None: {}
-    functions["memory_summary"] = lambda device=None, abbreviated=False: "emulated neuron device"
+    functions["memory_summary"] = lambda device=None, abbreviated=False: (
+        "emulated neuron device"
+    )
     functions["reset_peak_memory_stats"] = _none
     functions["reset_accumulated_memory_stats"] = _none
     for name, value in functions.items():
@@ -205,19 +219,23 @@ def build_torch_neuronx_stub() -> types.ModuleType:
     """A `torch_neuronx` module for scripts that import it explicitly under emulation."""
     import torch
 
-    mod = types.ModuleType("torch_neuronx", "neuron-migrate emulation stub of torch_neuronx")
+    mod = types.ModuleType(
+        "torch_neuronx", "neuron-migrate emulation stub of torch_neuronx"
+    )
     neuron = torch.neuron  # type: ignore[attr-defined]
     for name in (
         "device_count", "current_device", "set_device", "synchronize", "empty_cache",
         "get_device_properties", "memory_allocated", "max_memory_allocated", "Stream", "Event",
     ):  # fmt: skip
         setattr(mod, name, getattr(neuron, name))
-    mod.get_fallback_ops = lambda: []  # type: ignore[attr-defined]
-    mod.get_executed_ops = lambda: []  # type: ignore[attr-defined]
+    mod.get_fallback_ops = list  # type: ignore[attr-defined]
+    mod.get_executed_ops = list  # type: ignore[attr-defined]
     mod.clear_op_tracking = lambda: None  # type: ignore[attr-defined]
 
     def missing(name: str) -> Any:
-        raise AttributeError(f"`torch_neuronx.{name}` is not available on the emulated device")
+        raise AttributeError(
+            f"`torch_neuronx.{name}` is not available on the emulated device"
+        )
 
     mod.__getattr__ = missing  # type: ignore[method-assign]
     return mod

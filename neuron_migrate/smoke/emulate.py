@@ -57,10 +57,10 @@ class NeuronTensor(torch.Tensor):
         wrapper._raw = raw
         return wrapper
 
-    __torch_function__ = torch._C._disabled_torch_function_impl
+    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
 
     @classmethod
-    def __torch_dispatch__(
+    def __torch_dispatch__(  # type: ignore[override]
         cls,
         func: Any,
         types: Any,
@@ -139,7 +139,9 @@ def run_on_cpu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return tree_map(_wrapper(originals, index), out)
 
 
-def _target_device(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
+def _target_device(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[int | None, dict[str, Any]]:
     """0 when the outputs belong on `neuron` (None: CPU), and kwargs with `device` on the CPU.
 
     Every `neuron:N` tensor lives on `neuron:0`: PyTorch's Python device guard reports a single
@@ -151,7 +153,9 @@ def _target_device(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int |
         kwargs = {**kwargs, "device": torch.device("cpu")}
         if device.type != DEVICE_TYPE:
             return None, kwargs
-        device_module.note_index(device.index if device.index is not None else device_module.current_index())
+        device_module.note_index(
+            device.index if device.index is not None else device_module.current_index()
+        )
         return 0, kwargs
     if any(isinstance(leaf, NeuronTensor) for leaf in tree_leaves((args, kwargs))):
         return 0, kwargs
@@ -183,11 +187,11 @@ def _wrapper(originals: dict[int, Any], index: int | None) -> Callable[[Any], An
 
 def _check_metadata(name: str, originals: dict[int, Any]) -> None:
     for raw_id, original in originals.items():
-        if isinstance(original, NeuronTensor) and id(original._raw) == raw_id:
-            if original._raw.shape != original.shape:
-                raise EmulationError(
-                    f"the CPU emulation cannot resize a `neuron` tensor in place ({name})"
-                )
+        is_wrapper = isinstance(original, NeuronTensor) and id(original._raw) == raw_id
+        if is_wrapper and original._raw.shape != original.shape:
+            raise EmulationError(
+                f"the CPU emulation cannot resize a `neuron` tensor in place ({name})"
+            )
 
 
 def _privateuse1_fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
@@ -219,4 +223,4 @@ def _patch_pin_memory() -> None:
             return original(self, device)
         return self
 
-    torch.Tensor.pin_memory = pin_memory  # type: ignore[method-assign]
+    torch.Tensor.pin_memory = pin_memory  # type: ignore[method-assign,assignment]

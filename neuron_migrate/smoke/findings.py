@@ -39,14 +39,28 @@ def report_findings(report: SmokeReport) -> list[Finding]:
     """NM7xx findings pointing at the user's lines, sorted and without duplicates."""
     found = {
         (f.code, f.path, f.start.line, f.message): f
-        for f in (*_fallbacks(report), *_events(report), *_parity(report), *_failure(report))
+        for f in (
+            *_fallbacks(report),
+            *_events(report),
+            *_parity(report),
+            *_failure(report),
+        )
     }
     return sorted(found.values(), key=lambda f: f.sort_key)
 
 
 def _finding(rule: SmokeRule, site: Site | None, script: str, message: str) -> Finding:
     if site is None:
-        return Finding(script, rule.code, rule.name, message, rule.severity, Position(1, 1), Position(1, 1), category=CATEGORY)
+        return Finding(
+            script,
+            rule.code,
+            rule.name,
+            message,
+            rule.severity,
+            Position(1, 1),
+            Position(1, 1),
+            category=CATEGORY,
+        )
     start = Position(site.line, site.column)
     end = Position(site.line, site.column + len(site.code))
     return Finding(
@@ -62,7 +76,10 @@ def _sites(sites: tuple[Site, ...]) -> tuple[Site | None, ...]:
 def _fallbacks(report: SmokeReport) -> Iterator[Finding]:
     for fb in report.fallbacks:
         if fb.measured:
-            rule, message = MEASURED_FALLBACK, f"Move `{fb.op}` off the hot path; it ran as a CPU fallback on `neuron`"
+            rule, message = (
+                MEASURED_FALLBACK,
+                f"Move `{fb.op}` off the hot path; it ran as a CPU fallback on `neuron`",
+            )
         elif fb.status == "unsupported":
             rule = PREDICTED_FALLBACK
             message = f"Replace `{fb.op}`; compat data {report.target_version} lists it as unsupported on `neuron`"
@@ -88,7 +105,12 @@ def _parity(report: SmokeReport) -> Iterator[Finding]:
     if parity is None or parity.status != "mismatch":
         return
     if parity.message:
-        yield _finding(PARITY_MISMATCH, None, report.script, f"Check the numerics on `neuron`; {parity.message}")
+        yield _finding(
+            PARITY_MISMATCH,
+            None,
+            report.script,
+            f"Check the numerics on `neuron`; {parity.message}",
+        )
     for step in parity.steps:
         if not step.ok:
             message = f"Check the numerics on `neuron`: {step.label} differs from the CPU run by {step.max_abs_diff:.1e}"
@@ -112,4 +134,6 @@ def _failure(report: SmokeReport) -> Iterator[Finding]:
 
 def _detail(text: str) -> str:
     first = (text.strip().splitlines() or [""])[0].rstrip(". ")
-    return first if len(first) <= MAX_DETAIL else first[: MAX_DETAIL - 3].rstrip() + "..."
+    return (
+        first if len(first) <= MAX_DETAIL else first[: MAX_DETAIL - 3].rstrip() + "..."
+    )

@@ -112,7 +112,9 @@ def _forward_hook(state: RunState) -> Any:
         if state.depth == 0 and output is not None and _has_parameters(module):
             state.forwards += 1
             leaves = tree_leaves(output)
-            state.last_output = [t.detach() for t in leaves if isinstance(t, torch.Tensor)]
+            state.last_output = [
+                t.detach() for t in leaves if isinstance(t, torch.Tensor)
+            ]
 
     return hook
 
@@ -141,7 +143,11 @@ def output_values(state: RunState) -> dict[str, Any] | None:
     if not state.last_output:
         return None
     with state.quiet():
-        flat = [t.float().cpu().reshape(-1) for t in state.last_output if t.is_floating_point()]
+        flat = [
+            t.float().cpu().reshape(-1)
+            for t in state.last_output
+            if t.is_floating_point()
+        ]
         if not flat:
             return None
         values = torch.cat(flat)[:MAX_OUTPUT_VALUES].tolist()

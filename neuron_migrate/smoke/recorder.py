@@ -15,10 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_leaves
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
-from neuron_migrate.smoke.sites import Site, UserFiles, site_from_formatted_stack, site_from_stack
+from neuron_migrate.smoke.sites import (
+    Site,
+    UserFiles,
+    site_from_formatted_stack,
+    site_from_stack,
+)
 
 DEVICE_TYPE = "neuron"
 MAX_SITES = 5
@@ -53,7 +58,11 @@ class OpStats:
 
 @dataclass
 class EventStats:
-    """One kind of problem at one line: `float64` or `device-mixing`."""
+    """One kind of problem at one line: `float64` or `device-mixing`.
+
+    float64 counts tensors with more than one element: one-element float64 values (e.g. the
+    GradScaler's scale reciprocal) lose no meaningful precision as float32.
+    """
 
     kind: str
     op: str
@@ -97,12 +106,14 @@ class OpRecorder(TorchDispatchMode):
         finally:  # also record an op that raised
             self._safe_observe(func, args, kwargs, out)
 
-    def _safe_observe(self, func: Any, args: Any, kwargs: dict[str, Any], out: Any) -> None:
+    def _safe_observe(
+        self, func: Any, args: Any, kwargs: dict[str, Any], out: Any
+    ) -> None:
         if self._paused:
             return
         try:
             self._observe(func._schema.name, args, kwargs, out)
-        except Exception:  # recording must never change what the script does
+        except Exception:  # noqa: BLE001 - recording must never change what the script does
             return
 
     def _observe(self, name: str, args: Any, kwargs: dict[str, Any], out: Any) -> None:
@@ -116,12 +127,14 @@ class OpRecorder(TorchDispatchMode):
         stats.count += 1
         if site is not None and (site in stats.sites or len(stats.sites) < MAX_SITES):
             stats.sites[site] = stats.sites.get(site, 0) + 1
-        if any(t.dtype == torch.float64 for t in on_neuron):
+        if any(t.dtype == torch.float64 and t.numel() > 1 for t in on_neuron):
             self._event("float64", name, site, "float64 tensor on `neuron`")
         if any(t.dtype in _LOW_PRECISION for t in on_neuron):
             self.low_precision = True
         if name not in _MIXING_EXEMPT and _mixes_cpu(inputs):
-            self._event("device-mixing", name, site, "mixes a `neuron` tensor and a CPU tensor")
+            self._event(
+                "device-mixing", name, site, "mixes a `neuron` tensor and a CPU tensor"
+            )
 
     def _event(self, kind: str, op: str, site: Site | None, detail: str) -> None:
         key = (kind, op, site)
@@ -165,7 +178,9 @@ def to_json(recorder: OpRecorder) -> dict[str, Any]:
         {
             "op": name,
             "count": stats.count,
-            "sites": [dict(s.to_json(), count=n) for s, n in sorted(stats.sites.items())],
+            "sites": [
+                dict(s.to_json(), count=n) for s, n in sorted(stats.sites.items())
+            ],
         }
         for name, stats in sorted(recorder.ops.items())
     ]
@@ -177,6 +192,9 @@ def to_json(recorder: OpRecorder) -> dict[str, Any]:
             "count": e.count,
             "site": e.site.to_json() if e.site else None,
         }
-        for e in sorted(recorder.events.values(), key=lambda e: (e.kind, e.op, e.site or Site("", 0)))
+        for e in sorted(
+            recorder.events.values(),
+            key=lambda e: (e.kind, e.op, e.site or Site("", 0)),
+        )
     ]
     return {"ops": ops, "events": events, "low_precision": recorder.low_precision}

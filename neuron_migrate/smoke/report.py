@@ -110,10 +110,14 @@ class SmokeReport:
     @property
     def problems(self) -> tuple[str, ...]:
         """Why the smoke test fails; empty when it passes."""
-        found = [] if self.status == OK else [f"the run ended with status `{self.status}`"]
+        found = (
+            [] if self.status == OK else [f"the run ended with status `{self.status}`"]
+        )
         mixing = sum(1 for e in self.events if e.kind == "device-mixing")
         if mixing:
-            found.append(f"device mixing at {mixing} place(s), an error on real `neuron` hardware")
+            found.append(
+                f"device mixing at {mixing} place(s), an error on real `neuron` hardware"
+            )
         if self.parity is not None and self.parity.status == "mismatch":
             found.append("the numbers differ from the CPU run")
         return tuple(found)

@@ -21,7 +21,12 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import neuron_migrate
-from neuron_migrate.smoke.assemble import Launch, RankOutcome, ReportContext, build_report
+from neuron_migrate.smoke.assemble import (
+    Launch,
+    RankOutcome,
+    ReportContext,
+    build_report,
+)
 from neuron_migrate.smoke.protocol import ChildConfig, rank_report_name
 from neuron_migrate.smoke.report import EMULATED, ERROR, NEURON, Failure, SmokeReport
 
@@ -54,9 +59,13 @@ class SmokeOptions:
     target_version: str = "2.14"
     seed: int = 0
     base_dir: Path | None = None  # report paths under this folder are made relative
-    env: Mapping[str, str] | None = None  # the children's environment; None inherits ours
+    env: Mapping[str, str] | None = (
+        None  # the children's environment; None inherits ours
+    )
     python: str | None = None  # interpreter for the children; None is this one
-    kill_grace_s: float = 10.0  # after the children's own time limit, before they are killed
+    kill_grace_s: float = (
+        10.0  # after the children's own time limit, before they are killed
+    )
 
 
 def torch_available() -> bool:
@@ -78,14 +87,20 @@ def run_smoke(script: Path, args: Sequence[str], options: SmokeOptions) -> Smoke
     if device is None:
         return _device_error(ctx, problem)
     with tempfile.TemporaryDirectory(prefix="neuron-migrate-smoke-") as tmp:
-        main = _launch(script, args, options, env, device, Path(tmp, "main"), reference=False)
+        main = _launch(
+            script, args, options, env, device, Path(tmp, "main"), reference=False
+        )
         reference = None
         if options.compare_cpu and all(r.exit_code == 0 for r in main.ranks):
-            reference = _launch(script, args, options, env, EMULATED, Path(tmp, "ref"), reference=True)
+            reference = _launch(
+                script, args, options, env, EMULATED, Path(tmp, "ref"), reference=True
+            )
     return build_report(ctx, main, reference)
 
 
-def resolve_device(options: SmokeOptions, env: Mapping[str, str]) -> tuple[str | None, str]:
+def resolve_device(
+    options: SmokeOptions, env: Mapping[str, str]
+) -> tuple[str | None, str]:
     """("neuron" | "emulated", "") or (None, why no device can be used)."""
     if options.device == "emulate":
         return EMULATED, ""
@@ -93,7 +108,10 @@ def resolve_device(options: SmokeOptions, env: Mapping[str, str]) -> tuple[str |
     if count > 0:
         return NEURON, ""
     if options.device == "neuron":
-        return None, "`--device neuron` needs torch_neuronx and at least one `neuron` device"
+        return (
+            None,
+            "`--device neuron` needs torch_neuronx and at least one `neuron` device",
+        )
     return EMULATED, ""
 
 
@@ -102,7 +120,12 @@ def _probe_neuron(options: SmokeOptions, env: Mapping[str, str]) -> int:
     command = [options.python or sys.executable, "-c", _PROBE]
     try:
         done = subprocess.run(
-            command, env=dict(env), capture_output=True, text=True, timeout=PROBE_TIMEOUT_S
+            command,
+            env=dict(env),
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return 0
@@ -113,7 +136,12 @@ def _probe_neuron(options: SmokeOptions, env: Mapping[str, str]) -> int:
 
 
 def _device_error(ctx: ReportContext, problem: str) -> SmokeReport:
-    failure = Failure("NoDevice", problem, "", "Install torch-neuronx on a Trn2/Trn3 host, or use `--device emulate`")
+    failure = Failure(
+        "NoDevice",
+        problem,
+        "",
+        "Install torch-neuronx on a Trn2/Trn3 host, or use `--device emulate`",
+    )
     return SmokeReport(
         script=str(ctx.script), status=ERROR, device="none", target_version=ctx.target_version,
         nproc=ctx.nproc, steps=0, forwards=0, backwards=0, stop_reason="", wall_time_s=0.0,
@@ -125,7 +153,9 @@ def _child_env(options: SmokeOptions) -> dict[str, str]:
     env = dict(os.environ if options.env is None else options.env)
     root = Path(neuron_migrate.__file__).resolve().parent.parent
     if not {"site-packages", "dist-packages"} & set(root.parts):
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(root), env.get("PYTHONPATH", "")) if p
+        )
     env["PYTHONHASHSEED"] = str(options.seed)
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -150,12 +180,21 @@ def _launch(
     config_path.write_text(config.to_json())
     child_env = dict(env)
     if config.device == "emulate":
-        child_env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"  # keep a real torch_neuronx out
-    command = [options.python or sys.executable, "-m", "neuron_migrate.smoke.bootstrap", str(config_path)]
+        child_env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = (
+            "0"  # keep a real torch_neuronx out
+        )
+    command = [
+        options.python or sys.executable,
+        "-m",
+        "neuron_migrate.smoke.bootstrap",
+        str(config_path),
+    ]
     return _run_ranks(command, child_env, options, workdir)
 
 
-def _rank_env(env: Mapping[str, str], rank: int, nproc: int, port: int) -> dict[str, str]:
+def _rank_env(
+    env: Mapping[str, str], rank: int, nproc: int, port: int
+) -> dict[str, str]:
     return {
         **env,
         "RANK": str(rank),
@@ -186,9 +225,13 @@ def _run_ranks(
             with open(workdir / f"rank{rank}.log", "wb") as log:
                 procs.append(
                     subprocess.Popen(
-                        command, env=_rank_env(env, rank, options.nproc, port), stdout=log,
-                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                    )  # fmt: skip
+                        command,
+                        env=_rank_env(env, rank, options.nproc, port),
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
                 )
         killed = _wait(procs, started + options.timeout_s + options.kill_grace_s)
     finally:
