@@ -49,6 +49,7 @@ def test_auto_uses_torch_neuronx_and_reports_measured_fallbacks() -> None:
         (f.path, f.start.line) for f in findings
     }
     assert not any(f.code == "NM701" for f in report_findings(report))
+    assert report.measured_executed_ops == ("aten::addmm", "aten::mm")
 
 
 def test_device_neuron_without_torch_neuronx_is_an_error() -> None:

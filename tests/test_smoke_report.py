@@ -130,6 +130,7 @@ def test_neuron_report_uses_measured_fallbacks_with_recorded_sites() -> None:
     assert all(f.measured for f in report.fallbacks)
     assert by_op["aten::linalg_qr"].sites[0].line == 11
     assert by_op["aten::only_measured"].sites == ()
+    assert report.measured_executed_ops == ()
 
 
 def test_ranks_are_merged_and_the_root_cause_rank_is_reported() -> None:

@@ -92,6 +92,7 @@ def build_report(
         failure=failure,
         notes=tuple(sorted({str(n) for d in datas for n in d.get("notes", ())})),
         output_tail=_output_tail(main),
+        measured_executed_ops=_measured_names(datas, "executed_ops"),
     )
     return relativize(report, ctx.base_dir)
 
@@ -181,15 +182,19 @@ def _fallbacks(
             for op in ops
             if op.status in compat.FALLBACK_STATUSES
         )
-    measured = sorted(
-        {
-            compat.base_op_name(op)
-            for d in datas
-            for op in (d.get("measured") or {}).get("fallback_ops", ())
-        }
-    )
+    measured = _measured_names(datas, "fallback_ops")
     by_name = {compat.base_op_name(op.op): op for op in ops}
     return tuple(_measured(name, by_name.get(name)) for name in measured)
+
+
+def _measured_names(datas: Sequence[Mapping[str, Any]], key: str) -> tuple[str, ...]:
+    """Base names torch_neuronx reported under `key` on any rank (empty when emulated)."""
+    names = {
+        compat.base_op_name(op)
+        for d in datas
+        for op in (d.get("measured") or {}).get(key, ())
+    }
+    return tuple(sorted(names))
 
 
 def _measured(name: str, seen: OpRecord | None) -> Fallback:

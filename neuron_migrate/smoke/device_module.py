@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
-_STATE: dict[
-    str, int
-] = {}  # per-process device state of the emulated device (child only)
+# The emulated device's per-process state (current index), like a real backend's runtime state.
+# Only the smoke child process, which owns the device, ever writes it.
+_STATE: dict[str, int] = {}
 
 
 def current_index() -> int:
@@ -134,6 +134,10 @@ def _none(*_: Any, **__: Any) -> None:
     return None
 
 
+def _manual_seed(seed: int) -> None:
+    torch.manual_seed(seed)  # the CPU generator is the emulated device's generator
+
+
 def build_module(device_count: int) -> types.ModuleType:
     """A `torch.neuron` module for an emulated device with `device_count` devices."""
     _STATE["current"] = 0
@@ -160,7 +164,7 @@ def build_module(device_count: int) -> types.ModuleType:
         "current_stream": lambda device=None: Stream(device),
         "default_stream": lambda device=None: Stream(device),
         "set_stream": _none,
-        "manual_seed": lambda seed: torch.manual_seed(seed) and None,
+        "manual_seed": _manual_seed,
         "manual_seed_all": _none,  # the CPU generator is the device generator here
         "seed": lambda: torch.seed(),
         "seed_all": _none,

@@ -89,6 +89,9 @@ def _summary_lines(report: SmokeReport) -> list[str]:
         lines.append(f"stop: {report.stop_reason}")
     calls = sum(op.count for op in report.ops)
     lines.append(f"ops on `neuron`: {len(report.ops)} distinct, {calls} calls")
+    if report.measured_executed_ops:
+        executed = ", ".join(report.measured_executed_ops)
+        lines.append(f"ops torch_neuronx.get_executed_ops() reports: {executed}")
     return lines
 
 

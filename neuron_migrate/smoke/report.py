@@ -106,6 +106,9 @@ class SmokeReport:
     failure: Failure | None = None
     notes: tuple[str, ...] = ()
     output_tail: str = ""
+    measured_executed_ops: tuple[
+        str, ...
+    ] = ()  # torch_neuronx.get_executed_ops() on hardware
 
     @property
     def problems(self) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from neuron_migrate.smoke.assemble import (
     RankOutcome,
     ReportContext,
     build_report,
+    relativize,
 )
 from neuron_migrate.smoke.protocol import ChildConfig, rank_report_name
 from neuron_migrate.smoke.report import EMULATED, ERROR, NEURON, Failure, SmokeReport
@@ -142,11 +143,12 @@ def _device_error(ctx: ReportContext, problem: str) -> SmokeReport:
         "",
         "Install torch-neuronx on a Trn2/Trn3 host, or use `--device emulate`",
     )
-    return SmokeReport(
+    report = SmokeReport(
         script=str(ctx.script), status=ERROR, device="none", target_version=ctx.target_version,
         nproc=ctx.nproc, steps=0, forwards=0, backwards=0, stop_reason="", wall_time_s=0.0,
         failure=failure,
     )  # fmt: skip
+    return relativize(report, ctx.base_dir)
 
 
 def _child_env(options: SmokeOptions) -> dict[str, str]:
@@ -175,14 +177,14 @@ def _launch(
         script=str(script), args=tuple(args), device="neuron" if device == NEURON else "emulate",
         steps=options.steps, timeout_s=options.timeout_s, report_dir=str(workdir),
         reference=reference, seed=options.seed, device_count=max(1, options.nproc),
+        user_roots=(str(options.base_dir),) if options.base_dir else (),
     )  # fmt: skip
     config_path = workdir / "config.json"
     config_path.write_text(config.to_json())
     child_env = dict(env)
     if config.device == "emulate":
-        child_env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = (
-            "0"  # keep a real torch_neuronx out
-        )
+        # Keep an installed torch_neuronx from claiming the PrivateUse1 backend first.
+        child_env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
     command = [
         options.python or sys.executable,
         "-m",
