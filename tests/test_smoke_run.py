@@ -180,3 +180,9 @@ def test_two_rank_fsdp2_runs_on_the_neuron_backend() -> None:
     assert report.status == "ok", report.failure
     ops = {op.op for op in report.ops}
     assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= ops, sorted(ops)
+
+
+def test_the_emulated_device_behaves_like_a_device() -> None:
+    report = smoke("emulation_basics.py")
+    assert report.status == "ok", report.failure
+    assert report.ok

@@ -100,6 +100,14 @@ class NeuronTensor(torch.Tensor):
     def tolist(self) -> Any:  # type: ignore[override]
         return self._raw.tolist()
 
+    def numpy(self, *, force: bool = False) -> Any:  # type: ignore[override]
+        if not force:
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
+        return self._raw.detach().numpy()
+
     def data_ptr(self) -> int:  # type: ignore[override]
         return self._raw.data_ptr()
 
@@ -194,6 +202,58 @@ def _check_metadata(name: str, originals: dict[int, Any]) -> None:
             )
 
 
+_SKIPPED_FACTORY_PREFIXES = (
+    "_pin_memory",
+    "is_pinned",
+    "_resize_output",
+    "sparse",
+    "_sparse",
+    "_nested",
+)
+
+
+def composite_factories() -> list[str]:
+    """Factory overloads (they take `device`) whose PrivateUse1 kernel is a composite.
+
+    Those composites allocate an empty tensor and resize it through an `out=` overload, which a
+    wrapper tensor cannot follow, so the emulation runs the whole factory on the CPU instead.
+    """
+    names = []
+    for schema in torch._C._jit_get_all_schemas():
+        if not schema.name.startswith("aten::") or schema.is_mutable:
+            continue
+        if not any(arg.name == "device" for arg in schema.arguments):
+            continue
+        qualified = schema.name + (
+            f".{schema.overload_name}" if schema.overload_name else ""
+        )
+        if _is_explicit_composite(qualified) and not qualified[6:].startswith(
+            _SKIPPED_FACTORY_PREFIXES
+        ):
+            names.append(qualified[6:])
+    return names
+
+
+def _is_explicit_composite(qualified: str) -> bool:
+    has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+    try:
+        return has_kernel(qualified, "CompositeExplicitAutograd") and not has_kernel(
+            qualified, "CompositeImplicitAutograd"
+        )
+    except RuntimeError:  # a schema without a dispatcher entry
+        return False
+
+
+def _cpu_kernel(name: str) -> Callable[..., Any]:
+    packet, _, overload = name.partition(".")
+    op = getattr(getattr(torch.ops.aten, packet), overload or "default")
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        return run_on_cpu(op, args, kwargs)
+
+    return kernel
+
+
 def _privateuse1_fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
     return run_on_cpu(op, args, kwargs)
 
@@ -206,9 +266,13 @@ def install(config: EmulationConfig) -> list[object]:
     _setup_privateuseone_for_python_backend(DEVICE_TYPE, backend_module=module)
     fallback_lib = torch.library.Library("_", "IMPL")
     fallback_lib.fallback(_privateuse1_fallback, "PrivateUse1")
+    factory_lib = torch.library.Library("aten", "IMPL")
+    for name in composite_factories():
+        factory_lib.impl(name, _cpu_kernel(name), "PrivateUse1")
     device_module.patch_accelerator(module)
     _patch_pin_memory()
-    keep: list[object] = [fallback_lib, module]
+    _patch_data_constructors()
+    keep: list[object] = [fallback_lib, factory_lib, module]
     keep.extend(amp.register(enabled=config.autocast))
     process_group.register()
     return keep
@@ -224,3 +288,55 @@ def _patch_pin_memory() -> None:
         return self
 
     torch.Tensor.pin_memory = pin_memory  # type: ignore[method-assign,assignment]
+
+
+def _on_neuron(device: Any) -> bool:
+    return device is not None and torch.device(device).type == DEVICE_TYPE
+
+
+def _context_device() -> Any:
+    """The device of an active `with torch.device(...)` / `set_default_device`, else None."""
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._device import DeviceContext
+
+    for mode in reversed(_get_current_function_mode_stack()):
+        if isinstance(mode, DeviceContext):
+            return mode.device
+    return None
+
+
+def _built_on_cpu(
+    construct: Callable[..., torch.Tensor],
+) -> Callable[..., torch.Tensor]:
+    """Build on the CPU, then move: these constructors hide the Python dispatch key."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        device = kwargs.get("device")
+        target = device if device is not None else _context_device()
+        if not _on_neuron(target):
+            return construct(*args, **kwargs)
+        if args and isinstance(args[0], torch.Tensor):  # as_tensor/asarray of a tensor
+            return args[0].to(device=target, dtype=kwargs.get("dtype"))
+        requires_grad = kwargs.pop("requires_grad", False)
+        tensor = construct(*args, **{**kwargs, "device": "cpu"}).to(target)
+        return tensor.requires_grad_(requires_grad) if requires_grad else tensor
+
+    wrapper.__doc__ = construct.__doc__
+    return wrapper
+
+
+def _patch_data_constructors() -> None:
+    # `torch.tensor(data, device=...)` copies into the new tensor with the Python dispatch key
+    # excluded, which a Python backend cannot serve; building on the CPU first avoids that.
+    for name in ("tensor", "as_tensor", "asarray"):
+        setattr(torch, name, _built_on_cpu(getattr(torch, name)))
+    original_new_tensor = torch.Tensor.new_tensor
+
+    def new_tensor(self: torch.Tensor, data: Any, **kwargs: Any) -> torch.Tensor:
+        device = kwargs.pop("device", None) or self.device
+        if not _on_neuron(device):
+            return original_new_tensor(self, data, device=device, **kwargs)
+        kwargs.setdefault("dtype", self.dtype)
+        return _built_on_cpu(torch.tensor)(data, device=device, **kwargs)
+
+    torch.Tensor.new_tensor = new_tensor  # type: ignore[method-assign,assignment]

@@ -49,6 +49,7 @@ class RunState:
     depth: int = 0
     stop_reason: str = ""
     reference_optimizer: int | None = None
+    top_module: int | None = None  # id() of the model whose forward calls are counted
     losses: list[tuple[float, Site | None]] = field(default_factory=list)
     last_output: list[torch.Tensor] = field(default_factory=list)
     forward_site: Site | None = None
@@ -96,7 +97,7 @@ def _step_hook(state: RunState) -> Any:
 
 def _pre_forward_hook(state: RunState) -> Any:
     def hook(module: Any, args: Any) -> None:
-        if state.depth == 0 and _has_parameters(module):
+        if state.depth == 0 and _is_top_module(state, module):
             if not state.training and state.forwards >= state.max_steps:
                 state.stop_reason = f"stopped after {state.forwards} forward calls"
                 raise StopRun
@@ -109,7 +110,7 @@ def _pre_forward_hook(state: RunState) -> Any:
 def _forward_hook(state: RunState) -> Any:
     def hook(module: Any, args: Any, output: Any) -> None:
         state.depth = max(0, state.depth - 1)
-        if state.depth == 0 and output is not None and _has_parameters(module):
+        if state.depth == 0 and output is not None and _is_top_module(state, module):
             state.forwards += 1
             leaves = tree_leaves(output)
             state.last_output = [
@@ -117,6 +118,13 @@ def _forward_hook(state: RunState) -> Any:
             ]
 
     return hook
+
+
+def _is_top_module(state: RunState, module: Any) -> bool:
+    """The top-level module is the first module with parameters the script calls directly."""
+    if state.top_module is None and _has_parameters(module):
+        state.top_module = id(module)
+    return state.top_module == id(module)
 
 
 def _has_parameters(module: Any) -> bool:
