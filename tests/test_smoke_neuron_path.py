@@ -59,9 +59,3 @@ def test_device_neuron_without_torch_neuronx_is_an_error() -> None:
     assert (report.status, report.device, report.ok) == ("error", "none", False)
     assert report.failure is not None and "torch_neuronx" in report.failure.message
     assert [f.code for f in report_findings(report)] == ["NM706"]
-
-
-def test_auto_without_torch_neuronx_emulates() -> None:
-    options = SmokeOptions(device="auto", steps=1, timeout_s=120.0, env=env_with())
-    report = run_smoke(SCRIPTS / "forever_train.py", [], options)
-    assert (report.status, report.device, report.steps) == ("ok", "emulated", 1)

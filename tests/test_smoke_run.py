@@ -131,9 +131,9 @@ def test_a_raising_script_is_reported_with_its_own_line() -> None:
     assert "bootstrap.py" not in result.stdout and "runpy" not in result.stdout
 
 
-def test_a_training_loop_without_end_is_stopped_by_steps() -> None:
-    report = smoke("forever_train.py", steps=3)
-    assert (report.status, report.steps) == ("ok", 3)
+def test_a_training_loop_without_end_is_stopped_by_steps_and_auto_emulates() -> None:
+    report = smoke("forever_train.py", steps=3, device="auto")  # no torch_neuronx here
+    assert (report.status, report.steps, report.device) == ("ok", 3, "emulated")
 
 
 def test_an_endless_loop_is_stopped_by_the_timeout() -> None:

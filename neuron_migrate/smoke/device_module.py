@@ -43,7 +43,7 @@ def _private_use1_type() -> int:
 class Stream(torch.Stream):
     """A stream that is always idle: the emulation runs every op synchronously."""
 
-    def __new__(cls, device: Any = None, priority: int = 0, **_: Any) -> Stream:
+    def __new__(cls, device: Any = None, priority: int = 0, **_: Any) -> Stream:  # noqa: PYI034
         index = _index_of(device)
         return super().__new__(  # type: ignore[call-arg]
             cls, stream_id=0, device_index=index, device_type=_private_use1_type()

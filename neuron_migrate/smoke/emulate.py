@@ -1,10 +1,10 @@
 """Emulated `neuron` device: a PrivateUse1 backend whose tensors compute on the CPU.
 
 Only the smoke child process imports this module. A `neuron` tensor is a wrapper subclass
-that reports `device="neuron:N"` and keeps a plain CPU tensor (`_raw`) underneath; every ATen
+that reports `device="neuron:0"` and keeps a plain CPU tensor (`_raw`) underneath; every ATen
 op that reaches it is run on the unwrapped CPU tensors and the results are wrapped again.
 Ops without a tensor argument (factories such as `torch.zeros(..., device="neuron")`) reach
-the PrivateUse1 dispatch key, where a boxed fallback does the same.
+the PrivateUse1 dispatch key, where per-factory kernels and a boxed fallback do the same.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves, tree_map
 
-from neuron_migrate.smoke import amp, device_module, process_group
+from neuron_migrate.smoke import amp, device_module, patches, process_group
 
-DEVICE_TYPE = "neuron"
+DEVICE_TYPE = patches.DEVICE_TYPE
 
 # Ops whose kernels cannot run on the CPU copy, or that only make sense for real memory.
 _NOOP_OPS = frozenset({"aten::record_stream"})
@@ -43,7 +43,7 @@ class NeuronTensor(torch.Tensor):
     _raw: torch.Tensor
 
     @staticmethod
-    def __new__(cls, raw: torch.Tensor, index: int = 0) -> NeuronTensor:
+    def __new__(cls, raw: torch.Tensor, index: int = 0) -> NeuronTensor:  # noqa: PYI034
         wrapper = torch.Tensor._make_wrapper_subclass(
             cls,
             raw.size(),
@@ -270,73 +270,9 @@ def install(config: EmulationConfig) -> list[object]:
     for name in composite_factories():
         factory_lib.impl(name, _cpu_kernel(name), "PrivateUse1")
     device_module.patch_accelerator(module)
-    _patch_pin_memory()
-    _patch_data_constructors()
+    patches.patch_pin_memory()
+    patches.patch_data_constructors()
     keep: list[object] = [fallback_lib, factory_lib, module]
     keep.extend(amp.register(enabled=config.autocast))
     process_group.register()
     return keep
-
-
-def _patch_pin_memory() -> None:
-    # Pinning needs C++ PrivateUse1 hooks; on the emulated device host memory is host memory.
-    original = torch.Tensor.pin_memory
-
-    def pin_memory(self: torch.Tensor, device: Any = None) -> torch.Tensor:
-        if device is not None and torch.device(device).type != DEVICE_TYPE:
-            return original(self, device)
-        return self
-
-    torch.Tensor.pin_memory = pin_memory  # type: ignore[method-assign,assignment]
-
-
-def _on_neuron(device: Any) -> bool:
-    return device is not None and torch.device(device).type == DEVICE_TYPE
-
-
-def _context_device() -> Any:
-    """The device of an active `with torch.device(...)` / `set_default_device`, else None."""
-    from torch.overrides import _get_current_function_mode_stack
-    from torch.utils._device import DeviceContext
-
-    for mode in reversed(_get_current_function_mode_stack()):
-        if isinstance(mode, DeviceContext):
-            return mode.device
-    return None
-
-
-def _built_on_cpu(
-    construct: Callable[..., torch.Tensor],
-) -> Callable[..., torch.Tensor]:
-    """Build on the CPU, then move: these constructors hide the Python dispatch key."""
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        device = kwargs.get("device")
-        target = device if device is not None else _context_device()
-        if not _on_neuron(target):
-            return construct(*args, **kwargs)
-        if args and isinstance(args[0], torch.Tensor):  # as_tensor/asarray of a tensor
-            return args[0].to(device=target, dtype=kwargs.get("dtype"))
-        requires_grad = kwargs.pop("requires_grad", False)
-        tensor = construct(*args, **{**kwargs, "device": "cpu"}).to(target)
-        return tensor.requires_grad_(requires_grad) if requires_grad else tensor
-
-    wrapper.__doc__ = construct.__doc__
-    return wrapper
-
-
-def _patch_data_constructors() -> None:
-    # `torch.tensor(data, device=...)` copies into the new tensor with the Python dispatch key
-    # excluded, which a Python backend cannot serve; building on the CPU first avoids that.
-    for name in ("tensor", "as_tensor", "asarray"):
-        setattr(torch, name, _built_on_cpu(getattr(torch, name)))
-    original_new_tensor = torch.Tensor.new_tensor
-
-    def new_tensor(self: torch.Tensor, data: Any, **kwargs: Any) -> torch.Tensor:
-        device = kwargs.pop("device", None) or self.device
-        if not _on_neuron(device):
-            return original_new_tensor(self, data, device=device, **kwargs)
-        kwargs.setdefault("dtype", self.dtype)
-        return _built_on_cpu(torch.tensor)(data, device=device, **kwargs)
-
-    torch.Tensor.new_tensor = new_tensor  # type: ignore[method-assign,assignment]
