@@ -7,6 +7,9 @@ a list, regenerate them with `PYTHONPATH=. python tests/test_smoke_compat.py`.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -131,6 +134,25 @@ def test_compat_file_matches_its_source_lists(version: str) -> None:
 def test_rules_dir_falls_back_to_the_source_checkout() -> None:
     assert compat.rules_dir() == ROOT / "rules"
     assert set(VERSIONS) <= set(compat.available_versions())
+
+
+def test_rules_dir_uses_the_copy_inside_an_installed_package(tmp_path: Path) -> None:
+    # A wheel force-includes `rules` as `neuron_migrate/rules`; simulate that layout.
+    package = tmp_path / "site" / "neuron_migrate"
+    shutil.copytree(ROOT / "neuron_migrate", package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "rules" / "compat", package / "rules" / "compat")
+    code = "from neuron_migrate.smoke import compat; print(compat.rules_dir()); compat.load_ops('2.13')"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path / "site")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()) == package / "rules"
 
 
 @pytest.mark.parametrize("version", VERSIONS)
