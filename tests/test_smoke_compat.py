@@ -139,7 +139,9 @@ def test_rules_dir_falls_back_to_the_source_checkout() -> None:
 def test_rules_dir_uses_the_copy_inside_an_installed_package(tmp_path: Path) -> None:
     # A wheel force-includes `rules` as `neuron_migrate/rules`; simulate that layout.
     package = tmp_path / "site" / "neuron_migrate"
-    shutil.copytree(ROOT / "neuron_migrate", package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "neuron_migrate", package, ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copytree(ROOT / "rules" / "compat", package / "rules" / "compat")
     code = "from neuron_migrate.smoke import compat; print(compat.rules_dir()); compat.load_ops('2.13')"
     done = subprocess.run(

@@ -145,6 +145,10 @@ def test_an_endless_loop_is_stopped_by_the_timeout() -> None:
         "forever_spin.py", "spin"
     )
     assert [f.code for f in report_findings(report)] == ["NM707"]
+    assert "forever_spin.py" in report.failure.traceback
+    assert (
+        "site-packages" not in report.failure.traceback
+    )  # only user frames for a timeout
 
 
 def test_a_script_that_ignores_the_alarm_is_killed_with_its_children() -> None:

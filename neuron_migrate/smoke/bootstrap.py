@@ -160,24 +160,35 @@ def describe_failure(exc: BaseException, files: UserFiles) -> dict[str, Any]:
     return {
         "type": type(exc).__name__,
         "message": message,
-        "traceback": _format_traceback(exc),
+        "traceback": _format_traceback(
+            exc, files, user_only=type(exc).__name__ == "RunTimeout"
+        ),
         "site": sites[-1].to_json() if sites else None,
     }
 
 
-def _format_traceback(exc: BaseException) -> str:
+def _format_traceback(exc: BaseException, files: UserFiles, user_only: bool) -> str:
+    """The traceback without smoke/runpy frames; only user frames for a timeout (it can strike
+    anywhere, so library frames say nothing)."""
     te = traceback.TracebackException.from_exception(exc)
-    _prune(te, set())
+    _prune(te, files, user_only, set())
     return "".join(te.format())
 
 
-def _prune(te: traceback.TracebackException, seen: set[int]) -> None:
+def _prune(
+    te: traceback.TracebackException, files: UserFiles, user_only: bool, seen: set[int]
+) -> None:
     seen.add(id(te))
-    kept = [f for f in te.stack if not _is_internal(f.filename)]
+    kept = [
+        f
+        for f in te.stack
+        if not _is_internal(f.filename)
+        and (files.contains(f.filename) or not user_only)
+    ]
     te.stack = traceback.StackSummary.from_list(kept)
     for nested in (te.__cause__, te.__context__):
         if nested is not None and id(nested) not in seen:
-            _prune(nested, seen)
+            _prune(nested, files, user_only, seen)
 
 
 def _is_internal(filename: str) -> bool:
