@@ -28,6 +28,8 @@ _RULE_KEYS = {
 _MAP_KEYS = {"old", "new", "new_call", "fix", "safety", "message", "severity", "source", "prefix", "calls_only"}
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
 # Detectors that read non-Python files (engine/textfiles.py), not the ast walk.
+# Rules whose findings come from `neuron-migrate smoke` (running the script), never from a static check.
+RUNTIME_DETECTORS = frozenset({"smoke"})
 FILE_DETECTORS = frozenset({"package_name", "neuronx_xla_pin", "neuronx_family", "neuronx_index", "shell_env", "shell_launch"})
 
 

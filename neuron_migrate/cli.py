@@ -61,6 +61,7 @@ def main() -> None:
 @click.option("--write-baseline", type=click.Path(path_type=Path, dir_okay=False), help="Record the current findings in this baseline file and exit 0.")
 @click.option("--since", metavar="REF", help="Report only findings on lines added or changed since git REF (e.g. origin/main).")
 @click.option("--stdin-filename", metavar="NAME", help="Check code read from stdin as file NAME; with --fix, print the fixed code.")
+@click.option("--smoke", "smoke_script", metavar="SCRIPT", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="After checking (and fixing), run SCRIPT for a few steps on `neuron`, real or emulated (see `neuron-migrate smoke`).")
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
     from neuron_migrate import workflow
@@ -80,8 +81,46 @@ def check(paths: tuple[Path, ...], **options: Any) -> None:
         _report_noqa(results)
     if options["diff"]:
         click.echo(_diff(results), nl=False)
+    smoke_ok = True
+    if options["smoke_script"] is not None:
+        results, smoke_ok = _smoke(results, options, request, cwd)
     _emit(results, options)
-    sys.exit(_exit_code(results, options))
+    sys.exit(_exit_code(results, options) or (EXIT_FINDINGS if not smoke_ok else EXIT_CLEAN))
+
+
+def _smoke(results: list[Any], options: dict[str, Any], request: Any, cwd: Path) -> tuple[list[Any], bool]:
+    """`--smoke SCRIPT`: run the (fixed) script; its NM7xx findings join the report."""
+    from neuron_migrate.config import config_for
+    from neuron_migrate.smoke import SmokeOptions, render_text, report_findings, run_smoke
+    from neuron_migrate.smoke.runner import INSTALL_HINT, torch_available
+
+    if not torch_available():
+        _fail(INSTALL_HINT)
+    version = options["target_version"] or config_for(cwd, request.config_file).target_version or "2.14"
+    report = run_smoke(options["smoke_script"], (), SmokeOptions(target_version=version, base_dir=cwd))
+    human = options["output_format"] in ("text", "full")
+    click.echo(render_text(report), nl=False, err=not human)
+    return join_findings(results, report_findings(report)), report.ok
+
+
+def join_findings(results: list[Any], extra: Sequence[Any]) -> list[Any]:
+    """Results with `extra` findings added to the result of their file (or a new result)."""
+    from dataclasses import replace
+
+    from neuron_migrate.catalogue import by_code, load_catalogue
+    from neuron_migrate.model import FileResult
+
+    specs = by_code(load_catalogue())
+    by_path: dict[str, list[Any]] = {}
+    for finding in extra:
+        spec = specs.get(finding.code)
+        by_path.setdefault(finding.path, []).append(replace(finding, url=finding.url or (spec.url if spec else None)))
+    joined = []
+    for result in results:
+        added = by_path.pop(result.path, [])
+        joined.append(replace(result, findings=(*result.findings, *added)) if added else result)
+    joined += [FileResult(path, tuple(found)) for path, found in sorted(by_path.items())]
+    return joined
 
 
 def _fail(message: str) -> NoReturn:
@@ -246,6 +285,15 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     if findings and not options["exit_zero"]:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _smoke_command() -> click.Command:
+    from neuron_migrate.smoke.command import smoke_command
+
+    return smoke_command
+
+
+main.add_command(_smoke_command())
 
 
 @main.command("rules")

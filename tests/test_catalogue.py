@@ -9,7 +9,7 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from neuron_migrate import docs
-from neuron_migrate.catalogue import FILE_DETECTORS, RuleSpecError, load_catalogue, parse_rule, rules_dir
+from neuron_migrate.catalogue import FILE_DETECTORS, RUNTIME_DETECTORS, RuleSpecError, load_catalogue, parse_rule, rules_dir
 from neuron_migrate.detectors import DETECTORS
 from neuron_migrate.fixes import FIXES
 from neuron_migrate.model import Safety
@@ -46,7 +46,7 @@ def test_rule_doc_is_complete(spec: object) -> None:
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.code)
 def test_fix_and_detector_names_exist(spec: object) -> None:
-    assert spec.detector == "qualified" or spec.detector in DETECTORS or spec.detector in FILE_DETECTORS  # type: ignore[attr-defined]
+    assert spec.detector == "qualified" or spec.detector in DETECTORS or spec.detector in FILE_DETECTORS or spec.detector in RUNTIME_DETECTORS  # type: ignore[attr-defined]
     for entry in spec.maps:  # type: ignore[attr-defined]
         assert entry.fix is None or entry.fix in FIXES, entry.fix
 
@@ -60,6 +60,13 @@ def test_every_rule_has_fixtures(spec: object) -> None:
     assert any(n.startswith("ok_") for n in names), f"{folder} needs an ok_ case that must not fire"
     expected = [*folder.glob("basic*.findings"), *folder.glob("basic*/*.findings")]
     assert any(p.read_text().strip() for p in expected), "the basic case must fire"
+
+
+def test_smoke_rules_match_the_smoke_findings() -> None:
+    from neuron_migrate.smoke.findings import RULES
+
+    documented = {(s.code, s.name, s.severity) for s in SPECS if s.detector in RUNTIME_DETECTORS}
+    assert documented == {(r.code, r.name, r.severity) for r in RULES}
 
 
 def test_every_fixture_folder_has_a_rule() -> None:

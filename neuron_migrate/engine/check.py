@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from neuron_migrate import compat
 from neuron_migrate.catalogue import (
     FILE_DETECTORS,
+    RUNTIME_DETECTORS,
     RuleSpec,
     load_catalogue,
     select_rules,
@@ -48,7 +49,7 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
     triggers: set[str] = set()
     import_rules: list[RuleSpec] = []
     for spec in load_catalogue():
-        if spec.code not in codes or spec.detector in FILE_DETECTORS:
+        if spec.code not in codes or spec.detector in FILE_DETECTORS or spec.detector in RUNTIME_DETECTORS:
             continue  # rules for packaging files and scripts run in engine/textfiles.py
         triggers.update(spec.triggers)
         if spec.code == CATCH_ALL:
