@@ -23,10 +23,14 @@ _CODE = re.compile(r"^NM\d{3}$")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _RULE_KEYS = {
     "code", "name", "message", "severity", "safety", "since", "detector", "retired",
-    "source", "doc", "map", "triggers",
+    "source", "doc", "map", "triggers", "compat",
 }
 _MAP_KEYS = {"old", "new", "new_call", "fix", "safety", "message", "severity", "source", "prefix", "calls_only"}
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
+# Detectors that read non-Python files (engine/textfiles.py), not the ast walk.
+# Rules whose findings come from `neuron-migrate smoke` (running the script), never from a static check.
+RUNTIME_DETECTORS = frozenset({"smoke"})
+FILE_DETECTORS = frozenset({"package_name", "neuronx_xla_pin", "neuronx_family", "neuronx_index", "shell_env", "shell_launch"})
 
 
 class RuleSpecError(ValueError):
@@ -63,6 +67,7 @@ class RuleSpec:
     retired: bool = False
     source: str = ""
     triggers: tuple[str, ...] = ()  # extra prefilter substrings for Python detectors
+    compat: bool = False  # status and severity of each match come from rules/compat/<version>/
     doc: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     maps: tuple[MapEntry, ...] = ()
 
@@ -141,6 +146,7 @@ def parse_rule(data: dict[str, Any], where: str) -> RuleSpec:
         retired=bool(data.get("retired", False)),
         source=data.get("source", ""),
         triggers=tuple(data.get("triggers", ())),
+        compat=bool(data.get("compat", False)),
         doc=doc,
         maps=maps,
     )

@@ -5,14 +5,15 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from neuron_migrate import __version__
-from neuron_migrate.output import FORMATS as OUTPUT_FORMATS
+from neuron_migrate.compat import available_versions
+from neuron_migrate.output import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _COMMANDS = ("check", "rules", "explain", "smoke", "version")
@@ -25,11 +26,6 @@ class DefaultCheckGroup(click.Group):
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
         return super().parse_args(ctx, args)
-
-
-def _codes(values: Sequence[str]) -> tuple[str, ...]:
-    """`--select NM1,NM201 --select NM3` -> ("NM1", "NM201", "NM3")."""
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
 
 
 def _shard_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
@@ -54,67 +50,173 @@ def main() -> None:
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
-@click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may change behaviour (with --fix or --diff).")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change behaviour (with --fix or --diff).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing.")
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
-@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True)
+@click.option("--output-format", type=click.Choice(FORMATS), default=None, help="Report format  [default: text]")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file (to stderr for machine-readable formats).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
 @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (adds to the defaults).")
-@click.option("--target-version", type=click.Choice(("2.13", "2.14")), default="2.14", show_default=True, help="torch-neuronx family to check against.")
+@click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for every finding instead of reporting them.")
+@click.option("--show-suppressed", is_flag=True, help="Also list findings hidden by `# noqa`, per-file-ignores or --baseline.")
+@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), help="Report only findings that are not recorded in this baseline file.")
+@click.option("--write-baseline", type=click.Path(path_type=Path, dir_okay=False), help="Record the current findings in this baseline file and exit 0.")
+@click.option("--since", metavar="REF", help="Report only findings on lines added or changed since git REF (e.g. origin/main).")
+@click.option("--stdin-filename", metavar="NAME", help="Check code read from stdin as file NAME; with --fix, print the fixed code.")
+@click.option("--smoke", "smoke_script", metavar="SCRIPT", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="After checking (and fixing), run SCRIPT for a few steps on `neuron`, real or emulated (see `neuron-migrate smoke`).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path), envvar="NEURON_MIGRATE_CACHE_DIR", help="Cache folder [default: ./.neuron_migrate_cache].")
+@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="NEURON_MIGRATE_CACHE_DIR", help="Result cache folder  [default: ./.neuron_migrate_cache]")
 @click.option("--shard", callback=_shard_option, metavar="K/N", help="Check only shard K of N (1-based), split by path; for CI matrices.")
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
-    from neuron_migrate.engine.files import discover
-    from neuron_migrate.engine.parallel import run_targets
-    from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings
+    from neuron_migrate import workflow
 
-    settings = Settings(
-        select=_codes(options["select"]) or ("NM",),
-        ignore=_codes(options["ignore"]),
-        extend_select=_codes(options["extend_select"]),
-        fix=options["fix"] or options["diff"],
-        unsafe_fixes=options["unsafe_fixes"],
-        target_version=options["target_version"],
-        exclude=(*DEFAULT_EXCLUDES, *options["exclude"]),
-    )
     cwd = Path.cwd()
-    targets = discover(paths or (Path("."),), settings, cwd)
-    if options["shard"] is not None:
-        from neuron_migrate.engine.shard import select_shard
-
-        targets = select_shard(targets, *options["shard"])
-    cache = None
-    if not options["no_cache"]:
-        from neuron_migrate.engine.cache import CACHE_DIR_NAME, open_cache
-
-        cache = open_cache(options["cache_dir"] or cwd / CACHE_DIR_NAME, settings, cwd)
-    results = run_targets(targets, settings, jobs=options["jobs"], write=not options["diff"], cache=cache)
+    try:
+        request = workflow.request_from(paths, options)
+        options["output_format"], options["unsafe_fixes"] = workflow.run_display(request, cwd)
+        if options["stdin_filename"]:
+            _check_stdin(request, options, cwd)
+        results = workflow.check_paths(request, cwd, _progress(options))
+        if options["write_baseline"]:
+            _write_baseline(options["write_baseline"], results)
+    except workflow.USER_ERRORS as exc:
+        _fail(str(exc))
+    if options["add_noqa"]:
+        _report_noqa(results)
     if options["diff"]:
         click.echo(_diff(results), nl=False)
+    smoke_ok = True
+    if options["smoke_script"] is not None:
+        results, smoke_ok = _smoke(results, options, request, cwd)
     _emit(results, options)
-    sys.exit(_exit_code(results, options))
+    sys.exit(_exit_code(results, options) or (EXIT_FINDINGS if not smoke_ok else EXIT_CLEAN))
 
 
-def _emit(results: Sequence[Any], options: dict[str, Any]) -> None:
+def _smoke(results: list[Any], options: dict[str, Any], request: Any, cwd: Path) -> tuple[list[Any], bool]:
+    """`--smoke SCRIPT`: run the (fixed) script; its NM7xx findings join the report."""
+    from neuron_migrate.config import config_for
+    from neuron_migrate.smoke import SmokeOptions, render_text, report_findings, run_smoke
+    from neuron_migrate.smoke.runner import INSTALL_HINT, torch_available
+
+    if not torch_available():
+        _fail(INSTALL_HINT)
+    version = options["target_version"] or config_for(cwd, request.config_file).target_version or "2.14"
+    report = run_smoke(options["smoke_script"], (), SmokeOptions(target_version=version, base_dir=cwd))
+    human = options["output_format"] in ("text", "full")
+    click.echo(render_text(report), nl=False, err=not human)
+    return join_findings(results, report_findings(report)), report.ok
+
+
+def join_findings(results: list[Any], extra: Sequence[Any]) -> list[Any]:
+    """Results with `extra` findings added to the result of their file (or a new result)."""
+    from dataclasses import replace
+
+    from neuron_migrate.catalogue import by_code, load_catalogue
+    from neuron_migrate.model import FileResult
+
+    specs = by_code(load_catalogue())
+    by_path: dict[str, list[Any]] = {}
+    for finding in extra:
+        spec = specs.get(finding.code)
+        by_path.setdefault(finding.path, []).append(replace(finding, url=finding.url or (spec.url if spec else None)))
+    joined = []
+    for result in results:
+        added = by_path.pop(result.path, [])
+        joined.append(replace(result, findings=(*result.findings, *added)) if added else result)
+    joined += [FileResult(path, tuple(found)) for path, found in sorted(by_path.items())]
+    return joined
+
+
+def _fail(message: str) -> NoReturn:
+    """A user error (bad config, git, baseline, flags): one line on stderr, exit 2."""
+    click.echo(f"neuron-migrate: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _progress(options: dict[str, Any]) -> Callable[[int], Callable[[Any], object] | None]:
+    """A progress bar on stderr for many files, only on a terminal and outside CI."""
+    from neuron_migrate import progress
+
+    def start(total: int) -> Callable[[Any], object] | None:
+        stream = click.get_text_stream("stderr")
+        if options["quiet"] or not progress.wanted(stream, os.environ, total):
+            return None
+        bar = progress.ProgressBar(stream, total)
+
+        def advance(result: Any) -> None:
+            bar.advance()
+            if bar.done >= total:
+                bar.close()
+
+        return advance
+
+    return start
+
+
+def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
+    """`--stdin-filename NAME`: with --fix only the code goes to stdout, the report to stderr."""
+    from neuron_migrate import workflow
+
+    data = click.get_binary_stream("stdin").read()
+    result, output = workflow.check_stdin(data, options["stdin_filename"], request, cwd)
+    if options["fix"]:
+        stdout = click.get_binary_stream("stdout")
+        stdout.write(output)
+        stdout.flush()
+        _emit([result], options, err=True)
+    elif options["diff"]:
+        click.echo(_diff([result]), nl=False)
+    else:
+        _emit([result], options)
+    sys.exit(_exit_code([result], options))
+
+
+def _write_baseline(path: Path, results: Sequence[Any]) -> NoReturn:
+    from neuron_migrate.engine import baseline
+
+    count = baseline.write(path, results)
+    noun = "finding" if count == 1 else "findings"
+    click.echo(f"Wrote {count} {noun} to the baseline {path}.")
+    sys.exit(EXIT_CLEAN)
+
+
+def _report_noqa(results: Sequence[Any]) -> NoReturn:
+    """`--add-noqa`: say how many directives were written; files that could not be annotated
+    (unreadable, unparseable) are listed on stderr and make the exit code 1."""
+    from neuron_migrate.output import text as text_output
+
+    count = sum(1 for r in results if r.changed for f in r.findings if f.category != "tool")
+    files = sum(1 for r in results if r.changed)
+    problems = [f for r in results for f in r.findings if f.category == "tool"]
+    for finding in problems:
+        click.echo(text_output.line(finding), err=True)
+    click.echo(f"Added `# noqa` for {count} finding{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}.")
+    sys.exit(EXIT_FINDINGS if problems else EXIT_CLEAN)
+
+
+def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) -> None:
+    """The report on stdout (stderr when stdout carries fixed code), then optional extras."""
     from neuron_migrate.output import show_fixes, statistics
 
     fmt = options["output_format"]
     human = fmt in ("text", "full")
     if options["statistics"]:
         as_json = fmt in ("json", "json-lines")
-        click.echo(statistics.render(results, options["unsafe_fixes"], as_json=as_json), nl=False)
+        click.echo(statistics.render(results, options["unsafe_fixes"], as_json=as_json), nl=False, err=err)
     elif not (options["diff"] and human):
-        click.echo(_report(fmt, results, options), nl=False)
+        click.echo(_report(fmt, results, options), nl=False, err=err)
     if options["show_fixes"]:
-        click.echo(show_fixes.render(results), nl=False, err=not human)
+        click.echo(show_fixes.render(results), nl=False, err=err or not human)
+    if options["show_suppressed"]:
+        _emit_suppressed(results, to_stderr=err or not human)
 
 
 def _report(fmt: str, results: Sequence[Any], options: dict[str, Any]) -> str:
@@ -162,6 +264,16 @@ def _append_step_summary(path: Path, results: Sequence[Any], options: Any) -> No
         click.echo(f"neuron-migrate: cannot write the step summary to {path}: {exc.strerror or exc}", err=True)
 
 
+def _emit_suppressed(results: Sequence[Any], to_stderr: bool) -> None:
+    """The suppressed findings, after the report (on stderr when stdout is machine-readable)."""
+    from neuron_migrate.output import text as text_output
+
+    suppressed = sorted((f for r in results for f in r.suppressed), key=lambda f: f.sort_key)
+    lines = [f"Suppressed {len(suppressed)} finding{'s' if len(suppressed) != 1 else ''}:"]
+    lines.extend(text_output.line(f) for f in suppressed)
+    click.echo("\n".join(lines), err=to_stderr)
+
+
 def _diff(results: Sequence[Any]) -> str:
     chunks = []
     for result in results:
@@ -185,6 +297,15 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     if findings and not options["exit_zero"]:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _smoke_command() -> click.Command:
+    from neuron_migrate.smoke.command import smoke_command
+
+    return smoke_command
+
+
+main.add_command(_smoke_command())
 
 
 @main.command("rules")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
+from neuron_migrate import api_detectors, compile_detectors
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.engine.analyze import XLA_ROOT, Analysis, Match
 from neuron_migrate.names import Scope
@@ -193,5 +194,7 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
         "env_var": ((ast.Assign, ast.Call), env_var),
         "process_group": ((ast.Call,), process_group),
         "compile_backend": ((ast.Call,), compile_backend),
+        **api_detectors.DETECTORS,
+        **compile_detectors.DETECTORS,
     }
 )

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
+from neuron_migrate import api_fixes
 from neuron_migrate.engine.analyze import IMPORTS, Analysis, Match, Plan, body_of
 from neuron_migrate.model import Safety
 
@@ -446,7 +447,7 @@ def remove_import(ctx: FixContext, match: Match) -> Plan | None:
     if len(stmt.names) > 1 and not all(_is_xla(stmt, alias) for alias in stmt.names):
         return None  # a mixed import; a human splits it
     parent = ctx.analysis.parent(stmt)
-    if isinstance(parent, (ast.Try, getattr(ast, "TryStar", ast.Try))) and any(s is stmt for s in parent.body):
+    if isinstance(parent, ast.Try) and any(s is stmt for s in parent.body):
         if _is_optional_import(ctx, parent):
             return ctx.delete_statement(parent)
         return None  # the import decides which branch runs; removing it changes behaviour
@@ -529,7 +530,7 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
-    outer: ast.AST = call
+    outer: ast.AST | None = call
     if match.qualified.endswith("ParallelLoader"):
         attribute = ctx.analysis.parent(call)
         outer = ctx.analysis.parent(attribute) if isinstance(attribute, ast.Attribute) else None
@@ -539,7 +540,7 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
             return None
     loader = _arg(call, "loader", 0)
     device = _arg(outer, "device", 0) if outer is not call else _arg(call, "device", 1)  # type: ignore[arg-type]
-    if loader is None or device is None or any(isinstance(a, ast.Starred) for a in call.args):
+    if outer is None or loader is None or device is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     resolver = ctx.analysis.resolver
     existing = [resolver.lookup(name, resolver.module_scope) for name in _HELPER_NAMES]
@@ -605,7 +606,7 @@ def process_group(ctx: FixContext, match: Match) -> Plan | None:
 
 def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:
     """The edit that deletes one keyword argument and the comma before it."""
-    items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
     start, end = ctx.src.node_span(keyword)
     position = items.index(keyword)
     if position > 0:
@@ -636,6 +637,7 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "process_group": process_group,
         "master_ordinal": master_ordinal,
         "device_loader": device_loader,
+        **api_fixes.FIXES,
     }
 )
 

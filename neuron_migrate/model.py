@@ -74,8 +74,9 @@ class Finding:
     snippet: str = ""  # the source text the finding points at, for baselines and fingerprints
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.start.line, self.start.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        """(path, notebook cell or 0, line, column, code): the order every report uses."""
+        return (self.path, self.cell or 0, self.start.line, self.start.column, self.code)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ that is only ever defined locally resolves to nothing.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -76,7 +76,7 @@ class _Collector(ast.NodeVisitor):
         self.scope_of[node] = scope
         return scope
 
-    def _run_in(self, scope: Scope, nodes: list[ast.AST]) -> None:
+    def _run_in(self, scope: Scope, nodes: Sequence[ast.AST]) -> None:
         outer, self.scope = self.scope, scope
         for node in nodes:
             self.visit(node)

@@ -24,7 +24,8 @@ class Settings:
     target_version: str = "2.14"
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = ()
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes); see config.anchor_glob
+    add_noqa: bool = False  # write `# noqa: CODE` for each finding instead of reporting it
     max_file_bytes: int = 10 * 1024 * 1024
     max_fix_iterations: int = 10
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from neuron_migrate import docs
-from neuron_migrate.catalogue import RuleSpecError, load_catalogue, parse_rule, rules_dir
+from neuron_migrate.catalogue import FILE_DETECTORS, RUNTIME_DETECTORS, RuleSpecError, load_catalogue, parse_rule, rules_dir
 from neuron_migrate.detectors import DETECTORS
 from neuron_migrate.fixes import FIXES
 from neuron_migrate.model import Safety
@@ -38,7 +38,7 @@ def test_message_style(spec: object) -> None:
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.code)
 def test_rule_doc_is_complete(spec: object) -> None:
     doc = spec.doc  # type: ignore[attr-defined]
-    assert doc.get("what", "").startswith("Checks for"), spec.code  # type: ignore[attr-defined]
+    assert doc.get("what", "").startswith("Checks "), spec.code  # type: ignore[attr-defined]
     assert doc.get("why")
     if spec.safety is Safety.UNSAFE or any(m.safety is Safety.UNSAFE for m in spec.maps):  # type: ignore[attr-defined]
         assert doc.get("fix_safety"), f"{spec.code} has unsafe fixes but no fix_safety"  # type: ignore[attr-defined]
@@ -46,18 +46,27 @@ def test_rule_doc_is_complete(spec: object) -> None:
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.code)
 def test_fix_and_detector_names_exist(spec: object) -> None:
-    assert spec.detector == "qualified" or spec.detector in DETECTORS  # type: ignore[attr-defined]
+    assert spec.detector == "qualified" or spec.detector in DETECTORS or spec.detector in FILE_DETECTORS or spec.detector in RUNTIME_DETECTORS  # type: ignore[attr-defined]
     for entry in spec.maps:  # type: ignore[attr-defined]
         assert entry.fix is None or entry.fix in FIXES, entry.fix
 
 
 @pytest.mark.parametrize("spec", PATTERN_RULES, ids=lambda s: s.code)
 def test_every_rule_has_fixtures(spec: object) -> None:
+    """A `basic` case that fires and an `ok_` case that must not (a file, or a folder of files)."""
     folder = FIXTURES / spec.code  # type: ignore[attr-defined]
-    cases = [p for p in folder.glob("*") if p.suffix != ".findings" and not p.name.endswith(".fixed.py") and p.is_file()]
-    assert any(p.name.startswith("basic") for p in cases), f"{folder} needs a basic case"
-    assert any(p.name.startswith("ok_") for p in cases), f"{folder} needs an ok_ case that must not fire"
-    assert any((folder / (p.stem + ".findings")).read_text() for p in cases if p.name.startswith("basic")), "basic must fire"
+    names = [p.name for p in folder.iterdir()]
+    assert any(n.startswith("basic") for n in names), f"{folder} needs a basic case"
+    assert any(n.startswith("ok_") for n in names), f"{folder} needs an ok_ case that must not fire"
+    expected = [*folder.glob("basic*.findings"), *folder.glob("basic*/*.findings")]
+    assert any(p.read_text().strip() for p in expected), "the basic case must fire"
+
+
+def test_smoke_rules_match_the_smoke_findings() -> None:
+    from neuron_migrate.smoke.findings import RULES
+
+    documented = {(s.code, s.name, s.severity) for s in SPECS if s.detector in RUNTIME_DETECTORS}
+    assert documented == {(r.code, r.name, r.severity) for r in RULES}
 
 
 def test_every_fixture_folder_has_a_rule() -> None:

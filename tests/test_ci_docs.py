@@ -128,14 +128,15 @@ def test_pre_commit_config_from_the_docs(project_copy: tuple[Path, str], tmp_pat
     assert "- files were modified by this hook" in out
     assert re.search(r"^neuron-migrate\.+Failed", out, re.M), out
     assert "scripts/launch:3:1: NM306" in out  # a shebang script without a suffix is checked
-    assert "notes.md" not in out and "requirements.txt" not in out
+    assert "notes.md" not in out
+    assert "requirements.txt:1:1: NM620" in out  # packaging files are checked too
     assert (repo / "train.py").read_text(encoding="utf-8") == TRAIN_FIXED  # every finding had a safe fix
     assert (repo / "notes.md").read_text(encoding="utf-8") == "We still `import torch_xla` here.\n"
 
     git(repo, "add", "-A")
-    skipped = pre_commit(repo, home, "run", "--files", "notes.md", "requirements.txt")
-    assert skipped.returncode == 0, skipped.stdout
-    assert re.search(r"neuron-migrate\.+\(no files to check\)Skipped", skipped.stdout), skipped.stdout
+    other = pre_commit(repo, home, "run", "--files", "notes.md")
+    assert other.returncode == 0, other.stdout  # a text file that is not a packaging file is ignored
+    assert "notes.md" not in other.stdout.replace("--files", ""), other.stdout
     passed = pre_commit(repo, home, "run", "--files", "clean.py", "train.py", "notes.md")
     assert passed.returncode == 0, passed.stdout
     assert len(re.findall(r"\.+Passed$", passed.stdout, re.M)) == 2, passed.stdout
@@ -223,13 +224,13 @@ def test_github_workflow_from_the_docs(project_copy: tuple[Path, str], tmp_path:
     assert check.returncode == 1, check.stderr  # findings remain: the step fails
 
     annotations = parse_commands(check.stdout)
-    assert {a["file"] for a in annotations} == {"train.py"}  # walking `.` takes `.py` files only
-    assert {a["title"] for a in annotations} == {"NM101 (xla_device_call)", "NM201 (xla_mark_step_call)", "NM601 (xla_import)"}
+    assert {a["file"] for a in annotations} == {"train.py", "requirements.txt"}  # .py and packaging files
+    assert {a["title"] for a in annotations} == {"NM101 (xla_device_call)", "NM201 (xla_mark_step_call)", "NM601 (xla_import)", "NM620 (torch_xla_requirement)"}
 
     assert log["uses"] == [("github/codeql-action/upload-sarif@v3", {"sarif_file": "neuron-migrate.sarif", "category": "neuron-migrate"})]
     document = json.loads((workspace / "neuron-migrate.sarif").read_text(encoding="utf-8"))
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in document["runs"][0]["results"]}
-    assert uris == {"train.py"}
+    assert uris == {"train.py", "requirements.txt"}
     schema = SHARED / "data" / "sarif-schema-2.1.0.json"
     if schema.is_file():
         import jsonschema
@@ -263,5 +264,6 @@ def test_gitlab_job_from_the_docs(tmp_path: Path) -> None:
     ]
     assert codes == [0, 1]  # the report never fails the job; the check does when findings remain
     issues = json.loads((workspace / "gl-code-quality-report.json").read_text(encoding="utf-8"))
-    assert {(i["location"]["path"], i["check_name"]) for i in issues} == {("train.py", c) for c in ("NM101", "NM201", "NM601")}
+    expected = {("train.py", c) for c in ("NM101", "NM201", "NM601")} | {("requirements.txt", "NM620")}
+    assert {(i["location"]["path"], i["check_name"]) for i in issues} == expected
     assert all(i["severity"] in {"info", "minor", "major", "critical", "blocker"} and i["fingerprint"] for i in issues)

@@ -111,11 +111,18 @@ def test_show_fixes_goes_to_stderr_for_machine_formats(project: Path) -> None:
 
 def test_explicit_non_python_files_are_skipped(project: Path) -> None:
     Path("README.md").write_text("Uses `import torch_xla` today.\n", encoding="utf-8")
-    Path("requirements.txt").write_text("torch_xla==2.5\n", encoding="utf-8")
+    Path("notes.txt").write_text("torch_xla==2.5\n", encoding="utf-8")
     Path("logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe torch_xla")
-    result = run("check", "README.md", "requirements.txt", "logo.png", "clean.py")
+    result = run("check", "README.md", "notes.txt", "logo.png", "clean.py")
     assert result.exit_code == 0, result.output
     assert result.stdout == "All checks passed!\n"
+
+
+def test_explicit_packaging_files_are_checked(project: Path) -> None:
+    Path("requirements.txt").write_text("torch_xla==2.5\n", encoding="utf-8")
+    result = run("check", "requirements.txt")
+    assert result.exit_code == 1
+    assert "requirements.txt:1:1: NM620" in result.stdout
 
 
 def test_python_scripts_without_a_suffix_are_checked(project: Path) -> None:

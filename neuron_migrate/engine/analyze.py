@@ -52,8 +52,9 @@ class Plan:
 class Analysis:
     """A parsed module with its resolver, parents and helpers for detectors and fixes."""
 
-    def __init__(self, text: str, tree: ast.Module) -> None:
+    def __init__(self, text: str, tree: ast.Module, target_version: str = "2.14") -> None:
         self.src = SourceText(text)
+        self.target_version = target_version  # the TorchNeuron family whose compat data applies
         self.text = text
         self.tree = tree
         self.resolver = Resolver(tree)

@@ -6,7 +6,14 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from neuron_migrate.catalogue import RuleSpec, load_catalogue, select_rules
+from neuron_migrate import compat
+from neuron_migrate.catalogue import (
+    FILE_DETECTORS,
+    RUNTIME_DETECTORS,
+    RuleSpec,
+    load_catalogue,
+    select_rules,
+)
 from neuron_migrate.detectors import DETECTORS
 from neuron_migrate.engine.analyze import Analysis, Match, Plan, RuleIndex, walk
 from neuron_migrate.fixes import FIXES, FixContext
@@ -32,17 +39,18 @@ class Ruleset:
     index: RuleIndex
     triggers: tuple[str, ...]
     codes: frozenset[str]
+    target_version: str = "2.14"  # selects rules/compat/<version>/ for `compat = true` rules
 
 
 @functools.lru_cache(maxsize=64)
-def build_ruleset(codes: frozenset[str]) -> Ruleset:
-    """Index the enabled rules for the walk; cached per set of codes."""
+def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Ruleset:
+    """Index the enabled rules for the walk; cached per set of codes and target version."""
     index = RuleIndex()
     triggers: set[str] = set()
     import_rules: list[RuleSpec] = []
     for spec in load_catalogue():
-        if spec.code not in codes:
-            continue
+        if spec.code not in codes or spec.detector in FILE_DETECTORS or spec.detector in RUNTIME_DETECTORS:
+            continue  # rules for packaging files and scripts run in engine/textfiles.py
         triggers.update(spec.triggers)
         if spec.code == CATCH_ALL:
             index.catch_all = spec
@@ -63,7 +71,7 @@ def build_ruleset(codes: frozenset[str]) -> Ruleset:
         if not spec.triggers:
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
-    return Ruleset(index, minimal_triggers(triggers), codes)
+    return Ruleset(index, minimal_triggers(triggers), codes, target_version)
 
 
 def minimal_triggers(triggers: set[str]) -> tuple[str, ...]:
@@ -85,8 +93,17 @@ def might_match(text: str, ruleset: Ruleset) -> bool:
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
-    analysis = Analysis(text, tree)
-    return analysis, walk(analysis, ruleset.index)
+    analysis = Analysis(text, tree, ruleset.target_version)
+    return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)
+
+
+def _apply_compat(matches: list[Match], target_version: str) -> list[Match]:
+    """Matches of `compat = true` rules take their status from the target's compat data."""
+    if not any(m.rule.compat for m in matches):
+        return matches
+    release = compat.load_release(target_version)
+    resolved = (compat.resolve_match(m, release) if m.rule.compat else m for m in matches)
+    return [m for m in resolved if m is not None]
 
 
 def plan_fix(ctx: FixContext, match: Match) -> Plan | None:

@@ -10,9 +10,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from neuron_migrate.engine.textfiles import file_kind
 from neuron_migrate.settings import Settings
 
-PYTHON_SUFFIXES = (".py",)
+PYTHON_SUFFIXES = (".py", ".ipynb")
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ def _exclude_regexes(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pat
 
 
 def wanted_suffix(path: Path, suffixes: tuple[str, ...]) -> bool:
-    return path.name.endswith(suffixes)
+    """A Python file by suffix, or a packaging file or shell script by name (engine/textfiles)."""
+    return path.name.endswith(suffixes) or file_kind(path.as_posix()) is not None
 
 
 def discover(paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tuple[str, ...] = PYTHON_SUFFIXES) -> list[Target]:
@@ -96,7 +98,7 @@ def _named(path: Path, suffixes: tuple[str, ...]) -> bool:
     later; a file only with a wanted suffix or a Python shebang, so `pre-commit` and shell globs
     may pass any file.
     """
-    if path.name.endswith(suffixes) or not path.is_file():
+    if wanted_suffix(path, suffixes) or not path.is_file():
         return True
     return python_script(path)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from neuron_migrate.engine import codec
@@ -23,17 +23,28 @@ _MIN_FILES_PER_JOB = 8  # fewer files are checked sooner than a pool starts
 _GC_THRESHOLDS = (100_000, 20, 100)  # default (700, 10, 10); see _fewer_collections
 
 
+OnDone = Callable[[FileResult], object]
+
+
 def run_targets(
     targets: Sequence[Target],
     settings: Settings,
     jobs: int = 1,
     write: bool = True,
+    on_done: OnDone | None = None,
     cache: ResultCache | None = None,
 ) -> list[FileResult]:
-    """Process every target; results come back in the order of `targets`."""
+    """Process every target; results come back in the order of `targets`.
+
+    Results the cache holds for unchanged files are used as they are; the rest are computed
+    and stored. `on_done` is called with each result as it arrives (for a progress bar).
+    """
     found = [cache.lookup(t.path, t.display) if cache is not None else None for t in targets]
+    for result in found:
+        if result is not None and on_done is not None:
+            on_done(result)
     todo = [i for i, result in enumerate(found) if result is None]
-    computed = _compute([targets[i] for i in todo], settings, jobs, write)
+    computed = _compute([targets[i] for i in todo], settings, jobs, write, on_done)
     for i, (result, stamp) in zip(todo, computed):
         found[i] = result
         if cache is not None:
@@ -43,7 +54,7 @@ def run_targets(
     return [result for result in found if result is not None]
 
 
-def _compute(targets: list[Target], settings: Settings, jobs: int, write: bool) -> list[tuple[FileResult, Stamp | None]]:
+def _compute(targets: list[Target], settings: Settings, jobs: int, write: bool, on_done: OnDone | None) -> list[tuple[FileResult, Stamp | None]]:
     if not targets:
         return []
     work = [(t, settings, write) for t in targets]
@@ -51,12 +62,19 @@ def _compute(targets: list[Target], settings: Settings, jobs: int, write: bool) 
     with _fewer_collections():
         _warm_up(settings)  # a forked pool inherits the indexed rules
         if jobs == 1:
-            return [_work(item) for item in work]
+            return [_report(_work(item), on_done) for item in work]
         from concurrent.futures import ProcessPoolExecutor
 
         chunk = max(1, min(_MAX_CHUNK, -(-len(work) // (jobs * _CHUNKS_PER_JOB))))
         with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(settings,)) as pool:
-            return [(_unpack(packed), stamp) for packed, stamp in pool.map(_packed_work, work, chunksize=chunk)]
+            done = pool.map(_packed_work, work, chunksize=chunk)
+            return [_report((_unpack(packed), stamp), on_done) for packed, stamp in done]
+
+
+def _report(item: tuple[FileResult, Stamp | None], on_done: OnDone | None) -> tuple[FileResult, Stamp | None]:
+    if on_done is not None:
+        on_done(item[0])
+    return item
 
 
 @contextlib.contextmanager
@@ -84,7 +102,7 @@ def _warm_up(settings: Settings) -> None:
     """Load and index the enabled rules once per process."""
     from neuron_migrate.engine.check import build_ruleset, enabled_codes
 
-    build_ruleset(enabled_codes(settings))
+    build_ruleset(enabled_codes(settings), settings.target_version)
 
 
 def _work(item: tuple[Target, Settings, bool]) -> tuple[FileResult, Stamp | None]:

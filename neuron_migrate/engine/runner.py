@@ -7,8 +7,10 @@ import os
 import stat
 import tempfile
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
+from neuron_migrate.engine import notebook, suppress
 from neuron_migrate.engine.analyze import Analysis
 from neuron_migrate.engine.apply import apply_once, verify
 from neuron_migrate.engine.check import (
@@ -20,6 +22,11 @@ from neuron_migrate.engine.check import (
     might_match,
     tool_finding,
 )
+from neuron_migrate.engine.textfiles import (
+    check_text_file,
+    file_kind,
+    packaging_findings,
+)
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.settings import Settings
 from neuron_migrate.source import DecodeError, Encoded, decode, encode
@@ -27,7 +34,26 @@ from neuron_migrate.source import DecodeError, Encoded, decode, encode
 
 def check_source(text: str, path: str, settings: Settings) -> FileResult:
     """Check (and with `settings.fix`, fix) one file's text. Never raises for bad input."""
-    ruleset = build_ruleset(enabled_codes(settings))
+    if notebook.is_notebook(path):
+        return notebook.check_notebook(text, path, settings, check_python)
+    kind = file_kind(path)
+    if kind is not None and kind != "setup_py":
+        return check_text_file(text, path, settings)
+    result = check_python(text, path, settings)
+    if kind == "setup_py":
+        extra = packaging_findings(result.fixed_source or text, path, settings)
+        findings = tuple(sorted((*result.findings, *extra), key=lambda f: f.sort_key))
+        return replace(result, findings=findings)
+    return result
+
+
+def check_python(text: str, path: str, settings: Settings) -> FileResult:
+    """Check Python text, then apply `# noqa` comments and per-file-ignores."""
+    return suppress.finish(_check(text, path, settings), settings)
+
+
+def _check(text: str, path: str, settings: Settings) -> FileResult:
+    ruleset = build_ruleset(enabled_codes(settings), settings.target_version)
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
     planned, error, analysis = _plan_with_analysis(text, path, ruleset)
@@ -71,7 +97,8 @@ def _fix_loop(
     fixed: list[Finding] = []
     converged = False
     for _ in range(settings.max_fix_iterations):
-        chosen = [p for p in planned if p.plan is not None and settings.allows(p.applicability.value)]
+        reported = suppress.reporter(text, path, settings)  # suppressed findings are not fixed
+        chosen = [p for p in planned if p.plan is not None and settings.allows(p.applicability.value) and reported(p.finding)]
         if not chosen or analysis is None:
             converged = True
             break

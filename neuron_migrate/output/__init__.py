@@ -37,9 +37,12 @@ class RenderOptions:
     cwd: str | None = None  # the folder the results' paths are relative to, absolute
     rules: tuple[RuleSpec, ...] = ()  # the catalogue, for rule metadata (SARIF)
 
+# Every value `--output-format` and the `output-format` config key accept; the one list both use.
+FORMATS = ("text", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson")
+
 
 def all_findings(results: Sequence[FileResult]) -> list[Finding]:
-    """Every remaining finding, sorted by (path, line, column, code)."""
+    """Every remaining finding, sorted by (path, notebook cell, line, column, code)."""
     return sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
 
 

@@ -26,7 +26,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def priority(finding: Finding) -> tuple[int, str, int, int, str]:
+def priority(finding: Finding) -> tuple[object, ...]:
     """Errors first, then warnings, then notices; within each, by path and position."""
     return (finding.severity.rank, *finding.sort_key)
 

@@ -1,0 +1,277 @@
+"""Configuration: `[tool.neuron-migrate]` in `pyproject.toml`, or a `neuron-migrate.toml`.
+
+The nearest file above a path wins (`neuron-migrate.toml` before `pyproject.toml` in the same
+folder; a `pyproject.toml` without the table is skipped); `--config FILE` overrides the search.
+CLI flags override the file. Rule selection is layered as in Ruff: a CLI `--select` replaces
+everything the file selects or ignores, while CLI `--extend-select` and `--ignore` adjust the
+file's selection.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neuron_migrate.catalogue import load_catalogue, select_rules
+from neuron_migrate.output import FORMATS
+from neuron_migrate.compat import available_versions
+from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+CONFIG_FILE = "neuron-migrate.toml"
+PYPROJECT = "pyproject.toml"
+TABLE = "tool.neuron-migrate"
+_SELECTOR = re.compile(r"^(ALL|NM\d{0,3})$")
+_CODE_LISTS = ("select", "ignore", "extend-select")
+_GLOB_LISTS = ("exclude", "extend-exclude")
+KEYS = (*_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format")
+
+
+class ConfigError(ValueError):
+    """The configuration is wrong; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """What one config file says; None means the file does not set the key."""
+
+    path: Path | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    target_version: str | None = None
+    unsafe_fixes: bool | None = None
+    output_format: str | None = None
+
+    @property
+    def selects_rules(self) -> bool:
+        return self.select is not None or bool(self.ignore or self.extend_select)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says; None (or empty) means the flag was not given."""
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = field(default=())  # added to the config's excludes
+    target_version: str | None = None
+    unsafe_fixes: bool | None = None
+    output_format: str | None = None
+    fix: bool = False
+    add_noqa: bool = False
+
+
+def shown(path: Path) -> str:
+    """A path for messages: relative to the current folder when inside it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest config file in `start` (a folder) or any folder above it."""
+    folder = start.resolve()
+    for candidate in (folder, *folder.parents):
+        own = candidate / CONFIG_FILE
+        if own.is_file():
+            return own
+        pyproject = candidate / PYPROJECT
+        if pyproject.is_file() and _has_table(pyproject):
+            return pyproject
+    return None
+
+
+def _has_table(pyproject: Path) -> bool:
+    text = _read(pyproject)
+    if "neuron-migrate" not in text:
+        return False
+    return "neuron-migrate" in _parse_toml(text, pyproject).get("tool", {})
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{shown(path)}: cannot read the config file: {exc}") from None
+
+
+def _parse_toml(text: str, path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate one config file (a `pyproject.toml` or a `neuron-migrate.toml`)."""
+    if not path.is_file():
+        raise ConfigError(f"{shown(path)}: config file not found")
+    data = _parse_toml(_read(path), path)
+    if path.name == PYPROJECT:
+        table = data.get("tool", {}).get("neuron-migrate")
+        if table is None:
+            raise ConfigError(f"{shown(path)}: no [{TABLE}] table")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{shown(path)}: [{TABLE}] must be a table")
+        data = table
+    return parse_config(data, path)
+
+
+def parse_config(data: Mapping[str, Any], path: Path) -> Config:
+    """Validate a config table read from `path` (whose folder anchors relative globs)."""
+    where = shown(path)
+    for key in data:
+        if key not in KEYS:
+            raise ConfigError(f"{where}: unknown key `{key}`{_did_you_mean(key)}")
+    values: dict[str, Any] = {"path": path}
+    for key in _CODE_LISTS:
+        if key in data:
+            values[key.replace("-", "_")] = _codes(data[key], where, key)
+    for key in _GLOB_LISTS:
+        if key in data:
+            values[key.replace("-", "_")] = _strings(data[key], where, key)
+    if "per-file-ignores" in data:
+        values["per_file_ignores"] = _per_file_ignores(data["per-file-ignores"], where, path.parent)
+    if "target-version" in data:
+        values["target_version"] = _choice(data["target-version"], available_versions(), where, "target-version")
+    if "unsafe-fixes" in data:
+        if not isinstance(data["unsafe-fixes"], bool):
+            raise ConfigError(f"{where}: `unsafe-fixes` must be true or false, not {_type(data['unsafe-fixes'])}")
+        values["unsafe_fixes"] = data["unsafe-fixes"]
+    if "output-format" in data:
+        values["output_format"] = _choice(data["output-format"], FORMATS, where, "output-format")
+    return Config(**values)
+
+
+def _did_you_mean(key: str) -> str:
+    close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
+    return f" (did you mean `{close[0]}`?)" if close else f"; known keys: {', '.join(KEYS)}"
+
+
+def _type(value: object) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _strings(value: object, where: str, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings, not {_type(value)}")
+    return tuple(value)
+
+
+def _codes(value: object, where: str, key: str) -> tuple[str, ...]:
+    codes = tuple(code.strip().upper() for code in _strings(value, where, key))
+    for code in codes:
+        if not _SELECTOR.match(code):
+            raise ConfigError(f"{where}: `{key}` has {code!r}, which is not a rule code or prefix like NM2 or NM201")
+    return codes
+
+
+def _choice(value: object, choices: Iterable[str], where: str, key: str) -> str:
+    allowed = tuple(choices)
+    if not isinstance(value, str) or value not in allowed:
+        raise ConfigError(f"{where}: `{key}` must be one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def _per_file_ignores(value: object, where: str, root: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes], not {_type(value)}")
+    entries = []
+    for glob, codes in value.items():
+        entries.append((anchor_glob(glob, root), _codes(codes, where, f"per-file-ignores.{glob}")))
+    return tuple(entries)
+
+
+def anchor_glob(glob: str, root: Path) -> str:
+    """A per-file-ignores glob made absolute against the config's folder.
+
+    A glob without `/` matches a file name anywhere (as in Ruff); a leading `!` negates it.
+    """
+    negate = glob.startswith("!")
+    body = glob[1:] if negate else glob
+    if "/" in body and not os.path.isabs(body):
+        body = (root.resolve() / body).as_posix()
+    return ("!" if negate else "") + body
+
+
+def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple[str, ...]) -> frozenset[str]:
+    """Adjust an enabled set by one layer's extend-select and ignore; the most specific prefix wins."""
+    enabled = set(current)
+    for spec in load_catalogue():
+        if spec.retired:
+            continue
+        best_on = max((len(p) for p in extend if p == "ALL" or spec.code.startswith(p)), default=-1)
+        best_off = max((len(p) for p in ignore if p == "ALL" or spec.code.startswith(p)), default=-1)
+        if best_on > best_off:
+            enabled.add(spec.code)
+        elif best_off >= 0:
+            enabled.discard(spec.code)
+    return frozenset(enabled)
+
+
+def _selection(config: Config, cli: Overrides) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(select, ignore, extend_select) for Settings after layering CLI over the config file."""
+    if cli.select is not None or not config.selects_rules:
+        return cli.select or ("NM",), cli.ignore, cli.extend_select
+    base = select_rules(load_catalogue(), config.select or ("NM",), config.ignore, config.extend_select)
+    codes = _apply_layer(base, cli.extend_select, cli.ignore)
+    return tuple(sorted(codes)), (), ()  # exact codes; empty selects nothing
+
+
+def merge(config: Config, cli: Overrides) -> Settings:
+    """The Settings for files governed by `config`, with the CLI flags on top."""
+    select, ignore, extend_select = _selection(config, cli)
+    unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else config.unsafe_fixes
+    excludes = config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
+    return Settings(
+        select=select,
+        ignore=ignore,
+        extend_select=extend_select,
+        fix=cli.fix,
+        unsafe_fixes=bool(unsafe),
+        target_version=cli.target_version or config.target_version or Settings.target_version,
+        exclude=(*excludes, *cli.exclude),
+        extend_exclude=config.extend_exclude,
+        per_file_ignores=config.per_file_ignores,
+        add_noqa=cli.add_noqa,
+    )
+
+
+def output_format(config: Config, cli: Overrides) -> str:
+    return cli.output_format or config.output_format or "text"
+
+
+def config_for(path: Path, explicit: Path | None) -> Config:
+    """The config that governs `path`: `explicit` when given, else the nearest file above it."""
+    if explicit is not None:
+        return load_config(explicit)
+    start = path if path.is_dir() else path.parent
+    found = find_config(start if str(start) else Path("."))
+    return load_config(found) if found is not None else Config()
+
+
+def plan_runs(paths: Iterable[Path], cli: Overrides, explicit: Path | None) -> list[tuple[tuple[Path, ...], Settings]]:
+    """Group the PATHS arguments by the config that governs each, with merged Settings."""
+    groups: dict[Path | None, list[Path]] = {}
+    configs: dict[Path | None, Config] = {}
+    for path in paths:
+        config = config_for(path, explicit)
+        configs.setdefault(config.path, config)
+        groups.setdefault(config.path, []).append(path)
+    return [(tuple(group), merge(configs[key], cli)) for key, group in groups.items()]

@@ -1,0 +1,267 @@
+"""Turn the per-rank JSON of the smoke children into one SmokeReport. No torch."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from neuron_migrate.smoke import compat
+from neuron_migrate.smoke.causes import likely_cause
+from neuron_migrate.smoke.parity import compare
+from neuron_migrate.smoke.report import (
+    EMULATED,
+    ERROR,
+    FAILED,
+    OK,
+    TIMEOUT,
+    Event,
+    Failure,
+    Fallback,
+    OpRecord,
+    SmokeReport,
+)
+from neuron_migrate.smoke.sites import Site
+
+MAX_SITES = 5
+_SEVERITY = {ERROR: 0, FAILED: 1, TIMEOUT: 2, OK: 3}
+MEASURED_SOURCE = "torch_neuronx.get_fallback_ops()"
+_PEER_LOST = re.compile(
+    r"Connection (closed|reset) by peer|remote worker", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class RankOutcome:
+    """One child process: its exit code, its JSON report (None when it wrote none), its log."""
+
+    rank: int
+    exit_code: int | None
+    data: Mapping[str, Any] | None
+    log_tail: str = ""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """All ranks of one run (the main run or the CPU reference run)."""
+
+    ranks: tuple[RankOutcome, ...]
+    killed_at_timeout: bool
+    wall_time_s: float
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What the report needs besides the children's data."""
+
+    script: Path
+    device: str  # "neuron" or "emulated"
+    target_version: str
+    nproc: int
+    timeout_s: float
+    base_dir: Path | None = None
+
+
+def build_report(
+    ctx: ReportContext, main: Launch, reference: Launch | None
+) -> SmokeReport:
+    """Merge the ranks of `main`, add fallbacks from compat data and parity from `reference`."""
+    ops_compat = compat.load_ops(ctx.target_version)
+    datas = [r.data for r in main.ranks if r.data is not None]
+    first: Mapping[str, Any] = datas[0] if datas else {}
+    status, failure = _status(main, ctx.timeout_s)
+    ops = _merge_ops(datas, ops_compat)
+    report = SmokeReport(
+        script=str(ctx.script),
+        status=status,
+        device=ctx.device,
+        target_version=ctx.target_version,
+        nproc=ctx.nproc,
+        steps=int(first.get("steps", 0)),
+        forwards=int(first.get("forwards", 0)),
+        backwards=int(first.get("backwards", 0)),
+        stop_reason=str(first.get("stop_reason", "")),
+        wall_time_s=round(main.wall_time_s, 2),
+        ops=ops,
+        fallbacks=_fallbacks(ctx, datas, ops, ops_compat),
+        events=_merge_events(datas),
+        parity=_parity(first, reference) if reference is not None else None,
+        failure=failure,
+        notes=tuple(sorted({str(n) for d in datas for n in d.get("notes", ())})),
+        output_tail=_output_tail(main),
+        measured_executed_ops=_measured_names(datas, "executed_ops"),
+    )
+    return relativize(report, ctx.base_dir)
+
+
+def _status(launch: Launch, timeout_s: float) -> tuple[str, Failure | None]:
+    outcomes = [_rank_status(r) for r in launch.ranks]
+    if launch.killed_at_timeout and not any(
+        r.data is not None and s in (ERROR, FAILED)
+        for r, (s, _) in zip(launch.ranks, outcomes)
+    ):
+        message = f"killed after {timeout_s:g} s; the script did not stop in time"
+        return TIMEOUT, Failure(
+            "Timeout", message, "", likely_cause("RunTimeout", message)
+        )
+    status = min((s for s, _ in outcomes), key=_SEVERITY.__getitem__, default=ERROR)
+    candidates = [f for s, f in outcomes if s == status and f is not None]
+    # A rank that lost its peer reports a gloo connection error; the peer's own error is the cause.
+    failure = next((f for f in candidates if not _PEER_LOST.search(f.message)), None)
+    return status, failure or (candidates[0] if candidates else None)
+
+
+def _rank_status(outcome: RankOutcome) -> tuple[str, Failure | None]:
+    data = outcome.data
+    if data is None:
+        message = (
+            f"rank {outcome.rank} exited with code {outcome.exit_code} without a report"
+        )
+        return FAILED, Failure(
+            "Exit",
+            message,
+            outcome.log_tail,
+            likely_cause("Exit", message),
+            rank=outcome.rank,
+        )
+    status = str(data.get("status", ERROR))
+    raw = data.get("failure")
+    if not raw:
+        return status, None
+    site = Site.from_json(raw["site"]) if raw.get("site") else None
+    cause = likely_cause(str(raw.get("type", "")), str(raw.get("message", "")))
+    failure = Failure(
+        str(raw.get("type", "")), str(raw.get("message", "")), str(raw.get("traceback", "")),
+        cause, site, outcome.rank,
+    )  # fmt: skip
+    return status, failure
+
+
+def _merge_ops(
+    datas: Sequence[Mapping[str, Any]], ops_compat: Mapping[str, compat.OpCompat]
+) -> tuple[OpRecord, ...]:
+    counts: dict[str, int] = {}
+    sites: dict[str, dict[Site, None]] = {}
+    for data in datas:
+        for entry in data.get("ops", ()):
+            name = str(entry["op"])
+            counts[name] = counts.get(name, 0) + int(entry["count"])
+            bucket = sites.setdefault(name, {})
+            for raw in entry.get("sites", ()):
+                bucket.setdefault(Site.from_json(raw), None)
+    return tuple(
+        OpRecord(
+            name,
+            counts[name],
+            compat.status_of(ops_compat, name),
+            tuple(sorted(sites[name]))[:MAX_SITES],
+        )
+        for name in sorted(counts)
+    )
+
+
+def _fallbacks(
+    ctx: ReportContext,
+    datas: Sequence[Mapping[str, Any]],
+    ops: Sequence[OpRecord],
+    ops_compat: Mapping[str, compat.OpCompat],
+) -> tuple[Fallback, ...]:
+    if ctx.device == EMULATED:
+        return tuple(
+            Fallback(
+                op.op,
+                False,
+                op.status,
+                ops_compat[compat.base_op_name(op.op)].source,
+                op.count,
+                op.sites,
+            )
+            for op in ops
+            if op.status in compat.FALLBACK_STATUSES
+        )
+    measured = _measured_names(datas, "fallback_ops")
+    by_name = {compat.base_op_name(op.op): op for op in ops}
+    return tuple(_measured(name, by_name.get(name)) for name in measured)
+
+
+def _measured_names(datas: Sequence[Mapping[str, Any]], key: str) -> tuple[str, ...]:
+    """Base names torch_neuronx reported under `key` on any rank (empty when emulated)."""
+    names = {
+        compat.base_op_name(op)
+        for d in datas
+        for op in (d.get("measured") or {}).get(key, ())
+    }
+    return tuple(sorted(names))
+
+
+def _measured(name: str, seen: OpRecord | None) -> Fallback:
+    if seen is None:
+        return Fallback(name, True, "cpu-fallback", MEASURED_SOURCE)
+    return Fallback(name, True, "cpu-fallback", MEASURED_SOURCE, seen.count, seen.sites)
+
+
+def _merge_events(datas: Sequence[Mapping[str, Any]]) -> tuple[Event, ...]:
+    merged: dict[tuple[str, str, Site | None], Event] = {}
+    for data in datas:
+        for raw in data.get("events", ()):
+            site = Site.from_json(raw["site"]) if raw.get("site") else None
+            key = (str(raw["kind"]), str(raw["op"]), site)
+            count = int(raw["count"]) + (merged[key].count if key in merged else 0)
+            merged[key] = Event(key[0], key[1], str(raw["detail"]), count, site)
+    return tuple(
+        merged[k]
+        for k in sorted(merged, key=lambda k: (k[0], k[2] or Site("", 0), k[1]))
+    )
+
+
+def _parity(first: Mapping[str, Any], reference: Launch) -> Any:
+    ref = next((r.data for r in reference.ranks if r.data is not None), None)
+    return compare(first, ref)
+
+
+def _output_tail(launch: Launch) -> str:
+    failing = [r for r in launch.ranks if r.exit_code not in (0, None)]
+    chosen = failing[0] if failing else (launch.ranks[0] if launch.ranks else None)
+    return chosen.log_tail if chosen else ""
+
+
+def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
+    """Rewrite absolute paths under `base` as relative POSIX paths (stable output)."""
+    if base is None:
+        return report
+
+    def rel(path: str) -> str:
+        try:
+            return (
+                Path(os.path.relpath(path, base)).as_posix()
+                if Path(path).is_relative_to(base)
+                else path
+            )
+        except ValueError:
+            return path
+
+    def site(s: Site | None) -> Site | None:
+        return replace(s, path=rel(s.path)) if s is not None else None
+
+    def sites(items: tuple[Site, ...]) -> tuple[Site, ...]:
+        return tuple(replace(s, path=rel(s.path)) for s in items)
+
+    return replace(
+        report,
+        script=rel(report.script),
+        ops=tuple(replace(o, sites=sites(o.sites)) for o in report.ops),
+        fallbacks=tuple(replace(f, sites=sites(f.sites)) for f in report.fallbacks),
+        events=tuple(replace(e, site=site(e.site)) for e in report.events),
+        failure=replace(report.failure, site=site(report.failure.site))
+        if report.failure
+        else None,
+        parity=replace(
+            report.parity,
+            steps=tuple(replace(s, site=site(s.site)) for s in report.parity.steps),
+        )
+        if report.parity
+        else None,
+    )

@@ -1,0 +1,99 @@
+"""Versioned op compatibility data from `rules/compat/<version>/ops.toml`. Imports no torch."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+
+import neuron_migrate
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+STATUSES = ("native", "cpu-fallback", "unsupported")
+FALLBACK_STATUSES = ("cpu-fallback", "unsupported")
+UNKNOWN = "unknown"
+
+
+class CompatDataError(ValueError):
+    """A compat file is missing or malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class OpCompat:
+    """What the compat data says about one op."""
+
+    op: str  # "aten::linalg_qr"
+    status: str  # one of STATUSES
+    source: str  # citation, e.g. "torchneuron-facts §8.3, S24 ... [C-old]"
+
+
+def rules_dir() -> Path:
+    """The `rules` folder: inside the installed wheel, else the source checkout's top level."""
+    try:
+        packaged = resources.files("neuron_migrate") / "rules"
+        if packaged.is_dir():
+            return Path(str(packaged))
+    except (ModuleNotFoundError, NotADirectoryError):
+        pass
+    return Path(neuron_migrate.__file__).resolve().parent.parent / "rules"
+
+
+def available_versions() -> tuple[str, ...]:
+    """Target versions that have op compat data."""
+    base = rules_dir() / "compat"
+    if not base.is_dir():
+        return ()
+    return tuple(sorted(p.parent.name for p in base.glob("*/ops.toml")))
+
+
+@functools.cache
+def load_ops(version: str) -> Mapping[str, OpCompat]:
+    """Op name -> OpCompat for one target version (e.g. "2.14")."""
+    path = rules_dir() / "compat" / version / "ops.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CompatDataError(
+            f"{path}: no op compat data for target version {version}"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CompatDataError(f"{path}: {exc}") from None
+    entries = data.get("ops", {})
+    return MappingProxyType(
+        {op: _entry(path, op, raw) for op, raw in sorted(entries.items())}
+    )
+
+
+def _entry(path: Path, op: str, raw: object) -> OpCompat:
+    if not isinstance(raw, dict):
+        raise CompatDataError(f"{path}: ops.{op!r} must be a table")
+    status, source = raw.get("status"), raw.get("source")
+    if status not in STATUSES:
+        raise CompatDataError(
+            f"{path}: ops.{op!r}.status must be one of {', '.join(STATUSES)}"
+        )
+    if not isinstance(source, str) or not source.strip():
+        raise CompatDataError(
+            f"{path}: ops.{op!r}.source must cite where the status comes from"
+        )
+    return OpCompat(op, status, source)
+
+
+def base_op_name(name: str) -> str:
+    """`aten::add.Tensor` -> `aten::add`; names without a namespace get `aten::`."""
+    namespace, _, rest = name.rpartition("::")
+    return f"{namespace or 'aten'}::{rest.split('.', 1)[0]}"
+
+
+def status_of(ops: Mapping[str, OpCompat], name: str) -> str:
+    """The compat status of an op, or UNKNOWN when the data does not list it."""
+    entry = ops.get(base_op_name(name))
+    return entry.status if entry else UNKNOWN

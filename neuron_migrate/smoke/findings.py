@@ -1,0 +1,139 @@
+"""Smoke results as NM7xx `Finding`s (category "smoke"), for the JSON and SARIF outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from neuron_migrate.model import Finding, Position, Severity
+from neuron_migrate.smoke.report import ERROR, OK, TIMEOUT, SmokeReport
+from neuron_migrate.smoke.sites import Site
+
+CATEGORY = "smoke"
+MAX_DETAIL = 60
+
+
+@dataclass(frozen=True)
+class SmokeRule:
+    """One NM7xx code: its name (the pattern found) and its severity."""
+
+    code: str
+    name: str
+    severity: Severity
+
+
+PREDICTED_FALLBACK = SmokeRule("NM701", "predicted_cpu_fallback", Severity.WARNING)
+MEASURED_FALLBACK = SmokeRule("NM702", "measured_cpu_fallback", Severity.WARNING)
+FLOAT64 = SmokeRule("NM703", "float64_on_neuron", Severity.WARNING)
+DEVICE_MIXING = SmokeRule("NM704", "device_mixing", Severity.ERROR)
+PARITY_MISMATCH = SmokeRule("NM705", "parity_mismatch", Severity.ERROR)
+SCRIPT_FAILURE = SmokeRule("NM706", "script_failure", Severity.ERROR)
+SMOKE_TIMEOUT = SmokeRule("NM707", "smoke_timeout", Severity.ERROR)
+RULES = (
+    PREDICTED_FALLBACK, MEASURED_FALLBACK, FLOAT64, DEVICE_MIXING,
+    PARITY_MISMATCH, SCRIPT_FAILURE, SMOKE_TIMEOUT,
+)  # fmt: skip
+
+
+def report_findings(report: SmokeReport) -> list[Finding]:
+    """NM7xx findings pointing at the user's lines, sorted and without duplicates."""
+    found = {
+        (f.code, f.path, f.start.line, f.message): f
+        for f in (
+            *_fallbacks(report),
+            *_events(report),
+            *_parity(report),
+            *_failure(report),
+        )
+    }
+    return sorted(found.values(), key=lambda f: f.sort_key)
+
+
+def _finding(rule: SmokeRule, site: Site | None, script: str, message: str) -> Finding:
+    if site is None:
+        return Finding(
+            script,
+            rule.code,
+            rule.name,
+            message,
+            rule.severity,
+            Position(1, 1),
+            Position(1, 1),
+            category=CATEGORY,
+        )
+    start = Position(site.line, site.column)
+    end = Position(site.line, site.column + len(site.code))
+    return Finding(
+        site.path, rule.code, rule.name, message, rule.severity, start, end,
+        category=CATEGORY, snippet=site.code,
+    )  # fmt: skip
+
+
+def _sites(sites: tuple[Site, ...]) -> tuple[Site | None, ...]:
+    return sites if sites else (None,)
+
+
+def _fallbacks(report: SmokeReport) -> Iterator[Finding]:
+    for fb in report.fallbacks:
+        if fb.measured:
+            rule, message = (
+                MEASURED_FALLBACK,
+                f"Move `{fb.op}` off the hot path; it ran as a CPU fallback on `neuron`",
+            )
+        elif fb.status == "unsupported":
+            rule = PREDICTED_FALLBACK
+            message = f"Replace `{fb.op}`; compat data {report.target_version} lists it as unsupported on `neuron`"
+        else:
+            rule = PREDICTED_FALLBACK
+            message = f"Move `{fb.op}` off the hot path; compat data {report.target_version} predicts a CPU fallback"
+        for site in _sites(fb.sites):
+            yield _finding(rule, site, report.script, message)
+
+
+def _events(report: SmokeReport) -> Iterator[Finding]:
+    for event in report.events:
+        if event.kind == "float64":
+            message = f"Use float32 instead of float64 in `{event.op}`; Neuron computes float64 as float32"
+            yield _finding(FLOAT64, event.site, report.script, message)
+        elif event.kind == "device-mixing":
+            message = f"Move the CPU tensor to the `neuron` device; `{event.op}` mixes a neuron and a CPU tensor"
+            yield _finding(DEVICE_MIXING, event.site, report.script, message)
+
+
+def _parity(report: SmokeReport) -> Iterator[Finding]:
+    parity = report.parity
+    if parity is None or parity.status != "mismatch":
+        return
+    if parity.message:
+        yield _finding(
+            PARITY_MISMATCH,
+            None,
+            report.script,
+            f"Check the numerics on `neuron`; {parity.message}",
+        )
+    for step in parity.steps:
+        if not step.ok:
+            message = f"Check the numerics on `neuron`: {step.label} differs from the CPU run by {step.max_abs_diff:.1e}"
+            yield _finding(PARITY_MISMATCH, step.site, report.script, message)
+
+
+def _failure(report: SmokeReport) -> Iterator[Finding]:
+    failure = report.failure
+    if failure is None or report.status == OK:
+        return
+    if report.status == TIMEOUT:
+        message = f"Stop the loop or raise `--timeout`; the script was {_detail(failure.message)} here"
+        yield _finding(SMOKE_TIMEOUT, failure.site, report.script, message)
+        return
+    if report.status == ERROR and failure.site is None:
+        message = f"Fix the smoke setup; {_detail(failure.message)}"
+    else:
+        message = f"Fix the `{failure.type}` raised here: {_detail(failure.message)}"
+    yield _finding(SCRIPT_FAILURE, failure.site, report.script, message)
+
+
+def _detail(text: str) -> str:
+    first = (text.strip().splitlines() or [""])[0].rstrip(". ")
+    return (
+        first if len(first) <= MAX_DETAIL else first[: MAX_DETAIL - 3].rstrip() + "..."
+    )

@@ -1,0 +1,200 @@
+"""Record every ATen op that touches the `neuron` device, with the user line that caused it.
+
+A `TorchDispatchMode` sees each op once, above the device. For ops run by autograd in the
+backward pass the line is the forward line that built the autograd node (anomaly-mode
+metadata), because the backward thread has no user frames. Child process only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from neuron_migrate.smoke.sites import (
+    Site,
+    UserFiles,
+    site_from_formatted_stack,
+    site_from_stack,
+)
+
+DEVICE_TYPE = "neuron"
+MAX_SITES = 5
+_SITE_KEY = "neuron_migrate_site"
+_LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+# Ops that legitimately take a CPU tensor next to a device tensor (copies, CPU indices).
+_MIXING_EXEMPT = frozenset(
+    {
+        "aten::copy_",
+        "aten::_to_copy",
+        "aten::_copy_from",
+        "aten::_copy_from_and_resize",
+        "aten::index",
+        "aten::index_put",
+        "aten::index_put_",
+        "aten::_index_put_impl_",
+        "aten::set_",
+        "aten::lift_fresh",
+        "aten::_foreach_copy_",
+    }
+)
+
+
+@dataclass
+class OpStats:
+    """How often one op ran on `neuron`, and from where (up to MAX_SITES lines)."""
+
+    count: int = 0
+    sites: dict[Site, int] = field(default_factory=dict)
+
+
+@dataclass
+class EventStats:
+    """One kind of problem at one line: `float64` or `device-mixing`.
+
+    float64 counts tensors with more than one element: one-element float64 values (e.g. the
+    GradScaler's scale reciprocal) lose no meaningful precision as float32.
+    """
+
+    kind: str
+    op: str
+    site: Site | None
+    detail: str
+    count: int = 0
+
+
+class OpRecorder(TorchDispatchMode):
+    """Counts ops on `neuron`, float64 use and CPU/neuron mixing."""
+
+    def __init__(self, files: UserFiles) -> None:
+        super().__init__()
+        self.files = files
+        self.ops: dict[str, OpStats] = {}
+        self.events: dict[tuple[str, str, Site | None], EventStats] = {}
+        self.low_precision = False
+        self._paused = 0
+
+    @contextlib.contextmanager
+    def suspended(self) -> Iterator[None]:
+        """Do not record ops run inside this block (the smoke hooks' own work)."""
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1
+
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        out = None
+        try:
+            out = func(*args, **kwargs)
+            return out
+        finally:  # also record an op that raised
+            self._safe_observe(func, args, kwargs, out)
+
+    def _safe_observe(
+        self, func: Any, args: Any, kwargs: dict[str, Any], out: Any
+    ) -> None:
+        if self._paused:
+            return
+        try:
+            self._observe(func._schema.name, args, kwargs, out)
+        except Exception:  # noqa: BLE001 - recording must never change what the script does
+            return
+
+    def _observe(self, name: str, args: Any, kwargs: dict[str, Any], out: Any) -> None:
+        inputs = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+        on_neuron = [t for t in (*inputs, *outputs) if t.device.type == DEVICE_TYPE]
+        if not on_neuron:
+            return
+        site = self._site()
+        stats = self.ops.setdefault(name, OpStats())
+        stats.count += 1
+        if site is not None and (site in stats.sites or len(stats.sites) < MAX_SITES):
+            stats.sites[site] = stats.sites.get(site, 0) + 1
+        if any(t.dtype == torch.float64 and t.numel() > 1 for t in on_neuron):
+            self._event("float64", name, site, "float64 tensor on `neuron`")
+        if any(t.dtype in _LOW_PRECISION for t in on_neuron):
+            self.low_precision = True
+        if name not in _MIXING_EXEMPT and _mixes_cpu(inputs):
+            self._event(
+                "device-mixing", name, site, "mixes a `neuron` tensor and a CPU tensor"
+            )
+
+    def _event(self, kind: str, op: str, site: Site | None, detail: str) -> None:
+        key = (kind, op, site)
+        event = self.events.get(key)
+        if event is None:
+            event = self.events[key] = EventStats(kind, op, site, detail)
+        event.count += 1
+
+    def _site(self) -> Site | None:
+        node = torch._C._current_autograd_node()
+        if node is not None:
+            found = _node_site(node, self.files)
+            if found is not None:
+                return found
+        return site_from_stack(sys._getframe(1), self.files)
+
+
+def _mixes_cpu(inputs: list[torch.Tensor]) -> bool:
+    """True when a neuron tensor meets a CPU tensor that is not a 0-dim scalar."""
+    has_neuron = any(t.device.type == DEVICE_TYPE for t in inputs)
+    return has_neuron and any(t.device.type == "cpu" and t.dim() > 0 for t in inputs)
+
+
+def _node_site(node: Any, files: UserFiles) -> Site | None:
+    meta = node.metadata
+    if _SITE_KEY not in meta:
+        meta[_SITE_KEY] = site_from_formatted_stack(meta.get("traceback_", ()), files)
+    return meta[_SITE_KEY]
+
+
+def enable_forward_tracebacks() -> None:
+    """Store the forward stack on every autograd node, so backward ops map to forward lines."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.autograd.set_detect_anomaly(True, check_nan=False)
+
+
+def to_json(recorder: OpRecorder) -> dict[str, Any]:
+    """The recorder's findings as plain JSON data."""
+    ops = [
+        {
+            "op": name,
+            "count": stats.count,
+            "sites": [
+                dict(s.to_json(), count=n) for s, n in sorted(stats.sites.items())
+            ],
+        }
+        for name, stats in sorted(recorder.ops.items())
+    ]
+    events = [
+        {
+            "kind": e.kind,
+            "op": e.op,
+            "detail": e.detail,
+            "count": e.count,
+            "site": e.site.to_json() if e.site else None,
+        }
+        for e in sorted(
+            recorder.events.values(),
+            key=lambda e: (e.kind, e.op, e.site or Site("", 0)),
+        )
+    ]
+    return {"ops": ops, "events": events, "low_precision": recorder.low_precision}

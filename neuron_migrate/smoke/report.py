@@ -1,0 +1,135 @@
+"""What a smoke run found: frozen values the renderers and `report_findings` read. No torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neuron_migrate.smoke.sites import Site
+
+# Report status values. Only OK means the run succeeded (exit code 0).
+OK = "ok"
+FAILED = "failed"  # the user's script raised or exited non-zero
+TIMEOUT = "timeout"
+ERROR = "error"  # the smoke run itself could not run the script (no device, bad setup)
+
+EMULATED = "emulated"
+NEURON = "neuron"
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """One ATen op executed on `neuron`: how often, from which user lines, and its compat status."""
+
+    op: str
+    count: int
+    status: str  # native | cpu-fallback | unsupported | unknown
+    sites: tuple[Site, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """An op that runs on the CPU instead of `neuron`: measured on hardware or predicted."""
+
+    op: str
+    measured: bool  # True: torch_neuronx.get_fallback_ops(); False: predicted from compat data
+    status: str  # cpu-fallback | unsupported (predicted), cpu-fallback (measured)
+    source: str  # compat citation, or "torch_neuronx.get_fallback_ops()"
+    count: int = 0  # calls seen by the recorder (0 when it did not see the op)
+    sites: tuple[Site, ...] = ()
+
+
+@dataclass(frozen=True)
+class Event:
+    """A problem seen while the script ran: `float64` or `device-mixing`."""
+
+    kind: str
+    op: str
+    detail: str
+    count: int
+    site: Site | None = None
+
+
+@dataclass(frozen=True)
+class ParityStep:
+    """One compared value: a loss passed to `backward()` or the final outputs."""
+
+    label: str  # "loss 1", "loss 2", ..., "output"
+    value: float | None  # neuron run (first element for outputs)
+    reference: float | None  # CPU reference run
+    max_abs_diff: float
+    ok: bool
+    site: Site | None = None
+
+
+@dataclass(frozen=True)
+class Parity:
+    """The result of `--compare-cpu`."""
+
+    status: str  # ok | mismatch | skipped
+    precision: str  # "bf16/fp16" or "fp32"
+    rtol: float
+    atol: float
+    steps: tuple[ParityStep, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why the run did not succeed, mapped to the user's line when there is one."""
+
+    type: str
+    message: str
+    traceback: str
+    likely_cause: str
+    site: Site | None = None
+    rank: int = 0
+
+
+@dataclass(frozen=True)
+class SmokeReport:
+    """Everything one `neuron-migrate smoke` invocation found."""
+
+    script: str
+    status: str
+    device: str  # "neuron", "emulated", or "none" when no device could be used
+    target_version: str
+    nproc: int
+    steps: int
+    forwards: int
+    backwards: int
+    stop_reason: str
+    wall_time_s: float
+    ops: tuple[OpRecord, ...] = ()
+    fallbacks: tuple[Fallback, ...] = ()
+    events: tuple[Event, ...] = ()
+    parity: Parity | None = None
+    failure: Failure | None = None
+    notes: tuple[str, ...] = ()
+    output_tail: str = ""
+    measured_executed_ops: tuple[
+        str, ...
+    ] = ()  # torch_neuronx.get_executed_ops() on hardware
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Why the smoke test fails; empty when it passes."""
+        found = (
+            [] if self.status == OK else [f"the run ended with status `{self.status}`"]
+        )
+        mixing = sum(1 for e in self.events if e.kind == "device-mixing")
+        if mixing:
+            found.append(
+                f"device mixing at {mixing} place(s), an error on real `neuron` hardware"
+            )
+        if self.parity is not None and self.parity.status == "mismatch":
+            found.append("the numbers differ from the CPU run")
+        return tuple(found)
+
+    @property
+    def ok(self) -> bool:
+        """True only when the run succeeded, mixed no devices and matched the CPU run if asked."""
+        return not self.problems
+
+    @property
+    def fallbacks_predicted(self) -> bool:
+        return self.device == EMULATED

@@ -1,0 +1,166 @@
+"""One `check` run: config per path, discovery, the engine, then the run-wide filters.
+
+`--since` and `--baseline` filter what is reported across the whole run; suppressions and
+per-file-ignores are applied per file inside the engine (`engine/suppress.py`). Printing and
+exit codes stay in `cli.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from neuron_migrate import gitdiff
+from neuron_migrate.config import (
+    ConfigError,
+    Overrides,
+    config_for,
+    output_format,
+    plan_runs,
+)
+from neuron_migrate.engine import baseline
+from neuron_migrate.engine.cache import CACHE_DIR_NAME, open_cache
+from neuron_migrate.engine.check import tool_finding
+from neuron_migrate.engine.files import Target, discover, display_path
+from neuron_migrate.engine.parallel import run_targets
+from neuron_migrate.engine.runner import check_source
+from neuron_migrate.engine.shard import select_shard
+from neuron_migrate.model import FileResult
+from neuron_migrate.source import DecodeError, decode, encode
+
+
+class UsageError(ValueError):
+    """Flags that cannot be combined."""
+
+
+# Errors the CLI reports as one line with exit code 2, never as a traceback.
+USER_ERRORS: tuple[type[Exception], ...] = (ConfigError, gitdiff.GitError, baseline.BaselineError, UsageError)
+
+ProgressFactory = Callable[[int], Callable[[FileResult], object] | None]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the command line asked for, beyond the per-file Settings."""
+
+    paths: tuple[Path, ...]
+    overrides: Overrides
+    config_file: Path | None = None
+    jobs: int = 1
+    write: bool = True  # write fixes back (False for --diff)
+    since: str | None = None
+    baseline: Path | None = None
+    cache_dir: Path | None = None  # None: no result cache
+    shard: tuple[int, int] | None = None  # (K, N): only shard K of N
+
+
+def _codes(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+def overrides_from(options: Mapping[str, Any]) -> Overrides:
+    """The CLI flags as config overrides; flags that were not given stay None or empty."""
+    return Overrides(
+        select=_codes(options["select"]) or None,
+        ignore=_codes(options["ignore"]),
+        extend_select=_codes(options["extend_select"]),
+        exclude=tuple(options["exclude"]),
+        target_version=options["target_version"],
+        unsafe_fixes=options["unsafe_fixes"],
+        output_format=options["output_format"],
+        fix=bool(options["fix"] or options["diff"]),
+        add_noqa=bool(options["add_noqa"]),
+    )
+
+
+def request_from(paths: Sequence[Path], options: Mapping[str, Any]) -> Request:
+    """Validate flag combinations and bundle the request."""
+    if options["add_noqa"] and (options["fix"] or options["diff"]):
+        raise UsageError("--add-noqa cannot be combined with --fix or --diff")
+    if options["add_noqa"] and options["stdin_filename"]:
+        raise UsageError("--add-noqa cannot be combined with --stdin-filename")
+    if options["baseline"] and options["write_baseline"]:
+        raise UsageError("--baseline and --write-baseline cannot be combined")
+    if options["stdin_filename"] and any(str(p) != "-" for p in paths):
+        raise UsageError("--stdin-filename reads stdin; pass no PATHS (or `-`)")
+    return Request(
+        paths=tuple(paths),
+        overrides=overrides_from(options),
+        config_file=options["config_file"],
+        jobs=options["jobs"],
+        write=not options["diff"],
+        since=options["since"],
+        baseline=options["baseline"],
+        cache_dir=None if options.get("no_cache", True) else options.get("cache_dir") or Path(CACHE_DIR_NAME),
+        shard=options.get("shard"),
+    )
+
+
+def run_display(request: Request, cwd: Path) -> tuple[str, bool]:
+    """(output format, unsafe fixes) for the report: the flags, else the config found from the
+    current folder (as in Ruff, run-wide options come from there), else the defaults."""
+    config = config_for(cwd, request.config_file)
+    unsafe = request.overrides.unsafe_fixes
+    return output_format(config, request.overrides), bool(config.unsafe_fixes if unsafe is None else unsafe)
+
+
+def _batches(request: Request, cwd: Path) -> list[tuple[list[Target], Any]]:
+    """Targets grouped by the Settings that govern them; a file is checked once."""
+    seen: set[str] = set()
+    batches = []
+    for paths, settings in plan_runs(request.paths or (Path("."),), request.overrides, request.config_file):
+        targets = []
+        for target in discover(paths, settings, cwd):
+            key = str(target.path.resolve()) if target.path.exists() else str(target.path)
+            if key not in seen:
+                seen.add(key)
+                targets.append(target)
+        batches.append((targets, settings))
+    return batches
+
+
+def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = None) -> list[FileResult]:
+    """Check (and maybe fix) every file under the request's paths, then apply run-wide filters."""
+    known = baseline.load(request.baseline) if request.baseline else None
+    batches = _batches(request, cwd)
+    changes = gitdiff.changed_lines(request.since, cwd) if request.since else None
+    if changes is not None:
+        batches = [([t for t in targets if gitdiff.is_changed(str(t.path), changes)], s) for targets, s in batches]
+    if request.shard is not None:
+        batches = [(select_shard(targets, *request.shard), s) for targets, s in batches]
+    on_done = progress(sum(len(t) for t, _ in batches)) if progress else None
+    results: list[FileResult] = []
+    for targets, settings in batches:
+        cache = open_cache(request.cache_dir, settings, cwd) if request.cache_dir is not None else None
+        results.extend(run_targets(targets, settings, jobs=request.jobs, write=request.write, on_done=on_done, cache=cache))
+    results.sort(key=lambda r: r.path)
+    return _filter(results, request, cwd, changes, known)
+
+
+def _filter(results: list[FileResult], request: Request, cwd: Path, changes: gitdiff.Changes | None, known: Any) -> list[FileResult]:
+    if request.since and changes is not None:
+        if request.write and any(r.changed for r in results):
+            changes = gitdiff.changed_lines(request.since, cwd)  # fixes moved lines; diff again
+        results = gitdiff.keep_changed(results, changes)
+    if request.baseline and known is not None:
+        results = baseline.apply(results, known, request.baseline.resolve().parent)
+    return results
+
+
+def check_stdin(data: bytes, name: str, request: Request, cwd: Path) -> tuple[FileResult, bytes]:
+    """Check code read from stdin as if it were the file NAME; returns the result and the
+    bytes to print with --fix (the fixed code, or the input unchanged)."""
+    (_, settings), *_ = plan_runs((Path(name),), request.overrides, request.config_file)
+    display = display_path(Path(name), cwd)
+    try:
+        text, how = decode(data)
+    except DecodeError as exc:
+        return FileResult(display, (tool_finding(display, "NM902", f"Save this file in the encoding it declares; {exc}"),)), data
+    result = check_source(text, display, settings)
+    output = encode(result.fixed_source or "", how) if result.changed else data
+    known = baseline.load(request.baseline) if request.baseline else None
+    changes = gitdiff.changed_lines(request.since, cwd) if request.since else None
+    (result,) = _filter([result], Request(request.paths, request.overrides, write=False, since=request.since, baseline=request.baseline), cwd, changes, known)
+    return result, output

@@ -1,0 +1,85 @@
+"""The progress bar: shown on a terminal for many files, never in pipes or CI."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from neuron_migrate import progress
+from neuron_migrate.cli import main
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("stream", "env", "total", "shown"),
+    [
+        (Terminal(), {}, 21, True),
+        (Terminal(), {}, 20, False),  # few files: no bar
+        (io.StringIO(), {}, 500, False),  # a pipe or a file
+        (Terminal(), {"CI": "true"}, 500, False),
+        (Terminal(), {"TERM": "dumb"}, 500, False),
+        (object(), {}, 500, False),  # no isatty at all
+    ],
+)
+def test_wanted_only_for_a_terminal_outside_ci(stream: object, env: dict[str, str], total: int, shown: bool) -> None:
+    assert progress.wanted(stream, env, total) is shown  # type: ignore[arg-type]
+
+
+def test_bar_redraws_in_place_and_erases_itself() -> None:
+    stream = Terminal()
+    bar = progress.ProgressBar(stream, 4, width=4)
+    for _ in range(4):
+        bar.advance()
+    bar.close()
+    frames = stream.getvalue().split("\r")
+    assert frames[1:5] == ["[#---] 1/4 files", "[##--] 2/4 files", "[###-] 3/4 files", "[####] 4/4 files"]
+    assert frames[-1] == "" and frames[-2].strip() == ""
+
+
+@pytest.fixture
+def many_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for index in range(25):
+        (tmp_path / f"m{index:02}.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CI", raising=False)
+    return tmp_path
+
+
+def test_cli_shows_no_bar_when_stderr_is_not_a_terminal(many_files: Path) -> None:
+    result = CliRunner().invoke(main, ["."])
+    assert result.stderr == ""
+
+
+def test_cli_shows_the_bar_on_a_terminal(many_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("click.get_text_stream", lambda name: Terminal() if name == "stderr" else None)
+    seen: list[Terminal] = []
+    real_bar = progress.ProgressBar
+
+    def recording(stream: Terminal, total: int) -> progress.ProgressBar:
+        seen.append(stream)
+        return real_bar(stream, total)
+
+    monkeypatch.setattr(progress, "ProgressBar", recording)
+    result = CliRunner().invoke(main, [".", "-j", "2"])
+    assert result.exit_code == 1
+    (stream,) = seen
+    assert "25/25 files" in stream.getvalue() and stream.getvalue().endswith("\r")
+    assert "files" not in result.stdout
+
+
+def test_cli_shows_no_bar_in_ci_even_on_a_terminal(many_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.setattr("click.get_text_stream", lambda name: Terminal())
+    made: list[object] = []
+    monkeypatch.setattr(progress, "ProgressBar", lambda *args: made.append(args))
+    assert CliRunner().invoke(main, ["."]).exit_code == 1
+    assert made == []
