@@ -19,13 +19,29 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _COMMANDS = ("check", "rules", "explain", "smoke", "version")
 
 
+# Subcommands imported only when used, so start-up (`--version`, pre-commit) skips them.
+_LAZY_COMMANDS = {"smoke": ("neuron_migrate.smoke.command", "smoke_command")}
+
+
 class DefaultCheckGroup(click.Group):
     """`neuron-migrate --fix path/` means `neuron-migrate check --fix path/`, as in Ruff."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        known = (*self.commands, *_LAZY_COMMANDS)
+        if not args or (args[0] not in known and args[0] not in ("--help", "-h", "--version")):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in _LAZY_COMMANDS and name not in self.commands:
+            import importlib
+
+            module, attribute = _LAZY_COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return super().get_command(ctx, name)
 
 
 def _shard_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
@@ -298,14 +314,6 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
-
-def _smoke_command() -> click.Command:
-    from neuron_migrate.smoke.command import smoke_command
-
-    return smoke_command
-
-
-main.add_command(_smoke_command())
 
 
 @main.command("rules")

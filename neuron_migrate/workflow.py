@@ -22,10 +22,8 @@ from neuron_migrate.config import (
 )
 from neuron_migrate.engine import baseline
 from neuron_migrate.engine.cache import CACHE_DIR_NAME, open_cache
-from neuron_migrate.engine.check import tool_finding
 from neuron_migrate.engine.files import Target, discover, display_path
 from neuron_migrate.engine.parallel import run_targets
-from neuron_migrate.engine.runner import check_source
 from neuron_migrate.engine.shard import select_shard
 from neuron_migrate.model import FileResult
 from neuron_migrate.source import DecodeError, decode, encode
@@ -152,6 +150,9 @@ def _filter(results: list[FileResult], request: Request, cwd: Path, changes: git
 def check_stdin(data: bytes, name: str, request: Request, cwd: Path) -> tuple[FileResult, bytes]:
     """Check code read from stdin as if it were the file NAME; returns the result and the
     bytes to print with --fix (the fixed code, or the input unchanged)."""
+    from neuron_migrate.engine.check import tool_finding  # imported here: a plain check run skips them
+    from neuron_migrate.engine.runner import check_source
+
     (_, settings), *_ = plan_runs((Path(name),), request.overrides, request.config_file)
     display = display_path(Path(name), cwd)
     try:
