@@ -94,3 +94,16 @@ def test_cli_rejects_a_bad_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     result = CliRunner().invoke(main, ["check", ".", "--shard", "3/2"])
     assert result.exit_code == 2
     assert "1 <= K <= N" in result.output
+
+
+def test_chunks_balance_bytes_and_cover_every_file(tmp_path: Path) -> None:
+    paths = []
+    for i, size in enumerate([50_000, 10, 20, 30_000, 5, 5, 5, 5, 40, 60, 70, 80]):
+        path = tmp_path / f"f{i}.py"
+        path.write_bytes(b"x" * size)
+        paths.append(path)
+    chunks = parallel._chunks(paths + [tmp_path / "missing.py"], jobs=2)
+    flat = [i for chunk in chunks for i in chunk]
+    assert sorted(flat) == list(range(len(paths) + 1))
+    assert chunks[0] == [0] and chunks[1] == [3], "the largest files go first, each alone"
+    assert len(chunks) >= 2

@@ -66,3 +66,17 @@ def test_prefilter_passes_every_case_the_analysis_flags(case: Path, monkeypatch:
 def test_minimal_triggers_drop_only_redundant_ones() -> None:
     assert minimal_triggers({"xla", "torch_xla", "XLA_", "NEURON", "NEURON_CC_FLAGS"}) == ("NEURON", "XLA_", "xla")
     assert minimal_triggers(set()) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "passes"),
+    [
+        ("import torch\ny = torch.fft.rfft(x)\n", True),
+        ("from torch import fft as f\n", True),
+        ("import torch\nplan = fftw_plan(x)  # fft_size\n", False),  # `fft` only inside other words
+        ("import torch\nmodel = torch.nn.Linear(2, 2)\n", False),  # `torch` alone is not enough
+    ],
+)
+def test_qualified_names_prefilter_on_their_last_part(text: str, passes: bool) -> None:
+    ruleset = build_ruleset(enabled_codes(Settings(select=("NM406",))), "2.14")
+    assert might_match(text, ruleset) is passes

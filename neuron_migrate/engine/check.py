@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass
 
 from neuron_migrate import compat
@@ -37,9 +38,10 @@ class Ruleset:
     """The enabled rules, indexed, plus the prefilter tokens that can trigger them."""
 
     index: RuleIndex
-    triggers: tuple[str, ...]
+    triggers: tuple[str, ...]  # substrings: the text must contain one
     codes: frozenset[str]
     target_version: str = "2.14"  # selects rules/compat/<version>/ for `compat = true` rules
+    names: tuple[tuple[str, re.Pattern[str]], ...] = ()  # or one of these as a whole identifier
 
 
 @functools.lru_cache(maxsize=64)
@@ -47,6 +49,7 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
     """Index the enabled rules for the walk; cached per set of codes and target version."""
     index = RuleIndex()
     triggers: set[str] = set()
+    names: set[str] = set()
     import_rules: list[RuleSpec] = []
     for spec in load_catalogue():
         if spec.code not in codes or spec.detector in FILE_DETECTORS or spec.detector in RUNTIME_DETECTORS:
@@ -60,7 +63,7 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
             for entry in spec.maps:
                 table = index.prefix if entry.prefix else index.exact
                 table.setdefault(entry.old, []).append((spec, entry))
-                triggers.add(_trigger_of(entry.old))
+                names.add(entry.old)
             continue
         node_types, detector = DETECTORS[spec.detector]
         for node_type in node_types:
@@ -71,7 +74,8 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
         if not spec.triggers:
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
-    return Ruleset(index, minimal_triggers(triggers), codes, target_version)
+    substrings = minimal_triggers(triggers)
+    return Ruleset(index, substrings, codes, target_version, _name_patterns(names, substrings))
 
 
 def minimal_triggers(triggers: set[str]) -> tuple[str, ...]:
@@ -79,17 +83,29 @@ def minimal_triggers(triggers: set[str]) -> tuple[str, ...]:
     return tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
 
 
-def _trigger_of(qualified: str) -> str:
-    """The substring every spelling of `qualified` contains: its top-level package name.
+def _name_patterns(qualified: set[str], substrings: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """For each qualified name, an identifier every spelling of it contains: its last part.
 
-    Any alias must be bound by an import, and every import spells the package out.
+    Each part of a qualified name is written out as an identifier wherever the name is used:
+    an import spells the module path and the imported name, an attribute chain the rest, and an
+    alias (`f = torch.fft`) spells its source. So `fft` (a whole identifier) must be in any file
+    that uses `torch.fft`, and it is far rarer than `torch`, which nearly every PyTorch file
+    contains. A name with a part that contains a substring trigger (`torch_xla` and `xla`) needs
+    nothing more.
     """
-    return qualified.split(".")[0]
+    wanted = set()
+    for name in qualified:
+        parts = name.split(".")
+        if not any(token in part for part in parts for token in substrings):
+            wanted.add(parts[-1])
+    return tuple((n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)")) for n in sorted(wanted))
 
 
 def might_match(text: str, ruleset: Ruleset) -> bool:
     """The cheap prefilter: can any enabled rule fire on this text at all?"""
-    return any(token in text for token in ruleset.triggers)
+    if any(token in text for token in ruleset.triggers):
+        return True
+    return any(name in text and pattern.search(text) is not None for name, pattern in ruleset.names)
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:

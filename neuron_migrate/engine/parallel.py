@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neuron_migrate.engine import codec
@@ -17,8 +18,8 @@ from neuron_migrate.settings import Settings
 if TYPE_CHECKING:
     from neuron_migrate.engine.cache import ResultCache
 
-_CHUNKS_PER_JOB = 16  # small enough chunks that one slow file does not leave a worker idle
-_MAX_CHUNK = 32
+_CHUNKS_PER_JOB = 16  # chunks per worker, of about equal bytes (see _chunks)
+_MAX_CHUNK = 64
 _MIN_FILES_PER_JOB = 8  # fewer files are checked sooner than a pool starts
 _GC_THRESHOLDS = (100_000, 20, 100)  # default (700, 10, 10); see _fewer_collections
 
@@ -65,10 +66,40 @@ def _compute(targets: list[Target], settings: Settings, jobs: int, write: bool, 
             return [_report(_work(item), on_done) for item in work]
         from concurrent.futures import ProcessPoolExecutor
 
-        chunk = max(1, min(_MAX_CHUNK, -(-len(work) // (jobs * _CHUNKS_PER_JOB))))
+        chunks = _chunks([t.path for t in targets], jobs)
+        computed: list[tuple[FileResult, Stamp | None] | None] = [None] * len(work)
         with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(settings,)) as pool:
-            done = pool.map(_packed_work, work, chunksize=chunk)
-            return [_report((_unpack(packed), stamp), on_done) for packed, stamp in done]
+            for chunk, done in zip(chunks, pool.map(_packed_chunk, [[work[i] for i in c] for c in chunks])):
+                for i, (packed, stamp) in zip(chunk, done):
+                    computed[i] = _report((_unpack(packed), stamp), on_done)
+        return [item for item in computed if item is not None]
+
+
+def _chunks(paths: list[Path], jobs: int) -> list[list[int]]:
+    """Indexes of `paths` in chunks of about equal bytes, largest files first.
+
+    Large files go out first and alone, so no worker is left with one at the end; small files
+    travel many to a chunk, so the pool is not flooded with tiny tasks.
+    """
+    sizes = [_size(path) for path in paths]
+    budget = max(1, sum(sizes) // (jobs * _CHUNKS_PER_JOB))
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    total = 0
+    for index in sorted(range(len(paths)), key=lambda i: -sizes[i]):
+        current.append(index)
+        total += sizes[index]
+        if total >= budget or len(current) >= _MAX_CHUNK:
+            chunks.append(current)
+            current, total = [], 0
+    return chunks + ([current] if current else [])
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _report(item: tuple[FileResult, Stamp | None], on_done: OnDone | None) -> tuple[FileResult, Stamp | None]:
@@ -117,13 +148,16 @@ def _work(item: tuple[Target, Settings, bool]) -> tuple[FileResult, Stamp | None
     return process_file(target.path, target.display, settings, write=write, data=data), stamp
 
 
-def _packed_work(item: tuple[Target, Settings, bool]) -> tuple[bytes | FileResult, Stamp | None]:
-    """`_work` for a pool worker: the result travels compactly encoded (see `codec`)."""
-    result, stamp = _work(item)
-    try:
-        return codec.dumps(result), stamp
-    except TypeError:
-        return result, stamp
+def _packed_chunk(items: list[tuple[Target, Settings, bool]]) -> list[tuple[bytes | FileResult, Stamp | None]]:
+    """`_work` in a pool worker: results travel compactly encoded (see `codec`)."""
+    packed: list[tuple[bytes | FileResult, Stamp | None]] = []
+    for item in items:
+        result, stamp = _work(item)
+        try:
+            packed.append((codec.dumps(result), stamp))
+        except TypeError:
+            packed.append((result, stamp))
+    return packed
 
 
 def _unpack(packed: bytes | FileResult) -> FileResult:
