@@ -37,6 +37,7 @@ import stat
 import sys
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings
 
 CACHE_DIR_NAME = ".neuron_migrate_cache"
-_MAGIC = b"NMCACHE2"
+_MAGIC = b"NMCACHE3"
 _RACY_NS = 2_000_000_000  # coarse file systems keep mtimes in (up to) 2 s steps
 # Settings that never change one file's result: which files are visited, and whether edits are
 # applied (fix runs only use entries that have nothing to fix).
@@ -162,7 +163,7 @@ class ResultCache:
             for display in [d for d in merged if d not in self.updates and not (self.cwd / d).exists()]:
                 del merged[display]  # the file was deleted or renamed
             payload = marshal.dumps(merged)
-            _write_atomic(self.index_path, _MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload)
+            _write_atomic(self.index_path, _MAGIC + _checksum(payload) + payload)
         except OSError:
             return  # a read-only or full disk makes the next run slower, not wrong
         self.updates = {}
@@ -174,15 +175,20 @@ def _load(path: Path) -> dict[str, _Entry]:
         data = path.read_bytes()
     except OSError:
         return {}
-    start = len(_MAGIC) + 16
+    start = len(_MAGIC) + 12
     payload = data[start:]
-    if data[: len(_MAGIC)] != _MAGIC or hashlib.blake2b(payload, digest_size=16).digest() != data[len(_MAGIC) : start]:
+    if data[: len(_MAGIC)] != _MAGIC or _checksum(payload) != data[len(_MAGIC) : start]:
         return {}  # only bytes this code wrote reach marshal, which must not see damaged data
     try:
         loaded = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return {}
     return loaded if isinstance(loaded, dict) else {}
+
+
+def _checksum(payload: bytes) -> bytes:
+    """Length and CRC-32: catches a torn or damaged index (not tampering; the folder is yours)."""
+    return len(payload).to_bytes(8, "little") + zlib.crc32(payload).to_bytes(4, "little")
 
 
 def _prepare(folder: Path) -> None:

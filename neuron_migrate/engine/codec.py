@@ -20,7 +20,9 @@ from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, Sev
 
 _CLASSES: tuple[type, ...] = (FileResult, Finding, Fix, TextEdit, Position, Safety, Severity)
 _TAGS = {cls: tag for tag, cls in enumerate(_CLASSES)}
-_FIELDS = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _CLASSES if dataclasses.is_dataclass(cls)}
+_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _CLASSES if dataclasses.is_dataclass(cls)
+}
 _PLAIN = (str, int, float, bool, type(None))
 
 
@@ -45,31 +47,46 @@ def decode(value: Any) -> Any:
     if kind is list:
         return _BUILDERS[value[0]](value)
     if kind is tuple:
-        return tuple([decode(v) if type(v) in _NESTED else v for v in value])
+        return _decode_tuple(value)
     return value
+
+
+def _decode_tuple(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    builders = _BUILDERS
+    return tuple(
+        [builders[v[0]](v) if type(v) is list else _decode_tuple(v) if type(v) is tuple else v for v in items]
+    )
 
 
 def _builder(cls: type) -> Callable[[list[Any]], Any]:
     """A function that rebuilds a `cls` from its encoding.
 
-    For dataclasses it is generated, one straight-line assignment per field (as `dataclasses`
-    generates `__init__`): a generic loop over the fields cost twice as much per object.
+    For dataclasses it is generated, straight-line code per field that calls the nested value's
+    builder directly (as `dataclasses` generates `__init__`): a generic loop over the fields and
+    a call to `decode` per value cost twice as much per object.
     """
     if issubclass(cls, Enum):
         members = cls._value2member_map_
         return lambda value: members[value[1]]
     lines = ["def build(value):", "    instance = new(cls)", "    state = instance.__dict__"]
     for index, name in enumerate(_FIELDS[cls], start=1):
-        lines.append(f"    item = value[{index}]")
-        lines.append(f"    state[{name!r}] = decode(item) if type(item) in nested else item")
+        lines += [
+            f"    item = value[{index}]",
+            "    kind = type(item)",
+            "    if kind is list:",
+            "        item = builders[item[0]](item)",
+            "    elif kind is tuple:",
+            "        item = decode_tuple(item)",
+            f"    state[{name!r}] = item",
+        ]
     lines.append("    return instance")
-    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls, "decode": decode, "nested": _NESTED}
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls, "builders": _BUILDERS, "decode_tuple": _decode_tuple}
     exec("\n".join(lines), namespace)  # noqa: S102 - the code is built from field names only
     return namespace["build"]  # type: ignore[no-any-return]
 
 
-_NESTED = frozenset({list, tuple})
-_BUILDERS = tuple(_builder(cls) for cls in _CLASSES)
+_BUILDERS: list[Callable[[list[Any]], Any]] = []
+_BUILDERS.extend(_builder(cls) for cls in _CLASSES)
 
 
 def dumps(result: FileResult) -> bytes:
