@@ -3,4 +3,4 @@
 from neuron_migrate.cli import main
 
 if __name__ == "__main__":
-    main()
+    main(prog_name="neuron-migrate")

@@ -1,4 +1,4 @@
-"""The YAML in `docs/ci.md`, run for real: the pre-commit config with the real `pre-commit` tool,
+"""The YAML in the README, run for real: the pre-commit config with the real `pre-commit` tool,
 the GitHub workflow's step through `action.yml` (its shell steps run as the runner runs them),
 and the GitLab job's script.
 
@@ -26,7 +26,7 @@ from github_commands import parse_commands
 from neuron_migrate import __version__
 from neuron_migrate.output import TOOL_URL
 
-DOCS = ROOT / "docs" / "ci.md"
+DOCS = ROOT / "README.md"
 REV = f"v{__version__}"
 ACTION_REF = f"{TOOL_URL.removeprefix('https://github.com/')}@{REV}"
 SKIP_COPY = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache", ".hypothesis", "*.egg-info",
