@@ -114,7 +114,7 @@ def _fewer_collections() -> Iterator[None]:
 
     Every parsed tree is cyclic garbage (nodes link to their parents), and results pile up as
     files are checked; with the default thresholds full collections kept rescanning those
-    results, so the time per file grew with the number of files (13 % from 300 to 1,200 files).
+    results, so the time per file grew with the number of files (10-18 % from 300 to 1,200).
     """
     before = gc.get_threshold()
     gc.set_threshold(*_GC_THRESHOLDS)
