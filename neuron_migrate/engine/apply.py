@@ -94,7 +94,8 @@ def _repair_empty_blocks(analysis: Analysis, accepted: list[Planned]) -> list[tu
         plan = item.plan
         assert plan is not None
         for stmt in plan.deletes:
-            block = body_of(analysis.parent(stmt), stmt) if analysis.parent(stmt) is not None else None
+            parent = analysis.parent(stmt)
+            block = body_of(parent, stmt) if parent is not None else None
             if block is not None:
                 deleted.setdefault(id(block), []).append((len(edits), stmt))
                 blocks[id(block)] = block
