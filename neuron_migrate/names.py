@@ -209,6 +209,9 @@ class Resolver:
         collector.visit(module)
         self.module_scope = collector.module_scope
         self.scope_of = collector.scope_of
+        # resolve_dotted's answers: a name rebound as an alias many times (`x = x.y` in a
+        # loop of layers) otherwise made the alias walk exponential in the chain depth.
+        self._resolved: dict[tuple[str, Scope, int], frozenset[str]] = {}
 
     def scope_for(self, node: ast.AST) -> Scope:
         """The scope that owns `node` (the node itself must be a scope node or the module)."""
@@ -236,12 +239,16 @@ class Resolver:
         return self.resolve_dotted(chain, scope, _depth)
 
     def resolve_dotted(self, chain: str, scope: Scope, _depth: int = 0) -> set[str]:
-        head, _, rest = chain.partition(".")
-        result: set[str] = set()
-        for binding in self.lookup(head, scope):
-            for base in self._binding_targets(binding, scope, _depth):
-                result.add(f"{base}.{rest}" if rest else base)
-        return result
+        key = (chain, scope, _depth)
+        known = self._resolved.get(key)
+        if known is None:
+            head, _, rest = chain.partition(".")
+            result: set[str] = set()
+            for binding in self.lookup(head, scope):
+                for base in self._binding_targets(binding, scope, _depth):
+                    result.add(f"{base}.{rest}" if rest else base)
+            known = self._resolved[key] = frozenset(result)
+        return set(known)
 
     def _binding_targets(self, binding: Binding, scope: Scope, depth: int) -> Iterator[str]:
         if binding.kind == "import":
