@@ -44,7 +44,11 @@ def yaml_blocks() -> list[Any]:
 
 
 def block_with(key: str) -> Any:
-    (block,) = [b for b in yaml_blocks() if isinstance(b, dict) and key in b]
+    """The one YAML block with `key` at the top (for `jobs`, the one that runs the action)."""
+    (block,) = [
+        b for b in yaml_blocks()
+        if isinstance(b, dict) and key in b and (key != "jobs" or "neuron-migrate" in b["jobs"])
+    ]
     return block
 
 

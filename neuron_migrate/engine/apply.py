@@ -80,8 +80,20 @@ def _line_at(text: str, start: int) -> tuple[str, str] | None:
 
 
 def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    if a[0] == a[1] or b[0] == b[1]:  # an insertion conflicts only when strictly inside
-        return b[0] < a[0] < b[1] or a[0] < b[0] < a[1]
+    """Whether two edit spans conflict.
+
+    An insertion conflicts with another insertion at the same point, and with a replaced span it
+    lies in or touches, because each was planned against the text as it was: `, dynamic=False`
+    after a removed `mode="..."` would leave `f(, dynamic=False)`, and two arguments added to an
+    empty call would run together. The later plan is re-planned in the next round.
+    """
+    a_insert, b_insert = a[0] == a[1], b[0] == b[1]
+    if a_insert and b_insert:
+        return a[0] == b[0]
+    if a_insert:
+        return b[0] <= a[0] <= b[1]
+    if b_insert:
+        return a[0] <= b[0] <= a[1]
     return a[0] < b[1] and b[0] < a[1]
 
 
@@ -94,7 +106,8 @@ def _repair_empty_blocks(analysis: Analysis, accepted: list[Planned]) -> list[tu
         plan = item.plan
         assert plan is not None
         for stmt in plan.deletes:
-            block = body_of(analysis.parent(stmt), stmt) if analysis.parent(stmt) is not None else None
+            parent = analysis.parent(stmt)
+            block = body_of(parent, stmt) if parent is not None else None
             if block is not None:
                 deleted.setdefault(id(block), []).append((len(edits), stmt))
                 blocks[id(block)] = block

@@ -233,7 +233,8 @@ def import_anchor(analysis: Analysis) -> int:
     body = analysis.tree.body
     last = None
     for index, stmt in enumerate(body):
-        is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(getattr(stmt, "value", None), ast.Constant) and isinstance(stmt.value.value, str)
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        is_docstring = index == 0 and isinstance(value, ast.Constant) and isinstance(value.value, str)
         if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring:
             last = stmt
         elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
