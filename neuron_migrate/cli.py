@@ -16,7 +16,6 @@ from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_COMMANDS = ("check", "rules", "explain", "smoke", "version")
 
 
 # Subcommands imported only when used, so start-up (`--version`, pre-commit) skips them.

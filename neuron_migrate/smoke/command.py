@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from neuron_migrate.compat import available_versions
+
 from neuron_migrate.smoke.render import render_json, render_text
 from neuron_migrate.smoke.runner import (
     INSTALL_HINT,
@@ -17,7 +19,6 @@ from neuron_migrate.smoke.runner import (
     torch_available,
 )
 
-TARGET_VERSIONS = ("2.13", "2.14")
 
 
 @click.command("smoke", context_settings={"ignore_unknown_options": False})
@@ -65,7 +66,7 @@ TARGET_VERSIONS = ("2.13", "2.14")
 )
 @click.option(
     "--target-version",
-    type=click.Choice(TARGET_VERSIONS),
+    type=click.Choice(available_versions()),
     default="2.14",
     show_default=True,
     help="PyTorch family of the op compat data.",

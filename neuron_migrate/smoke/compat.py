@@ -6,11 +6,10 @@ import functools
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
-import neuron_migrate
+from neuron_migrate.catalogue import rules_dir
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -33,17 +32,6 @@ class OpCompat:
     op: str  # "aten::linalg_qr"
     status: str  # one of STATUSES
     source: str  # citation, e.g. "torchneuron-facts §8.3, S24 ... [C-old]"
-
-
-def rules_dir() -> Path:
-    """The `rules` folder: inside the installed wheel, else the source checkout's top level."""
-    try:
-        packaged = resources.files("neuron_migrate") / "rules"
-        if packaged.is_dir():
-            return Path(str(packaged))
-    except (ModuleNotFoundError, NotADirectoryError):
-        pass
-    return Path(neuron_migrate.__file__).resolve().parent.parent / "rules"
 
 
 def available_versions() -> tuple[str, ...]:
