@@ -44,7 +44,7 @@ class DefaultCheckGroup(click.Group):
 
 
 def _shard_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
-    from neuron_migrate.engine.shard import ShardError, parse_shard
+    from neuron_migrate.run.shard import ShardError, parse_shard
 
     try:
         return None if value is None else parse_shard(value)
@@ -91,7 +91,7 @@ def main() -> None:
 @click.option("--shard", callback=_shard_option, metavar="K/N", help="Check only shard K of N (1-based), split by path; for CI matrices.")
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
-    from neuron_migrate import workflow
+    from neuron_migrate.run import workflow
 
     cwd = Path.cwd()
     try:
@@ -118,7 +118,12 @@ def check(paths: tuple[Path, ...], **options: Any) -> None:
 def _smoke(results: list[Any], options: dict[str, Any], request: Any, cwd: Path) -> tuple[list[Any], bool]:
     """`--smoke SCRIPT`: run the (fixed) script; its NM7xx findings join the report."""
     from neuron_migrate.config import config_for
-    from neuron_migrate.smoke import SmokeOptions, render_text, report_findings, run_smoke
+    from neuron_migrate.smoke import (
+        SmokeOptions,
+        render_text,
+        report_findings,
+        run_smoke,
+    )
     from neuron_migrate.smoke.runner import INSTALL_HINT, torch_available
 
     if not torch_available():
@@ -158,7 +163,7 @@ def _fail(message: str) -> NoReturn:
 
 def _progress(options: dict[str, Any]) -> Callable[[int], Callable[[Any], object] | None]:
     """A progress bar on stderr for many files, only on a terminal and outside CI."""
-    from neuron_migrate import progress
+    from neuron_migrate.run import progress
 
     def start(total: int) -> Callable[[Any], object] | None:
         stream = click.get_text_stream("stderr")
@@ -178,7 +183,7 @@ def _progress(options: dict[str, Any]) -> Callable[[int], Callable[[Any], object
 
 def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
     """`--stdin-filename NAME`: with --fix only the code goes to stdout, the report to stderr."""
-    from neuron_migrate import workflow
+    from neuron_migrate.run import workflow
 
     data = click.get_binary_stream("stdin").read()
     result, output = workflow.check_stdin(data, options["stdin_filename"], request, cwd)
@@ -195,7 +200,7 @@ def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
 
 
 def _write_baseline(path: Path, results: Sequence[Any]) -> NoReturn:
-    from neuron_migrate.engine import baseline
+    from neuron_migrate.run import baseline
 
     count = baseline.write(path, results)
     noun = "finding" if count == 1 else "findings"

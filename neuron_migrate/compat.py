@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from neuron_migrate.analysis.analyze import Match
 from neuron_migrate.catalogue import RuleSpecError, rules_dir
-from neuron_migrate.engine.analyze import Match
 from neuron_migrate.model import Severity
 
 if sys.version_info >= (3, 11):

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from neuron_migrate.catalogue import load_catalogue, select_rules
-from neuron_migrate.output import FORMATS
 from neuron_migrate.compat import available_versions
+from neuron_migrate.output import FORMATS
 from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings
 
 if sys.version_info >= (3, 11):

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from neuron_migrate.cli import main
-from neuron_migrate.engine.baseline import normalise
+from neuron_migrate.run.baseline import normalise
 
 OLD = """import torch_xla.core.xla_model as xm
 

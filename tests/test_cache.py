@@ -7,16 +7,16 @@ import os
 from pathlib import Path
 
 import pytest
+from bench.corpus import write_corpus
 from click.testing import CliRunner
 
-from bench.corpus import write_corpus
 from neuron_migrate.cli import main
-from neuron_migrate.engine import cache as cache_module
-from neuron_migrate.engine import parallel
-from neuron_migrate.engine.cache import CACHE_DIR_NAME, config_key, open_cache
-from neuron_migrate.engine.files import Target, discover
-from neuron_migrate.engine.parallel import run_targets
 from neuron_migrate.model import FileResult
+from neuron_migrate.run import cache as cache_module
+from neuron_migrate.run import parallel
+from neuron_migrate.run.cache import CACHE_DIR_NAME, config_key, open_cache
+from neuron_migrate.run.discover import Target, discover
+from neuron_migrate.run.parallel import run_targets
 from neuron_migrate.settings import Settings
 
 CLEAN = "import torch\n\nx = torch.ones(2, device=\"cpu\")\n"

@@ -6,12 +6,19 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT
+
 from neuron_migrate import docs
-from neuron_migrate.catalogue import FILE_DETECTORS, RUNTIME_DETECTORS, RuleSpecError, load_catalogue, parse_rule, rules_dir
-from neuron_migrate.detectors import DETECTORS
-from neuron_migrate.fixes import FIXES
+from neuron_migrate.catalogue import (
+    FILE_DETECTORS,
+    RUNTIME_DETECTORS,
+    RuleSpecError,
+    load_catalogue,
+    parse_rule,
+    rules_dir,
+)
+from neuron_migrate.checks.detectors import DETECTORS
+from neuron_migrate.checks.fixes import FIXES
 from neuron_migrate.model import Safety
 
 SPECS = load_catalogue()

@@ -247,7 +247,7 @@ def test_empty_folder(tmp_path: Path) -> None:
 
 
 def test_internal_error_is_reported_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from neuron_migrate.engine import runner
+    from neuron_migrate.engine import pipeline as runner
 
     (tmp_path / "a.py").write_text(XLA_SCRIPT)
     (tmp_path / "b.py").write_text(XLA_SCRIPT + "# boom\n")

@@ -6,13 +6,13 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
-from neuron_migrate.engine import codec
-from neuron_migrate.engine.runner import check_source
+
+from neuron_migrate.analysis.source import decode
+from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.model import FileResult
+from neuron_migrate.run import cache_codec as codec
 from neuron_migrate.settings import Settings
-from neuron_migrate.source import decode
 
 CASES = sorted(p for p in FIXTURES.glob("*/*.py") if not p.name.endswith(".fixed.py"))
 

@@ -10,7 +10,7 @@ import pytest
 
 from neuron_migrate import compat
 from neuron_migrate.catalogue import RuleSpecError, load_catalogue
-from neuron_migrate.engine.runner import check_source
+from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 
 if sys.version_info >= (3, 11):

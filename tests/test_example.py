@@ -7,8 +7,9 @@ import shutil
 from pathlib import Path
 
 from conftest import FIXTURES
-from neuron_migrate.engine.files import discover
-from neuron_migrate.engine.parallel import run_targets
+
+from neuron_migrate.run.discover import discover
+from neuron_migrate.run.parallel import run_targets
 from neuron_migrate.settings import Settings
 
 EXAMPLE = FIXTURES / "example_project"

@@ -11,12 +11,12 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, expect
-from neuron_migrate.engine.runner import check_source
+
+from neuron_migrate.analysis.source import decode, encode
+from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings
-from neuron_migrate.source import decode, encode
 
 CASES = sorted(
     p

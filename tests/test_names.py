@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from neuron_migrate.names import Resolver
+from neuron_migrate.analysis.names import Resolver
 
 MARK_STEP = "torch_xla.core.xla_model.mark_step"
 

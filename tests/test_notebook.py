@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from neuron_migrate.cli import main
-from neuron_migrate.engine.magics import mask, unmask
-from neuron_migrate.engine.notebook import code_cells
-from neuron_migrate.engine.notebook_json import Style, render_source
-from neuron_migrate.engine.runner import check_source, process_file
+from neuron_migrate.engine.formats.magics import mask, unmask
+from neuron_migrate.engine.formats.notebook import code_cells
+from neuron_migrate.engine.formats.notebook_json import Style, render_source
+from neuron_migrate.engine.pipeline import check_source, process_file
 from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings
 

@@ -19,7 +19,7 @@ from github_commands import parse_commands
 from output_sample import sample_results
 
 from neuron_migrate.catalogue import load_catalogue
-from neuron_migrate.engine.runner import check_source
+from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.model import FileResult, Finding, Position, Severity
 from neuron_migrate.output import (
     FORMATS,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from neuron_migrate.engine import packaging
-from neuron_migrate.engine.textfiles import file_kind
+from neuron_migrate.engine.formats import packaging
+from neuron_migrate.engine.formats.textfiles import file_kind
 
 
 @pytest.mark.parametrize(

@@ -6,15 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
+from bench.corpus import write_corpus
 from click.testing import CliRunner
 
-from bench.corpus import write_corpus
 from neuron_migrate.cli import main
-from neuron_migrate.engine import codec, parallel
-from neuron_migrate.engine.files import Target, discover
-from neuron_migrate.engine.parallel import run_targets
-from neuron_migrate.engine.shard import ShardError, parse_shard, select_shard, shard_of
 from neuron_migrate.model import FileResult
+from neuron_migrate.run import cache_codec as codec
+from neuron_migrate.run import parallel
+from neuron_migrate.run.discover import Target, discover
+from neuron_migrate.run.parallel import run_targets
+from neuron_migrate.run.shard import ShardError, parse_shard, select_shard, shard_of
 from neuron_migrate.settings import Settings
 
 

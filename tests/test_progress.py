@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from neuron_migrate import progress
 from neuron_migrate.cli import main
+from neuron_migrate.run import progress
 
 
 class Terminal(io.StringIO):

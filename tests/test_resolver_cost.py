@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from neuron_migrate import names
-from neuron_migrate.engine.runner import check_source
+from neuron_migrate.analysis import names
+from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 
 # transformers' load_tf_weights_* functions walk a model with `pointer = pointer.attr` a dozen

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from neuron_migrate.engine import shell
+from neuron_migrate.engine.formats import shell
 
 
 def _settings(text: str) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from neuron_migrate.cli import main
-from neuron_migrate.gitdiff import parse_diff
+from neuron_migrate.run.gitdiff import parse_diff
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -7,12 +7,17 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT
-from neuron_migrate.engine import runner
-from neuron_migrate.engine.check import build_ruleset, enabled_codes, might_match, minimal_triggers
+
+from neuron_migrate.analysis.source import decode
+from neuron_migrate.engine import pipeline as runner
+from neuron_migrate.engine.check import (
+    build_ruleset,
+    enabled_codes,
+    might_match,
+    minimal_triggers,
+)
 from neuron_migrate.settings import Settings
-from neuron_migrate.source import decode
 
 _PROBE = """
 import sys

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from neuron_migrate.cli import main
-from neuron_migrate.engine.runner import check_source
+from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.engine.suppress import ignored_prefixes
 from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings

@@ -14,8 +14,8 @@ import pytest
 from conftest import FIXTURES, expect
 from test_fixtures import render_findings
 
-from neuron_migrate.engine.runner import check_source
-from neuron_migrate.engine.textfiles import file_kind
+from neuron_migrate.engine.formats.textfiles import file_kind
+from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 
 EXPECTED = (".findings", ".fixed")

@@ -6,8 +6,13 @@ import ast
 import warnings
 from dataclasses import dataclass
 
-from neuron_migrate.engine.analyze import Analysis, body_of
-from neuron_migrate.engine.check import Planned, follows_imports, import_anchor, import_text
+from neuron_migrate.analysis.analyze import Analysis, body_of
+from neuron_migrate.engine.check import (
+    Planned,
+    follows_imports,
+    import_anchor,
+    import_text,
+)
 from neuron_migrate.model import Finding
 
 

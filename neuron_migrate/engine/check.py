@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from neuron_migrate import compat
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, RuleIndex, walk
 from neuron_migrate.catalogue import (
     FILE_DETECTORS,
     RUNTIME_DETECTORS,
@@ -15,9 +16,8 @@ from neuron_migrate.catalogue import (
     load_catalogue,
     select_rules,
 )
-from neuron_migrate.detectors import DETECTORS
-from neuron_migrate.engine.analyze import Analysis, Match, Plan, RuleIndex, walk
-from neuron_migrate.fixes import FIXES, FixContext
+from neuron_migrate.checks.detectors import DETECTORS
+from neuron_migrate.checks.fixes import FIXES, FixContext
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
 from neuron_migrate.settings import Settings
 
@@ -269,8 +269,8 @@ _IMPORT_ORDER = ("os", "torch", "dist")
 
 def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True) -> str:
     """The import lines (and helper definitions) that `keys` ask for, ready to insert."""
-    from neuron_migrate.engine.analyze import IMPORTS
-    from neuron_migrate.fixes import DEVICE_LOADER
+    from neuron_migrate.analysis.analyze import IMPORTS
+    from neuron_migrate.checks.fixes import DEVICE_LOADER
 
     wanted = set(keys)
     out = "".join(IMPORTS[k][1] + newline for k in _IMPORT_ORDER if k in wanted)

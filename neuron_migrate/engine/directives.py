@@ -9,7 +9,7 @@ import tokenize
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from neuron_migrate.source import SourceText
+from neuron_migrate.analysis.source import SourceText
 
 _CODE = r"[A-Za-z]+[0-9]+"
 _CODES = rf"(?P<codes>{_CODE}(?:(?:\s*,\s*|\s+){_CODE})*)"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from neuron_migrate.engine.check import build_ruleset, enabled_codes, might_match
-from neuron_migrate.engine.files import Target
-from neuron_migrate.engine.runner import read_source
+from neuron_migrate.engine.pipeline import read_source
 from neuron_migrate.model import Finding
+from neuron_migrate.run.discover import Target
 from neuron_migrate.settings import Settings
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import load_catalogue
 from neuron_migrate.engine.check import enabled_codes, tool_finding
 from neuron_migrate.engine.directives import (
@@ -33,7 +34,6 @@ from neuron_migrate.engine.directives import (
 )
 from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, TextEdit
 from neuron_migrate.settings import Settings
-from neuron_migrate.source import SourceText
 
 UNUSED = "NM910"
 # Findings that mean the file was not (fully) analysed: no suppression can be judged unused.

@@ -16,8 +16,8 @@ from pathlib import PurePath
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Safety
-from neuron_migrate.source import SourceText
 
 if TYPE_CHECKING:
     from neuron_migrate.catalogue import RuleSpec

@@ -21,10 +21,10 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
+from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Position
 from neuron_migrate.output import all_findings, sources
 from neuron_migrate.output import text as text_output
-from neuron_migrate.source import SourceText
 
 CONTEXT = 1  # lines shown above and below the finding
 MAX_SPAN = 4  # lines of a long finding shown before eliding the rest

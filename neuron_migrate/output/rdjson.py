@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Position, Severity
 from neuron_migrate.output import (
     TOOL_NAME,
@@ -20,7 +21,6 @@ from neuron_migrate.output import (
     located_message,
     sources,
 )
-from neuron_migrate.source import SourceText
 
 _SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
 

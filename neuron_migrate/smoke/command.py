@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from neuron_migrate.compat import available_versions
-
 from neuron_migrate.smoke.render import render_json, render_text
 from neuron_migrate.smoke.runner import (
     INSTALL_HINT,
@@ -18,7 +17,6 @@ from neuron_migrate.smoke.runner import (
     run_smoke,
     torch_available,
 )
-
 
 
 @click.command("smoke", context_settings={"ignore_unknown_options": False})

@@ -192,8 +192,8 @@ def floor_child(kind: str, list_file: Path) -> None:
 
 def corpus_stats(root: Path) -> tuple[int, int, list[Path], int]:
     """(files, lines, files a check parses, their lines), using the tool's own discovery and prefilter."""
-    from neuron_migrate.engine.files import discover
     from neuron_migrate.engine.prefilter import files_to_parse
+    from neuron_migrate.run.discover import discover
     from neuron_migrate.settings import Settings
 
     settings = Settings()

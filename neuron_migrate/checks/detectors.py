@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate import api_detectors, compile_detectors
+from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match
+from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.engine.analyze import XLA_ROOT, Analysis, Match
-from neuron_migrate.names import Scope
+from neuron_migrate.checks import api_detectors, compile_detectors
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 _DEVICE_STRING = re.compile(r"^xla(?::(\d+))?$")

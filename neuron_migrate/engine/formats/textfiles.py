@@ -15,12 +15,12 @@ from pathlib import PurePosixPath
 from types import MappingProxyType
 
 from neuron_migrate import compat
+from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import FILE_DETECTORS, MapEntry, RuleSpec, load_catalogue
-from neuron_migrate.engine import packaging, shell
 from neuron_migrate.engine.check import enabled_codes, tool_finding
+from neuron_migrate.engine.formats import packaging, shell
 from neuron_migrate.model import FileResult, Finding, Fix, Safety, TextEdit
 from neuron_migrate.settings import Settings
-from neuron_migrate.source import SourceText
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
+from neuron_migrate.analysis.analyze import Analysis, Match
+from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.engine.analyze import Analysis, Match
-from neuron_migrate.names import Scope, dotted
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 

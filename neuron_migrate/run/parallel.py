@@ -9,14 +9,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from neuron_migrate.engine import codec
-from neuron_migrate.engine.cache import Stamp, read_stamped
-from neuron_migrate.engine.files import Target
 from neuron_migrate.model import FileResult
+from neuron_migrate.run import cache_codec as codec
+from neuron_migrate.run.cache import Stamp, read_stamped
+from neuron_migrate.run.discover import Target
 from neuron_migrate.settings import Settings
 
 if TYPE_CHECKING:
-    from neuron_migrate.engine.cache import ResultCache
+    from neuron_migrate.run.cache import ResultCache
 
 _CHUNKS_PER_JOB = 16  # chunks per worker, of about equal bytes (see _chunks)
 _MAX_CHUNK = 64
@@ -138,7 +138,7 @@ def _warm_up(settings: Settings) -> None:
 
 def _work(item: tuple[Target, Settings, bool]) -> tuple[FileResult, Stamp | None]:
     """One file's result, and the stamp of the bytes it was computed from (None if unread)."""
-    from neuron_migrate.engine.runner import process_file
+    from neuron_migrate.engine.pipeline import process_file
 
     target, settings, write = item
     read = read_stamped(target.path, settings.max_file_bytes)

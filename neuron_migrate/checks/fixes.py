@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from neuron_migrate import api_fixes
-from neuron_migrate.engine.analyze import IMPORTS, Analysis, Match, Plan, body_of
+from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
+from neuron_migrate.checks import api_fixes
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")

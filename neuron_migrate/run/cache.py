@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from neuron_migrate import __version__
-from neuron_migrate.engine import codec
 from neuron_migrate.model import FileResult
+from neuron_migrate.run import cache_codec as codec
 from neuron_migrate.settings import Settings
 
 CACHE_DIR_NAME = ".neuron_migrate_cache"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate import gitdiff
+from neuron_migrate.analysis.source import DecodeError, decode, encode
 from neuron_migrate.config import (
     ConfigError,
     Overrides,
@@ -20,13 +20,12 @@ from neuron_migrate.config import (
     output_format,
     plan_runs,
 )
-from neuron_migrate.engine import baseline
-from neuron_migrate.engine.cache import CACHE_DIR_NAME, open_cache
-from neuron_migrate.engine.files import Target, discover, display_path
-from neuron_migrate.engine.parallel import run_targets
-from neuron_migrate.engine.shard import select_shard
 from neuron_migrate.model import FileResult
-from neuron_migrate.source import DecodeError, decode, encode
+from neuron_migrate.run import baseline, gitdiff
+from neuron_migrate.run.cache import CACHE_DIR_NAME, open_cache
+from neuron_migrate.run.discover import Target, discover, display_path
+from neuron_migrate.run.parallel import run_targets
+from neuron_migrate.run.shard import select_shard
 
 
 class UsageError(ValueError):
@@ -150,8 +149,10 @@ def _filter(results: list[FileResult], request: Request, cwd: Path, changes: git
 def check_stdin(data: bytes, name: str, request: Request, cwd: Path) -> tuple[FileResult, bytes]:
     """Check code read from stdin as if it were the file NAME; returns the result and the
     bytes to print with --fix (the fixed code, or the input unchanged)."""
-    from neuron_migrate.engine.check import tool_finding  # imported here: a plain check run skips them
-    from neuron_migrate.engine.runner import check_source
+    from neuron_migrate.engine.check import (
+        tool_finding,  # imported here: a plain check run skips them
+    )
+    from neuron_migrate.engine.pipeline import check_source
 
     (_, settings), *_ = plan_runs((Path(name),), request.overrides, request.config_file)
     display = display_path(Path(name), cwd)

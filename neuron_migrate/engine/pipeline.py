@@ -10,8 +10,9 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 
-from neuron_migrate.engine import notebook, suppress
-from neuron_migrate.engine.analyze import Analysis
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.source import DecodeError, Encoded, decode, encode
+from neuron_migrate.engine import suppress
 from neuron_migrate.engine.apply import apply_once, verify
 from neuron_migrate.engine.check import (
     Planned,
@@ -22,14 +23,14 @@ from neuron_migrate.engine.check import (
     might_match,
     tool_finding,
 )
-from neuron_migrate.engine.textfiles import (
+from neuron_migrate.engine.formats import notebook
+from neuron_migrate.engine.formats.textfiles import (
     check_text_file,
     file_kind,
     packaging_findings,
 )
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.settings import Settings
-from neuron_migrate.source import DecodeError, Encoded, decode, encode
 
 
 def check_source(text: str, path: str, settings: Settings) -> FileResult:

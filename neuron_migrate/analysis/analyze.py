@@ -6,10 +6,10 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from neuron_migrate.analysis.names import Resolver, Scope, dotted
+from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
-from neuron_migrate.names import Resolver, Scope, dotted
-from neuron_migrate.source import SourceText
 
 PARENT = "_nm_parent"  # attribute set on every ast node during the walk
 XLA_ROOT = "torch_xla"

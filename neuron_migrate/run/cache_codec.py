@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
-from enum import Enum
 from collections.abc import Callable
+from enum import Enum
 from typing import Any
 
-from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, Severity, TextEdit
+from neuron_migrate.model import (
+    FileResult,
+    Finding,
+    Fix,
+    Position,
+    Safety,
+    Severity,
+    TextEdit,
+)
 
 _CLASSES: tuple[type, ...] = (FileResult, Finding, Fix, TextEdit, Position, Safety, Severity)
 _TAGS = {cls: tag for tag, cls in enumerate(_CLASSES)}

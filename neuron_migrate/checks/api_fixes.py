@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from neuron_migrate.engine.analyze import Match, Plan
+from neuron_migrate.analysis.analyze import Match, Plan
 
 if TYPE_CHECKING:
-    from neuron_migrate.fixes import FixContext
+    from neuron_migrate.checks.fixes import FixContext
 
 
 def rename_method(ctx: FixContext, match: Match) -> Plan | None:

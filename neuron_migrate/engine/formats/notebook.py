@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from neuron_migrate.engine.check import tool_finding
-from neuron_migrate.engine.magics import (
+from neuron_migrate.engine.formats.magics import (
     WRITEFILE_MAGICS,
     placeholder_lines,
     prepare,
     unmask,
 )
-from neuron_migrate.engine.notebook_json import (
+from neuron_migrate.engine.formats.notebook_json import (
     NotebookError,
     Style,
     items,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-from neuron_migrate.engine.files import Target
+from neuron_migrate.run.discover import Target
 
 
 class ShardError(ValueError):
