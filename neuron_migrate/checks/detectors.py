@@ -16,7 +16,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.checks import api_detectors, compile_detectors
+from neuron_migrate.checks import api_detectors, compile_detectors, import_uses
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 _DEVICE_STRING = re.compile(r"^xla(?::(\d+))?$")
@@ -57,6 +57,9 @@ def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
             continue
         if entry.old == XLA_ROOT and entry.prefix and _claimed_elsewhere(analysis, module, rule):
             continue
+        if entry.fix == "remove_import" and not import_uses.import_used(analysis, node):
+            reason = import_uses.keep_reason(analysis, node)
+            entry = replace(entry, message=reason) if reason is not None else entry
         yield Match(rule, node, scope, entry, module, module)
         return
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
-from neuron_migrate.checks import api_fixes
+from neuron_migrate.checks import api_fixes, import_uses
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -437,12 +437,10 @@ def autocast(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def remove_import(ctx: FixContext, match: Match) -> Plan | None:
-    """Delete a torch_xla import whose names are no longer used."""
+    """Delete a torch_xla import whose names are no longer used where it binds them."""
     stmt = match.node
     assert isinstance(stmt, (ast.Import, ast.ImportFrom))
-    resolver = ctx.analysis.resolver
-    bound = [alias.asname or alias.name.split(".")[0] for alias in stmt.names]
-    if any(resolver.is_loaded(name) for name in bound):
+    if import_uses.import_used(ctx.analysis, stmt) or import_uses.keep_reason(ctx.analysis, stmt) is not None:
         return None
     if len(stmt.names) > 1 and not all(_is_xla(stmt, alias) for alias in stmt.names):
         return None  # a mixed import; a human splits it

@@ -109,7 +109,7 @@ def might_match(text: str, ruleset: Ruleset) -> bool:
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
-    analysis = Analysis(text, tree, ruleset.target_version)
+    analysis = Analysis(text, tree, ruleset.target_version, ruleset.index.known)
     return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)
 
 
