@@ -63,6 +63,7 @@ class Analysis:
         self.handled: set[int] = set()  # ids of chains already reported as part of a call
         self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules with the xla_import detector
         self._call_names: dict[int, set[str]] = {}
+        self.memo: dict[str, object] = {}  # per-module facts a detector computes once, by name
 
     # -- names --------------------------------------------------------------------------
     def qualified(self, node: ast.AST, scope: Scope) -> set[str]:

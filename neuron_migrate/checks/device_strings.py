@@ -1,0 +1,201 @@
+"""Where an `"xla"` device string is rewritten: only where a torch API receives it.
+
+A string passed to the user's own function is rewritten only when that function is in the file
+and every `"xla"` test in it is rewritten too, so the same branch runs. The user's comparisons
+(`device == "xla"`, `x.device.type == "xla"`, `"xla" in str(device)`) are rewritten to
+`"neuron"`: after migration they would otherwise never be true. A device held in a variable
+(`DEVICE = "xla"`, a class attribute, a default argument) is rewritten where it is defined.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from neuron_migrate.analysis.analyze import Analysis, Match
+from neuron_migrate.analysis.names import Scope
+from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.model import Safety
+
+DEVICE_STRING = re.compile(r"^xla(?::(\d+))?$")
+_DEVICE_KEYWORDS = {"device", "device_type", "map_location"}
+_DEVICE_CALLS = {
+    "torch.device", "torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
+    "torch.distributed.device_mesh.DeviceMesh", "torch.distributed.device_mesh.init_device_mesh",
+    "torch.distributed.DeviceMesh", "torch.distributed.init_device_mesh",
+}
+# Tensor and Module methods that take a device; their receivers cannot be resolved by name.
+_DEVICE_METHODS = {"to", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "to_empty"}
+_OTHER_MESSAGE = "Replace `\"{old}\"` with `\"{new}\"` if `{callee}` passes it to torch; check its device tests"
+_USER_MESSAGE = "Replace `\"{old}\"` with `\"{new}\"` once `{callee}` no longer tests for `\"{old}\"`"
+
+
+def _string(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def new_device(text: str) -> str | None:
+    found = DEVICE_STRING.match(text)
+    if found is None:
+        return None
+    return "neuron" if found.group(1) is None else f"neuron:{found.group(1)}"
+
+
+def device_string(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+    """`"xla"` / `"xla:N"` where a device is expected, and the user's tests for it."""
+    if isinstance(node, ast.Call):
+        yield from _device_call(rule, analysis, node, scope)
+    elif isinstance(node, ast.Compare):
+        for target in compare_targets(node):
+            yield _match(rule, target, scope)
+
+
+# -- calls ---------------------------------------------------------------------------------
+def device_slots(analysis: Analysis, call: ast.Call, scope: Scope) -> list[ast.AST]:
+    """The argument values of `call` that hold a device."""
+    slots: list[ast.AST] = [k.value for k in call.keywords if k.arg in _DEVICE_KEYWORDS]
+    func = call.func
+    if call.args and isinstance(func, ast.Attribute) and func.attr == "to" or call.args and analysis.call_names(call, scope) & _DEVICE_CALLS:
+        slots.append(call.args[0])
+    return slots
+
+
+def receiver(analysis: Analysis, call: ast.Call, scope: Scope) -> tuple[str, ast.AST | None]:
+    """Who receives the call's arguments: ("torch", None), ("user", def node) or ("other", None)."""
+    names = analysis.call_names(call, scope)
+    if names and all(n == "torch" or n.startswith("torch.") for n in names):
+        return "torch", None
+    func = call.func
+    if isinstance(func, ast.Attribute) and not names and func.attr in _DEVICE_METHODS:
+        return "torch", None
+    if isinstance(func, ast.Name) and not names:
+        bindings = analysis.resolver.lookup(func.id, scope)
+        if len(bindings) == 1 and isinstance(bindings[0].node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return "user", bindings[0].node
+    return "other", None
+
+
+def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scope) -> Iterator[Match]:
+    slots = device_slots(analysis, call, scope)
+    if not slots:
+        return
+    kind, definition = receiver(analysis, call, scope)
+    callee = analysis.segment(call.func)
+    for value in slots:
+        literal = _string(value)
+        if literal is not None and new_device(literal) is not None:
+            if kind == "torch" or (kind == "user" and consistent(analysis, definition)):  # type: ignore[arg-type]
+                yield _match(rule, value, scope)
+            else:
+                yield _match(rule, value, scope, _USER_MESSAGE if kind == "user" else _OTHER_MESSAGE, callee)
+        elif kind == "torch":
+            source = string_source(analysis, value, scope)
+            if source is not None and new_device(source.value) is not None:
+                yield _match(rule, source, scope, safety=variable_safety(analysis, value))
+
+
+def _match(rule: RuleSpec, node: ast.Constant, scope: Scope, message: str | None = None, callee: str = "", safety: Safety | None = None) -> Match:
+    text = node.value
+    entry = MapEntry(old=text, fix=None if message else "replace_string", message=message, safety=safety)
+    extra = (("new", new_device(text) or "neuron"), ("callee", callee))
+    return Match(rule, node, scope, entry, text, text, extra)
+
+
+def consistent(analysis: Analysis, definition: ast.AST) -> bool:
+    """Whether every `"xla"` string in a user function (or class) is one NM102 rewrites."""
+    scope = analysis.resolver.scope_of.get(definition, analysis.resolver.module_scope)
+    rewritten: set[int] = set()
+    for node in ast.walk(definition):
+        if isinstance(node, ast.Compare):
+            rewritten.update(id(t) for t in compare_targets(node))
+        elif isinstance(node, ast.Call) and receiver(analysis, node, scope)[0] == "torch":
+            rewritten.update(id(v) for v in device_slots(analysis, node, scope))
+    strings = [n for n in ast.walk(definition) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return all(id(n) in rewritten for n in strings if new_device(n.value) is not None)
+
+
+# -- comparisons -----------------------------------------------------------------------------
+def _names_device(node: ast.AST) -> bool:
+    """`device`, `self.device`, `args.device_type`, `x.device.type`, `str(device)`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and len(node.args) == 1:
+        return _names_device(node.args[0]) or isinstance(node.args[0], (ast.Name, ast.Attribute))
+    if isinstance(node, ast.Attribute):
+        return node.attr == "type" or "device" in node.attr.lower()
+    return isinstance(node, ast.Name) and "device" in node.id.lower()
+
+
+def compare_targets(node: ast.Compare) -> list[ast.Constant]:
+    """The `"xla"` strings a device comparison tests against."""
+    found: list[ast.Constant] = []
+    operands = [node.left, *node.comparators]
+    for op, left, right in zip(node.ops, operands, operands[1:]):
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            pairs = [(left, right), (right, left)]
+            found += [s for s, other in pairs if _is_device_string(s) and _names_device(other)]
+        elif isinstance(op, (ast.In, ast.NotIn)) and _names_device(right):
+            if _is_device_string(left):
+                found.append(left)  # type: ignore[arg-type]
+        elif isinstance(op, (ast.In, ast.NotIn)) and _names_device(left) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+            found += [e for e in right.elts if _is_device_string(e)]  # type: ignore[misc]
+    return found
+
+
+def _is_device_string(node: ast.AST) -> bool:
+    text = _string(node)
+    return text is not None and new_device(text) is not None
+
+
+# -- variables ---------------------------------------------------------------------------------
+def string_source(analysis: Analysis, node: ast.AST, scope: Scope) -> ast.Constant | None:
+    """The string constant a name, class attribute or parameter default was set to, if only one."""
+    if isinstance(node, ast.Name):
+        bindings = analysis.resolver.lookup(node.id, scope)
+        if len(bindings) != 1 or bindings[0].node is None:
+            return None
+        return _string_definitions(analysis).get(id(bindings[0].node))
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+        return _class_attribute(scope, node.attr)
+    return None
+
+
+def _string_definitions(analysis: Analysis) -> dict[int, ast.Constant]:
+    """Binding node id -> the string it binds: `X = "s"` targets and parameters defaulting to one."""
+    known = analysis.memo.get("string_definitions")
+    if known is None:
+        found: dict[int, ast.Constant] = {}
+        for node in ast.walk(analysis.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if _string(node.value) is not None:
+                    found[id(node.targets[0])] = node.value  # type: ignore[assignment]
+            elif isinstance(node, ast.arguments):
+                positional = [*node.posonlyargs, *node.args]
+                pairs = list(zip(positional[len(positional) - len(node.defaults) :], node.defaults))
+                pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
+                found.update((id(a), d) for a, d in pairs if _string(d) is not None)  # type: ignore[misc]
+        known = analysis.memo["string_definitions"] = found
+    return known  # type: ignore[return-value]
+
+
+def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:
+    """`self.name` in a method: the string the enclosing class body assigns to `name`."""
+    owner = scope.parent
+    if owner is None or not owner.is_class or not isinstance(owner.node, ast.ClassDef):
+        return None
+    assigned = [
+        s for s in owner.node.body
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name
+    ]
+    if len(assigned) != 1 or _string(assigned[0].value) is None:
+        return None
+    return assigned[0].value  # type: ignore[return-value]
+
+
+def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:
+    """Unsafe when the variable is also compared somewhere: that test may change its branch."""
+    name = value.id if isinstance(value, ast.Name) else getattr(value, "attr", "")
+    for node in ast.walk(analysis.tree):
+        if isinstance(node, ast.Compare) and not compare_targets(node):
+            if any((isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name) for o in [node.left, *node.comparators]):
+                return Safety.UNSAFE
+    return None
