@@ -28,6 +28,7 @@ _DEVICE_CALLS = {
 # Tensor and Module methods that take a device; their receivers cannot be resolved by name.
 _DEVICE_METHODS = {"to", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "to_empty"}
 _OTHER_MESSAGE = "Replace `\"{old}\"` with `\"{new}\"` if `{callee}` passes it to torch; check its device tests"
+_COMPARE_MESSAGE = "Test for `\"{new}\"` instead of `\"{old}\"` once this value holds a TorchNeuron device"
 _USER_MESSAGE = "Replace `\"{old}\"` with `\"{new}\"` once `{callee}` no longer tests for `\"{old}\"`"
 
 
@@ -47,8 +48,8 @@ def device_string(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
     if isinstance(node, ast.Call):
         yield from _device_call(rule, analysis, node, scope)
     elif isinstance(node, ast.Compare):
-        for target in compare_targets(node):
-            yield _match(rule, target, scope)
+        for target, exact in compare_targets(analysis, node, scope):
+            yield _match(rule, target, scope) if exact else _match(rule, target, scope, _COMPARE_MESSAGE)
 
 
 # -- calls ---------------------------------------------------------------------------------
@@ -105,10 +106,13 @@ def _match(rule: RuleSpec, node: ast.Constant, scope: Scope, message: str | None
 def consistent(analysis: Analysis, definition: ast.AST) -> bool:
     """Whether every `"xla"` string in a user function (or class) is one NM102 rewrites."""
     scope = analysis.resolver.scope_of.get(definition, analysis.resolver.module_scope)
+    params = {a.arg for a in ast.walk(definition) if isinstance(a, ast.arg)}
     rewritten: set[int] = set()
     for node in ast.walk(definition):
         if isinstance(node, ast.Compare):
-            rewritten.update(id(t) for t in compare_targets(node))
+            for constant, operand, how in compare_operands(node):
+                if how == "exact" or (isinstance(operand, ast.Name) and operand.id in params):
+                    rewritten.add(id(constant))
         elif isinstance(node, ast.Call) and receiver(analysis, node, scope)[0] == "torch":
             rewritten.update(id(v) for v in device_slots(analysis, node, scope))
     strings = [n for n in ast.walk(definition) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
@@ -116,32 +120,79 @@ def consistent(analysis: Analysis, definition: ast.AST) -> bool:
 
 
 # -- comparisons -----------------------------------------------------------------------------
-def _names_device(node: ast.AST) -> bool:
-    """`device`, `self.device`, `args.device_type`, `x.device.type`, `str(device)`."""
+def _device_operand(node: ast.AST) -> str | None:
+    """"exact" for a torch device's text (`x.device.type`, `str(device)`); "named" for a value
+    named like a device (`device`, `args.device_type`), which may hold any string; else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and len(node.args) == 1:
-        return _names_device(node.args[0]) or isinstance(node.args[0], (ast.Name, ast.Attribute))
-    if isinstance(node, ast.Attribute):
-        return node.attr == "type" or "device" in node.attr.lower()
-    return isinstance(node, ast.Name) and "device" in node.id.lower()
+        return "exact"
+    if isinstance(node, ast.Attribute) and node.attr == "type":
+        return "exact"
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    return "named" if "device" in name.lower() else None
 
 
-def compare_targets(node: ast.Compare) -> list[ast.Constant]:
-    """The `"xla"` strings a device comparison tests against."""
-    found: list[ast.Constant] = []
+def compare_operands(node: ast.Compare) -> list[tuple[ast.Constant, ast.AST, str]]:
+    """The `"xla"` strings a device comparison tests against: (string, operand, how sure)."""
+    found: list[tuple[ast.Constant, ast.AST, str]] = []
     operands = [node.left, *node.comparators]
     for op, left, right in zip(node.ops, operands, operands[1:]):
         if isinstance(op, (ast.Eq, ast.NotEq)):
-            pairs = [(left, right), (right, left)]
-            found += [s for s, other in pairs if _is_device_string(s) and _names_device(other)]
-        elif isinstance(op, (ast.In, ast.NotIn)) and _names_device(right):
-            if _is_device_string(left):
-                found.append(left)  # type: ignore[arg-type]
-        elif isinstance(op, (ast.In, ast.NotIn)) and _names_device(left) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-            found += [e for e in right.elts if _is_device_string(e)]  # type: ignore[misc]
+            for text, other in ((left, right), (right, left)):
+                how = _device_operand(other)
+                if how and _is_device_string(text):
+                    found.append((text, other, how))  # type: ignore[arg-type]
+        elif isinstance(op, (ast.In, ast.NotIn)):
+            if _device_operand(right) and _is_device_string(left):
+                found.append((left, right, _device_operand(right) or ""))  # type: ignore[arg-type]
+            elif _device_operand(left) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                found += [(e, left, _device_operand(left) or "") for e in right.elts if _is_device_string(e)]  # type: ignore[misc]
     return found
 
 
-def _is_device_string(node: ast.AST) -> bool:
+def compare_targets(analysis: Analysis, node: ast.Compare, scope: Scope) -> list[tuple[ast.Constant, bool]]:
+    """Each `"xla"` a device comparison tests against, and whether rewriting it keeps behaviour.
+
+    A torch device's type or text is `"neuron"` after migration, so its test is rewritten. A value
+    that is only named like a device is rewritten when it is a parameter that this file passes a
+    device string to (a call or the default, both rewritten); anything else may hold a string from
+    elsewhere (`str(DistributedType.XLA).lower()`), so it is only reported.
+    """
+    out = []
+    for constant, operand, how in compare_operands(node):
+        out.append((constant, how == "exact" or _fed_parameter(analysis, operand, scope)))
+    return out
+
+
+def _fed_parameter(analysis: Analysis, operand: ast.AST, scope: Scope) -> bool:
+    if not isinstance(operand, ast.Name):
+        return False
+    bindings = analysis.resolver.lookup(operand.id, scope)
+    if len(bindings) != 1 or not isinstance(bindings[0].node, ast.arg):
+        return False
+    arg = bindings[0].node
+    if _is_device_string(_string_definitions(analysis).get(id(arg))):  # type: ignore[arg-type]
+        return True
+    return arg.arg in _device_fed_parameters(analysis).get(id(scope.node), ())
+
+
+def _device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
+    """Function node id -> its parameters that a call in this file passes a device string to."""
+    known = analysis.memo.get("device_fed_parameters")
+    if known is None:
+        found: dict[int, set[str]] = {}
+        functions = {n.name: n for n in analysis.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for node in ast.walk(analysis.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+                function = functions[node.func.id]
+                params = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+                fed = {k.arg for k in node.keywords if k.arg and _is_device_string(k.value)}
+                fed |= {params[i] for i, a in enumerate(node.args) if i < len(params) and _is_device_string(a)}
+                found.setdefault(id(function), set()).update(fed)
+        known = analysis.memo["device_fed_parameters"] = found
+    return known  # type: ignore[return-value]
+
+
+def _is_device_string(node: ast.AST | None) -> bool:
     text = _string(node)
     return text is not None and new_device(text) is not None
 
@@ -195,7 +246,7 @@ def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:
     """Unsafe when the variable is also compared somewhere: that test may change its branch."""
     name = value.id if isinstance(value, ast.Name) else getattr(value, "attr", "")
     for node in ast.walk(analysis.tree):
-        if isinstance(node, ast.Compare) and not compare_targets(node):
+        if isinstance(node, ast.Compare) and not compare_operands(node):
             if any((isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name) for o in [node.left, *node.comparators]):
                 return Safety.UNSAFE
     return None
