@@ -18,6 +18,7 @@ from neuron_migrate.catalogue import (
 )
 from neuron_migrate.checks.detectors import DETECTORS
 from neuron_migrate.checks.fixes import FIXES, FixContext
+from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
 from neuron_migrate.settings import Settings
 
@@ -158,6 +159,7 @@ def _preview(match: Match) -> str:
 def _message(match: Match, new: str) -> str:
     template = (match.entry.message if match.entry and match.entry.message else None) or match.rule.message
     values = {"old": match.written, "new": new or _preview(match), **dict(match.extra)}
+    values.update((key, value(match)) for key, value in MESSAGE_VALUES.items() if "{" + key + "}" in template)
     try:
         return template.format(**values)
     except (KeyError, IndexError):
