@@ -19,6 +19,7 @@ from neuron_migrate.checks import (
     api_detectors,
     compile_detectors,
     device_strings,
+    flag_detectors,
     import_uses,
 )
 
@@ -172,6 +173,7 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
         "env_var": ((ast.Assign, ast.Call), env_var),
         "process_group": ((ast.Call,), process_group),
         "compile_backend": ((ast.Call,), compile_backend),
+        "xla_feature_flag": ((ast.Call, ast.Compare, ast.Attribute, ast.Subscript), flag_detectors.xla_feature_flag),
         **api_detectors.DETECTORS,
         **compile_detectors.DETECTORS,
     }
