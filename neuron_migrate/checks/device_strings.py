@@ -50,6 +50,10 @@ def device_string(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
     elif isinstance(node, ast.Compare):
         for target, exact in compare_targets(analysis, node, scope):
             yield _match(rule, target, scope) if exact else _match(rule, target, scope, _COMPARE_MESSAGE)
+        for _, operand, _ in compare_operands(node):
+            default = parameter_default(analysis, operand, scope)
+            if default is not None:
+                yield _match(rule, default, scope)  # the default changes with the test
 
 
 # -- calls ---------------------------------------------------------------------------------
@@ -105,6 +109,14 @@ def _match(rule: RuleSpec, node: ast.Constant, scope: Scope, message: str | None
 
 def consistent(analysis: Analysis, definition: ast.AST) -> bool:
     """Whether every `"xla"` string in a user function (or class) is one NM102 rewrites."""
+    memo = analysis.memo.setdefault("consistent", {})
+    key = id(definition)
+    if key not in memo:  # type: ignore[operator]
+        memo[key] = _consistent(analysis, definition)  # type: ignore[index]
+    return memo[key]  # type: ignore[index, no-any-return]
+
+
+def _consistent(analysis: Analysis, definition: ast.AST) -> bool:
     scope = analysis.resolver.scope_of.get(definition, analysis.resolver.module_scope)
     params = {a.arg for a in ast.walk(definition) if isinstance(a, ast.arg)}
     rewritten: set[int] = set()
@@ -115,6 +127,8 @@ def consistent(analysis: Analysis, definition: ast.AST) -> bool:
                     rewritten.add(id(constant))
         elif isinstance(node, ast.Call) and receiver(analysis, node, scope)[0] == "torch":
             rewritten.update(id(v) for v in device_slots(analysis, node, scope))
+        elif isinstance(node, ast.arguments):  # defaults change with the tests that read them
+            rewritten.update(id(d) for d in [*node.defaults, *node.kw_defaults] if d is not None)
     strings = [n for n in ast.walk(definition) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     return all(id(n) in rewritten for n in strings if new_device(n.value) is not None)
 
@@ -164,15 +178,31 @@ def compare_targets(analysis: Analysis, node: ast.Compare, scope: Scope) -> list
 
 
 def _fed_parameter(analysis: Analysis, operand: ast.AST, scope: Scope) -> bool:
-    if not isinstance(operand, ast.Name):
+    """Whether `operand` is a parameter fed a device string here (its default, or a call in this
+    file), in a function whose every `"xla"` string is rewritten, so all of them change together."""
+    default = parameter_default(analysis, operand, scope)
+    if default is not None:
+        return True
+    if not isinstance(operand, ast.Name) or not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     bindings = analysis.resolver.lookup(operand.id, scope)
     if len(bindings) != 1 or not isinstance(bindings[0].node, ast.arg):
         return False
-    arg = bindings[0].node
-    if _is_device_string(_string_definitions(analysis).get(id(arg))):  # type: ignore[arg-type]
-        return True
-    return arg.arg in _device_fed_parameters(analysis).get(id(scope.node), ())
+    fed = operand.id in _device_fed_parameters(analysis).get(id(scope.node), ())
+    return fed and consistent(analysis, scope.node)
+
+
+def parameter_default(analysis: Analysis, operand: ast.AST, scope: Scope) -> ast.Constant | None:
+    """The device-string default of the parameter `operand`, when its function is consistent."""
+    if not isinstance(operand, ast.Name) or not isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    bindings = analysis.resolver.lookup(operand.id, scope)
+    if len(bindings) != 1 or not isinstance(bindings[0].node, ast.arg):
+        return None
+    default = _string_definitions(analysis).get(id(bindings[0].node))
+    if not _is_device_string(default) or not consistent(analysis, scope.node):
+        return None
+    return default
 
 
 def _device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
