@@ -178,7 +178,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         if key in seen:
             continue
         seen.add(key)
-        plan = plan_fix(ctx, match)
+        plan = None if _ambiguous(analysis, match) else plan_fix(ctx, match)
         safety = _safety(match, plan)
         fix = _to_fix(analysis, plan, safety, anchor, match) if plan is not None and safety is not Safety.MANUAL else None
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
@@ -199,6 +199,18 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         planned.append(Planned(finding, plan if fix is not None else None, safety))
     planned.sort(key=lambda p: p.finding.sort_key)
     return planned
+
+
+def _ambiguous(analysis: Analysis, match: Match) -> bool:
+    """A torch_xla name that may also be something else here (`AdamW` imported from torch_xla in
+    one branch and from torch.optim in another): rewriting it would change the other branches."""
+    if not match.qualified.startswith("torch_xla"):
+        return False
+    node = match.node.func if isinstance(match.node, ast.Call) else match.node
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    names = analysis.qualified(node, match.scope)
+    return any(not (n == "torch_xla" or n.startswith("torch_xla.")) for n in names)
 
 
 def _safety(match: Match, plan: Plan | None) -> Safety:
