@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
     "node_modules", "site-packages", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     ".neuron_migrate_cache", ".ipynb_checkpoints",
 )
+
+
+@dataclass(frozen=True)
+class RuleSources:
+    """Where a project's own rules come from (paths absolute, resolved by config)."""
+
+    extend_rules: tuple[str, ...] = ()  # folders of project rule TOML files (`extend-rules`)
+    plugins: tuple[str, ...] = ()  # importable module names (`plugins`)
+    plugin_root: str = ""  # folder put on sys.path to import the plugins: the config file's
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,16 @@ class Settings:
     add_noqa: bool = False  # write `# noqa: CODE` for each finding instead of reporting it
     max_file_bytes: int = 10 * 1024 * 1024
     max_fix_iterations: int = 10
+    rule_sources: RuleSources = RuleSources()
+    # The enabled rule codes. config.merge resolves them once; every layer below reads this.
+    # Left out (None), they are resolved here from select / ignore / extend_select.
+    enabled: frozenset[str] = field(default=None, compare=True)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.enabled is None:
+            from neuron_migrate.registry import enabled_codes  # resolving needs the rule catalogue
+
+            object.__setattr__(self, "enabled", enabled_codes(self.rule_sources, self.select, self.ignore, self.extend_select))
 
     def allows(self, applicability: str) -> bool:
         """Whether a fix of this applicability may be applied under these settings."""

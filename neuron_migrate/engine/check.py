@@ -5,23 +5,17 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from neuron_migrate import compat
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan, RuleIndex, walk
-from neuron_migrate.catalogue import (
-    FILE_DETECTORS,
-    RUNTIME_DETECTORS,
-    RuleSpec,
-    load_catalogue,
-    select_rules,
-)
-from neuron_migrate.checks.detectors import DETECTORS
-from neuron_migrate.checks.fixes import FIXES, FixContext
+from neuron_migrate.catalogue import RuleSpec, load_catalogue
+from neuron_migrate.checks.fixes import FixContext
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
-from neuron_migrate.settings import Settings
-
-CATCH_ALL = "NM299"
+from neuron_migrate.registry import CATCH_ALL, FILE_DETECTORS, RUNTIME_DETECTORS, registry
+from neuron_migrate.settings import RuleSources, Settings
 
 
 @dataclass(frozen=True)
@@ -42,20 +36,22 @@ class Ruleset:
     codes: frozenset[str]
     target_version: str = "2.14"  # selects rules/compat/<version>/ for `compat = true` rules
     names: tuple[tuple[str, re.Pattern[str]], ...] = ()  # or one of these as a whole identifier
+    fixes: Mapping[str, Callable[..., Plan | None]] = field(default_factory=lambda: MappingProxyType({}), compare=False)  # `fix = "..."` names
 
 
 @functools.lru_cache(maxsize=64)
-def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Ruleset:
-    """Index the enabled rules for the walk; cached per set of codes and target version."""
+def build_ruleset(codes: frozenset[str], target_version: str = "2.14", sources: RuleSources = RuleSources()) -> Ruleset:
+    """Index the enabled rules for the walk; cached per set of codes, target version and sources."""
+    rules = registry(sources)
     index = RuleIndex()
     triggers: set[str] = set()
     names: set[str] = set()
     import_rules: list[RuleSpec] = []
-    for spec in load_catalogue():
+    for spec in rules.specs:
         if spec.code not in codes or spec.detector in FILE_DETECTORS or spec.detector in RUNTIME_DETECTORS:
             continue  # rules for packaging files and scripts run in engine/textfiles.py
         triggers.update(spec.triggers)
-        if spec.code == CATCH_ALL:
+        if spec.detector == CATCH_ALL:
             index.catch_all = spec
             triggers.add("torch_xla")
             continue
@@ -65,7 +61,7 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
                 table.setdefault(entry.old, []).append((spec, entry))
                 names.add(entry.old)
             continue
-        node_types, detector = DETECTORS[spec.detector]
+        node_types, detector = rules.detectors[spec.detector]
         for node_type in node_types:
             index.detectors.setdefault(node_type, []).append((spec, detector))
         if spec.detector == "xla_import":
@@ -75,7 +71,7 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
     substrings = minimal_triggers(triggers)
-    return Ruleset(index, substrings, codes, target_version, _name_patterns(names, substrings))
+    return Ruleset(index, substrings, codes, target_version, _name_patterns(names, substrings), rules.fixes)
 
 
 def minimal_triggers(triggers: set[str]) -> tuple[str, ...]:
@@ -110,6 +106,7 @@ def might_match(text: str, ruleset: Ruleset) -> bool:
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
     analysis = Analysis(text, tree, ruleset.target_version)
+    analysis.fixes = ruleset.fixes
     return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)
 
 
@@ -128,7 +125,7 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     if entry is None:
         return None
     if entry.fix:
-        return FIXES[entry.fix](ctx, match)
+        return ctx.analysis.fixes[entry.fix](ctx, match)
     call = match.node if isinstance(match.node, ast.Call) else None
     if entry.new_call and call is not None:
         rendered = ctx.render(entry.new_call, match)
@@ -302,6 +299,6 @@ def tool_finding(path: str, code: str, message: str, line: int = 1, column: int 
     )
 
 
-@functools.lru_cache(maxsize=16)
 def enabled_codes(settings: Settings) -> frozenset[str]:
-    return select_rules(load_catalogue(), settings.select, settings.ignore, settings.extend_select)
+    """The codes enabled for these settings (resolved once, by config)."""
+    return settings.enabled

@@ -13,7 +13,7 @@ from neuron_migrate.settings import Settings
 
 def files_to_parse(targets: Iterable[Target], settings: Settings) -> list[Target]:
     """The targets a check would parse: readable, decodable, and passing the prefilter."""
-    ruleset = build_ruleset(enabled_codes(settings))
+    ruleset = build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources)
     chosen = []
     for target in targets:
         read = read_source(target.path, target.display, settings)
