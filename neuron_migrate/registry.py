@@ -37,8 +37,8 @@ from neuron_migrate.catalogue import (
     parse_rule,
     select_rules,
 )
+from neuron_migrate.checks import api_fixes, fixes
 from neuron_migrate.checks.detectors import DETECTORS, DetectorFn
-from neuron_migrate.checks.fixes import FIXES
 from neuron_migrate.settings import RuleSources
 
 # Detectors the engine runs outside the `ast` walk: packaging files and shell scripts
@@ -73,7 +73,7 @@ def registry(sources: RuleSources = RuleSources()) -> Registry:
     """The shipped rules plus the project's; raises RuleSpecError naming the bad file or key."""
     specs = list(load_catalogue())
     detectors: dict[str, tuple[tuple[type, ...], DetectorFn]] = dict(DETECTORS)
-    fixes: dict[str, Callable[..., Any]] = dict(FIXES)
+    fix_table: dict[str, Callable[..., Any]] = {**fixes.FIXES, **api_fixes.FIXES}
     examples: dict[str, Path] = {}
     digest = hashlib.sha256(catalogue_digest().encode())
     for folder in sources.extend_rules:
@@ -85,12 +85,17 @@ def registry(sources: RuleSources = RuleSources()) -> Registry:
         module = _import_plugin(name, sources.plugin_root)
         specs.extend(_plugin_rules(module, name))
         _merge(detectors, getattr(module, "DETECTORS", {}), name, "DETECTORS")
-        _merge(fixes, getattr(module, "FIXES", {}), name, "FIXES")
+        _merge(fix_table, getattr(module, "FIXES", {}), name, "FIXES")
         digest.update(_module_source(module))
     ordered = tuple(sorted(specs, key=lambda s: s.code))
     _check_unique(ordered)
-    _check_names(ordered, detectors, fixes)
-    return Registry(ordered, MappingProxyType(detectors), MappingProxyType(fixes), MappingProxyType(examples), digest.hexdigest()[:16])
+    _check_names(ordered, detectors, fix_table)
+    return Registry(ordered, MappingProxyType(detectors), MappingProxyType(fix_table), MappingProxyType(examples), digest.hexdigest()[:16])
+
+
+def rules_digest(sources: RuleSources = RuleSources()) -> str:
+    """A hash of every rule's data and plugin source, for cache keys."""
+    return registry(sources).digest
 
 
 @functools.lru_cache(maxsize=64)

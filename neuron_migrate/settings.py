@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
@@ -37,15 +37,9 @@ class Settings:
     max_file_bytes: int = 10 * 1024 * 1024
     max_fix_iterations: int = 10
     rule_sources: RuleSources = RuleSources()
-    # The enabled rule codes. config.merge resolves them once; every layer below reads this.
-    # Left out (None), they are resolved here from select / ignore / extend_select.
-    enabled: frozenset[str] = field(default=None, compare=True)  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.enabled is None:
-            from neuron_migrate.registry import enabled_codes  # resolving needs the rule catalogue
-
-            object.__setattr__(self, "enabled", enabled_codes(self.rule_sources, self.select, self.ignore, self.extend_select))
+    # The enabled rule codes: config.merge resolves them once and every layer below reads them.
+    # None (Settings built by hand) means: resolve select / ignore / extend_select on first use.
+    enabled: frozenset[str] | None = None
 
     def allows(self, applicability: str) -> bool:
         """Whether a fix of this applicability may be applied under these settings."""

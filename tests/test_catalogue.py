@@ -15,10 +15,8 @@ from neuron_migrate.catalogue import (
     parse_rule,
     rules_dir,
 )
-from neuron_migrate.checks.detectors import DETECTORS
-from neuron_migrate.checks.fixes import FIXES
 from neuron_migrate.model import Safety
-from neuron_migrate.registry import BUILTIN_DETECTORS, RUNTIME_DETECTORS
+from neuron_migrate.registry import BUILTIN_DETECTORS, RUNTIME_DETECTORS, registry
 
 SPECS = load_catalogue()
 # Tool rules (NM9xx) are about files, not code patterns; the CLI tests cover them.
@@ -52,9 +50,9 @@ def test_rule_doc_is_complete(spec: object) -> None:
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.code)
 def test_fix_and_detector_names_exist(spec: object) -> None:
-    assert spec.detector in BUILTIN_DETECTORS or spec.detector in DETECTORS  # type: ignore[attr-defined]
+    assert spec.detector in BUILTIN_DETECTORS or spec.detector in registry().detectors  # type: ignore[attr-defined]
     for entry in spec.maps:  # type: ignore[attr-defined]
-        assert entry.fix is None or entry.fix in FIXES, entry.fix
+        assert entry.fix is None or entry.fix in registry().fixes, entry.fix
 
 
 @pytest.mark.parametrize("spec", PATTERN_RULES, ids=lambda s: s.code)

@@ -13,8 +13,15 @@ from neuron_migrate import compat
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan, RuleIndex, walk
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.checks.fixes import FixContext
+from neuron_migrate.engine.prefilter import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
-from neuron_migrate.registry import CATCH_ALL, FILE_DETECTORS, RUNTIME_DETECTORS, registry
+from neuron_migrate.registry import (
+    CATCH_ALL,
+    FILE_DETECTORS,
+    RUNTIME_DETECTORS,
+    registry,
+)
+from neuron_migrate.registry import enabled_codes as registry_codes
 from neuron_migrate.settings import RuleSources, Settings
 
 
@@ -71,37 +78,7 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14", sources: 
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
     substrings = minimal_triggers(triggers)
-    return Ruleset(index, substrings, codes, target_version, _name_patterns(names, substrings), rules.fixes)
-
-
-def minimal_triggers(triggers: set[str]) -> tuple[str, ...]:
-    """Drop every trigger that contains another one: `xla` already catches `torch_xla`."""
-    return tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
-
-
-def _name_patterns(qualified: set[str], substrings: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """For each qualified name, an identifier every spelling of it contains: its last part.
-
-    Each part of a qualified name is written out as an identifier wherever the name is used:
-    an import spells the module path and the imported name, an attribute chain the rest, and an
-    alias (`f = torch.fft`) spells its source. So `fft` (a whole identifier) must be in any file
-    that uses `torch.fft`, and it is far rarer than `torch`, which nearly every PyTorch file
-    contains. A name with a part that contains a substring trigger (`torch_xla` and `xla`) needs
-    nothing more.
-    """
-    wanted = set()
-    for name in qualified:
-        parts = name.split(".")
-        if not any(token in part for part in parts for token in substrings):
-            wanted.add(parts[-1])
-    return tuple((n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)")) for n in sorted(wanted))
-
-
-def might_match(text: str, ruleset: Ruleset) -> bool:
-    """The cheap prefilter: can any enabled rule fire on this text at all?"""
-    if any(token in text for token in ruleset.triggers):
-        return True
-    return any(name in text and pattern.search(text) is not None for name, pattern in ruleset.names)
+    return Ruleset(index, substrings, codes, target_version, name_patterns(names, substrings), rules.fixes)
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
@@ -300,5 +277,7 @@ def tool_finding(path: str, code: str, message: str, line: int = 1, column: int 
 
 
 def enabled_codes(settings: Settings) -> frozenset[str]:
-    """The codes enabled for these settings (resolved once, by config)."""
-    return settings.enabled
+    """The codes enabled for these settings (resolved once by config; else from their selectors)."""
+    if settings.enabled is not None:
+        return settings.enabled
+    return registry_codes(settings.rule_sources, settings.select, settings.ignore, settings.extend_select)

@@ -24,7 +24,6 @@ from functools import cached_property
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.engine.check import enabled_codes, tool_finding
-from neuron_migrate.registry import registry
 from neuron_migrate.engine.directives import (
     Directive,
     Layout,
@@ -34,6 +33,7 @@ from neuron_migrate.engine.directives import (
     removal_edit,
 )
 from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, TextEdit
+from neuron_migrate.registry import registry
 from neuron_migrate.settings import Settings
 
 UNUSED = "NM910"

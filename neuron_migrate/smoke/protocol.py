@@ -6,7 +6,6 @@ import json
 from dataclasses import asdict, dataclass
 
 
-
 @dataclass(frozen=True)
 class ChildConfig:
     """One smoke child: which script to run, how, and where to write its rank report."""
