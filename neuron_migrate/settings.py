@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
@@ -39,7 +39,8 @@ class Settings:
     rule_sources: RuleSources = RuleSources()
     # The enabled rule codes: config.merge resolves them once and every layer below reads them.
     # None (Settings built by hand) means: resolve select / ignore / extend_select on first use.
-    enabled: frozenset[str] | None = None
+    # A pure function of the selectors and rule sources, so it takes no part in equality.
+    enabled: frozenset[str] | None = field(default=None, compare=False)
 
     def allows(self, applicability: str) -> bool:
         """Whether a fix of this applicability may be applied under these settings."""
