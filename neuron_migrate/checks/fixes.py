@@ -490,7 +490,7 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
     if local is None or local:
         template = 'int({os}.environ.get("LOCAL_RANK", 0)) == 0'
     else:
-        template = "not {dist}.is_initialized() or {dist}.get_rank() == 0"
+        template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
     rendered = ctx.render(template, match)
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
 
