@@ -403,11 +403,17 @@ def xla_compile(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def spawn(ctx: FixContext, match: Match) -> Plan | None:
-    """`xmp.spawn(fn, args=(a,))` -> `fn(int(os.environ.get("LOCAL_RANK", 0)), a)` for torchrun."""
+    """`xmp.spawn(fn, args=(a,))` -> `fn(int(os.environ.get("LOCAL_RANK", 0)), a)` for torchrun.
+
+    torch_xla's collectives needed no process group; TorchNeuron's `torch.distributed` ones do.
+    When the file never calls `init_process_group`, the fix starts one before the call, only
+    under torchrun (`WORLD_SIZE` set), so a plain `python` run still works as one process.
+    """
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
-    if ctx.expression_statement(match) is None or not _only_args(call, {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}):
+    stmt = ctx.expression_statement(match)
+    if stmt is None or not _only_args(call, {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}):
         return None
     fn = _arg(call, "fn", 0)
     args = _arg(call, "args", 1)
@@ -421,7 +427,28 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
         parts += [ctx.segment(e) for e in args.elts]
     elif args is not None:
         parts.append(f"*{ctx.segment(args)}")
-    return ctx.replace(call, f"{_operand(ctx, fn)}({', '.join(parts)})", rank[1])
+    text = f"{_operand(ctx, fn)}({', '.join(parts)})"
+    # nprocs=1 ran `fn(0, *args)` in this very process: the rewrite does the same.
+    safety = Safety.SAFE if _literal(_arg(call, "nprocs", 2)) == 1 else None
+    if _calls_init_process_group(ctx):
+        return ctx.replace(call, text, rank[1], safety=safety)
+    guard = ctx.render('if "WORLD_SIZE" in {os}.environ:', match)
+    init = ctx.render('{dist}.init_process_group("neuron")', match)
+    if guard is None or init is None:
+        return None
+    imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
+    return ctx.replace_statement(stmt, [guard[0], f"\t{init[0]}", text], imports, safety=safety)
+
+
+def _calls_init_process_group(ctx: FixContext) -> bool:
+    """Whether anything called `init_process_group` is called anywhere in the module."""
+    for node in ast.walk(ctx.analysis.tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name == "init_process_group":
+                return True
+    return False
 
 
 def autocast(ctx: FixContext, match: Match) -> Plan | None:

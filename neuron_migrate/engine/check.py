@@ -155,9 +155,10 @@ def _preview(match: Match) -> str:
         return template
 
 
-def _message(match: Match, new: str) -> str:
+def _message(match: Match, new: str, path: str) -> str:
     template = (match.entry.message if match.entry and match.entry.message else None) or match.rule.message
-    values = {"old": match.written, "new": new or _preview(match), **dict(match.extra)}
+    file = path.replace("\\", "/").rsplit("/", 1)[-1]
+    values = {"old": match.written, "new": new or _preview(match), "file": file, **dict(match.extra)}
     try:
         return template.format(**values)
     except (KeyError, IndexError):
@@ -185,7 +186,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             path=path,
             code=match.rule.code,
             name=match.rule.name,
-            message=_message(match, new),
+            message=_message(match, new, path),
             severity=severity,
             start=analysis.src.position(start),
             end=analysis.src.position(end),
