@@ -8,8 +8,9 @@ rest of the file keeps its formatting, comments and newlines.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
@@ -222,7 +223,12 @@ def xla_device(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
-    """`xm.optimizer_step(opt)` -> `opt.step()`; safe only where DDP/FSDP all-reduces gradients."""
+    """`xm.optimizer_step(opt)` -> `opt.step()` under certain DDP/FSDP, else `_optimizer_step(opt)`.
+
+    `_optimizer_step` is written into the file: it averages the gradients over the default
+    process group, as torch_xla did, then steps. Where DDP already averaged them, averaging
+    equal gradients again changes nothing, so both rewrites are safe.
+    """
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
@@ -233,9 +239,13 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
     if optimizer is None:
         return None
     args = _step_arguments(ctx, _arg(call, "optimizer_args", 1))
-    text = f"{_operand(ctx, optimizer)}.step({args})"
-    safety = Safety.SAFE if _uses_data_parallel_wrapper(ctx) else Safety.UNSAFE
-    return ctx.replace(call, text, safety=safety)
+    if _wrapped_before(ctx, match):
+        return ctx.replace(call, f"{_operand(ctx, optimizer)}.step({args})", safety=Safety.SAFE)
+    needed = _helper_imports(ctx, match, "optimizer_step")
+    if needed is None:
+        return None
+    inner = ", ".join(part for part in (ctx.segment(optimizer), args) if part)
+    return ctx.replace(call, f"_optimizer_step({inner})", needed, safety=Safety.SAFE)
 
 
 def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
@@ -263,14 +273,56 @@ _DATA_PARALLEL = (
 )
 
 
-def _uses_data_parallel_wrapper(ctx: FixContext) -> bool:
-    """Whether the module wraps a model in DDP/FSDP, which all-reduce gradients themselves."""
-    resolver = ctx.analysis.resolver
-    for scope in resolver.scope_of.values():
-        for bindings in scope.bindings.values():
-            if any(b.kind == "import" and b.target.startswith(_DATA_PARALLEL) for b in bindings):
+def _wrapped_before(ctx: FixContext, match: Match) -> bool:
+    """Whether a DDP/FSDP call runs on every path before the match, in the same function body.
+
+    Only calls in the function's (or module's) own block, or in `with` blocks inside it, count:
+    a wrapper under `if use_ddp:`, in a loop or in another function may not have run.
+    """
+    analysis = ctx.analysis
+    step = analysis.statement_of(match.node)
+    owner = _owner(analysis, match.node)
+    if step is None:
+        return False
+    for stmt in _straight_line(owner.body):
+        if stmt.lineno >= step.lineno:
+            break
+        for node in _walk_same_scope(stmt):
+            if isinstance(node, ast.Call) and any(n.startswith(_DATA_PARALLEL) for n in analysis.call_names(node, match.scope)):
                 return True
-    return ctx.analysis.calls_anywhere(_DATA_PARALLEL)
+    return False
+
+
+def _owner(analysis: Analysis, node: ast.AST) -> ast.Module | ast.FunctionDef | ast.AsyncFunctionDef:
+    current = analysis.parent(node)
+    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        current = analysis.parent(current)
+    return current if current is not None else analysis.tree  # type: ignore[return-value]
+
+
+def _straight_line(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of `body` that always run in order: `with` blocks are entered, nothing else."""
+    for stmt in body:
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from _straight_line(stmt.body)
+        else:
+            yield stmt
+
+
+def _walk_same_scope(stmt: ast.stmt) -> Iterator[ast.AST]:
+    """Nodes of a simple statement that always run with it: no nested blocks, branches or lambdas."""
+    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)):
+        return
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _MAYBE_SKIPPED):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+# Expressions whose parts may not run: `a if c else b`, `a and b`, lambdas, comprehensions.
+_MAYBE_SKIPPED = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def step_closure(ctx: FixContext, match: Match) -> Plan | None:
@@ -520,6 +572,70 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
         template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
     rendered = ctx.render(template, match)
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+
+
+# What `xm.optimizer_step` did, written into the migrated file once: average, then step.
+OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
+    """Average gradients over the default process group, then step (what xm.optimizer_step did)."""
+    if {dist}.is_available() and {dist}.is_initialized() and {dist}.get_world_size() > 1:
+        world_size = {dist}.get_world_size()
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    {dist}.all_reduce(param.grad)
+                    param.grad.div_(world_size)
+    return optimizer.step(**step_args)
+'''
+
+# What `xm.save` did before writing: copy every tensor to the CPU.
+TO_CPU = '''def _to_cpu(data):
+    """Copy the tensors in `data` to the CPU, as xm.save did before writing."""
+    if isinstance(data, {torch}.Tensor):
+        return data.cpu()
+    if isinstance(data, dict):
+        return type(data)((k, _to_cpu(v)) for k, v in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_to_cpu(v) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_to_cpu(v) for v in data)
+    return data
+'''
+
+# Helpers other than the device loader: template, the names it defines, the module it uses.
+HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
+    {
+        "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
+        "to_cpu": (TO_CPU, "_to_cpu", "torch"),
+    }
+)
+
+
+def helper_text(key: str) -> str | None:
+    """The source of the helper a `helper:<name>:<module name>` import key asks for."""
+    _, name, module_name = key.split(":", 2)
+    if name not in HELPERS:
+        return None
+    template, _, module = HELPERS[name]
+    return template.replace("{%s}" % module, module_name)
+
+
+def _helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
+    """The import keys that define helper `name` in the file; () when it is there already.
+
+    None when the helper's name means something else here, or its module's name is taken.
+    """
+    template, defined, module = HELPERS[name]
+    resolver = ctx.analysis.resolver
+    bindings = resolver.lookup(defined, resolver.module_scope)
+    if bindings:
+        ours = len(bindings) == 1 and isinstance(bindings[0].node, ast.FunctionDef)
+        docstring = template.split('"""')[1]
+        return () if ours and ast.get_docstring(bindings[0].node) == docstring else None
+    at_module = dataclasses.replace(match, scope=resolver.module_scope)  # the helper lives there
+    rendered = ctx.render("{%s}" % module, at_module)
+    if rendered is None:
+        return None
+    return (f"helper:{name}:{rendered[0]}", *rendered[1])
 
 
 # A drop-in for MpDeviceLoader, written into the migrated file once.
