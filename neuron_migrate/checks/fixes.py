@@ -406,20 +406,37 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def xla_save(ctx: FixContext, match: Match) -> Plan | None:
-    """`xm.save(obj, path)` -> `torch.save` on rank 0 (tensors are no longer moved to the CPU)."""
+    """`xm.save(obj, path)` -> `torch.save(_to_cpu(obj), path)` on each host's first rank, then a barrier.
+
+    As torch_xla did: the tensors are copied to the CPU, the file is written where
+    `is_master_ordinal(local=not global_master)` holds (everywhere with `master_only=False`),
+    and with `sync=True` every rank waits for it.
+    """
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
-    if stmt is None or not _only_args(call, {"data": 0, "file_or_path": 1}) or len(call.args) + len(call.keywords) != 2:
+    allowed = {"data": 0, "file_or_path": 1, "master_only": 2, "global_master": 3, "sync": 4}
+    data, path = _arg(call, "data", 0), _arg(call, "file_or_path", 1)
+    if stmt is None or not _only_args(call, allowed) or data is None or path is None:
         return None
-    data = ctx.segment(_arg(call, "data", 0))  # type: ignore[arg-type]
-    path = ctx.segment(_arg(call, "file_or_path", 1))  # type: ignore[arg-type]
-    guard = ctx.render("if not {dist}.is_initialized() or {dist}.get_rank() == 0:", match)
-    save = ctx.render("{torch}.save({data}, {path})", match, {"data": data, "path": path})
-    if guard is None or save is None:
+    options = [_literal(_arg(call, name, allowed[name])) for name in ("master_only", "global_master", "sync")]
+    if any(value not in (None, True, False) for value in options):
+        return None  # decided at run time; a human picks the ranks that write
+    master_only, global_master, sync = (default if value is None else value for value, default in zip(options, (True, False, True)))
+    helper = _helper_imports(ctx, match, "to_cpu")
+    save = ctx.render("{torch}.save(_to_cpu({data}), {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)})
+    variable = "RANK" if global_master else "LOCAL_RANK"
+    guard = ctx.render(f'if int({{os}}.environ.get("{variable}", 0)) == 0:', match)
+    barrier = ctx.render("if {dist}.is_initialized():", match), ctx.render("{dist}.barrier()", match)
+    if helper is None or save is None or guard is None or None in barrier:
         return None
-    return ctx.replace_statement(stmt, [guard[0], f"\t{save[0]}"], guard[1] + save[1])
+    lines = [guard[0], f"\t{save[0]}"] if master_only else [save[0]]
+    imports = helper + save[1] + (guard[1] if master_only else ())
+    if sync:
+        lines += [barrier[0][0], f"\t{barrier[1][0]}"]  # type: ignore[index]
+        imports += barrier[0][1]  # type: ignore[index]
+    return ctx.replace_statement(stmt, lines, tuple(dict.fromkeys(imports)))
 
 
 def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
