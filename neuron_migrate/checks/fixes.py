@@ -521,14 +521,27 @@ def _calls_init_process_group(ctx: FixContext) -> bool:
 
 
 def autocast(ctx: FixContext, match: Match) -> Plan | None:
-    """`torch_xla.amp.autocast(device, ...)` -> `torch.autocast("neuron", ...)`."""
+    """`torch_xla.amp.autocast(device, ...)` -> `torch.autocast("neuron", ..., dtype=torch.bfloat16)`.
+
+    torch_xla's autocast defaulted to bfloat16 on the device; `torch.autocast("neuron")` has a
+    default of its own, so the dtype is always written. Positional arguments become keywords:
+    the two signatures order them differently.
+    """
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
-    if not call.args or isinstance(call.args[0], ast.Starred):
+    allowed = {"device": 0, "enabled": 1, "dtype": 2, "cache_enabled": 3}
+    if not call.args or not _only_args(call, allowed):
         return None
-    rest = [ctx.segment(a) for a in call.args[1:]] + [ctx.segment(k) for k in call.keywords]
-    rendered = ctx.render("{torch}.autocast({args})", match, {"args": ", ".join(['"neuron"', *rest])})
+    keywords, values = [], {}
+    for name in ("enabled", "dtype", "cache_enabled"):
+        value = _arg(call, name, allowed[name])
+        if value is not None:
+            keywords.append(f"{name}={{{name}}}")  # filled from `values`: user text is no template
+            values[name] = ctx.segment(value)
+        elif name == "dtype":
+            keywords.append("dtype={torch}.bfloat16")
+    rendered = ctx.render("{torch}.autocast(" + ", ".join(['"neuron"', *keywords]) + ")", match, values)
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
 
 
