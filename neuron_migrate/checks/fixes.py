@@ -606,7 +606,7 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
 
 # What `xm.optimizer_step` did, written into the migrated file once: average, then step.
 OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
-    """Average gradients over the default process group, then step (what xm.optimizer_step did)."""
+    """Average gradients over the default process group, then step (as torch_xla's optimizer_step did)."""
     if {dist}.is_available() and {dist}.is_initialized() and {dist}.get_world_size() > 1:
         world_size = {dist}.get_world_size()
         for group in optimizer.param_groups:
@@ -619,7 +619,7 @@ OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
 
 # What `xm.save` did before writing: copy every tensor to the CPU.
 TO_CPU = '''def _to_cpu(data):
-    """Copy the tensors in `data` to the CPU, as xm.save did before writing."""
+    """Copy the tensors in `data` to the CPU, as torch_xla's save did before writing."""
     if isinstance(data, {torch}.Tensor):
         return data.cpu()
     if isinstance(data, dict):
