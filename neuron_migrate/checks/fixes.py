@@ -501,12 +501,23 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     safety = Safety.SAFE if _literal(_arg(call, "nprocs", 2)) == 1 else None
     if _calls_init_process_group(ctx):
         return ctx.replace(call, text, rank[1], safety=safety)
+    if not _defined_here(ctx, fn, match):
+        # The function may start a process group itself; starting one here would clash.
+        return ctx.replace(call, text, rank[1], safety=safety) if safety is Safety.SAFE else None
     guard = ctx.render('if "WORLD_SIZE" in {os}.environ:', match)
     init = ctx.render('{dist}.init_process_group("neuron")', match)
     if guard is None or init is None:
         return None
     imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
     return ctx.replace_statement(stmt, [guard[0], f"\t{init[0]}", text], imports, safety=safety)
+
+
+def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
+    """Whether `fn` names a function defined in this file (so its body is known to the check)."""
+    if not isinstance(fn, ast.Name):
+        return False
+    bindings = ctx.analysis.resolver.lookup(fn.id, match.scope)
+    return bool(bindings) and all(isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)) for b in bindings)
 
 
 def _calls_init_process_group(ctx: FixContext) -> bool:
