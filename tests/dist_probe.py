@@ -18,12 +18,24 @@ from typing import Any
 import torch.distributed as dist
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-TORCHRUN_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
+TORCHRUN_VARIABLES = (
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+)
 
 
 def record(steps: list[dict[str, Any]]) -> Any:
     def hook(optimizer: Any, args: Any, kwargs: Any) -> None:
-        params = [p.detach().cpu().reshape(-1).tolist() for g in optimizer.param_groups for p in g["params"]]
+        params = [
+            p.detach().cpu().reshape(-1).tolist()
+            for g in optimizer.param_groups
+            for p in g["params"]
+        ]
         world = dist.get_world_size() if dist.is_initialized() else None
         steps.append({"world": world, "params": params})
 

@@ -657,7 +657,7 @@ def helper_text(key: str) -> str | None:
     if name not in HELPERS:
         return None
     template, _, module = HELPERS[name]
-    return template.replace("{%s}" % module, module_name)
+    return template.replace("{" + module + "}", module_name)
 
 
 def _helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
@@ -673,7 +673,7 @@ def _helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...]
         docstring = template.split('"""')[1]
         return () if ours and ast.get_docstring(bindings[0].node) == docstring else None
     at_module = dataclasses.replace(match, scope=resolver.module_scope)  # the helper lives there
-    rendered = ctx.render("{%s}" % module, at_module)
+    rendered = ctx.render("{" + module + "}", at_module)
     if rendered is None:
         return None
     return (f"helper:{name}:{rendered[0]}", *rendered[1])
