@@ -111,7 +111,27 @@ class FixContext:
 
     def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan:
         start, end = self.src.node_span(node)
-        return Plan(((start, end, self.wrap(node, text)),), imports, **kw)  # type: ignore[arg-type]
+        return Plan(((start, end, self.fit_quotes(node, self.wrap(node, text))),), imports, **kw)  # type: ignore[arg-type]
+
+    def fit_quotes(self, node: ast.AST, text: str) -> str:
+        """Inside an f-string, write strings with the quote its delimiters do not use.
+
+        Before Python 3.12 an f-string expression cannot contain the f-string's own quote, so
+        `f"{xm.get_ordinal()}"` must become `f"{int(os.environ.get('RANK', 0))}"`.
+        """
+        quotes = set()
+        current = self.analysis.parent(node)
+        while current is not None and not isinstance(current, ast.stmt):
+            if isinstance(current, ast.JoinedStr):
+                quotes.add(self.src.segment(current).lstrip("rRbBfFuU")[:1])
+            current = self.analysis.parent(current)
+        if len(quotes) != 1:
+            return text  # not in an f-string, or in two with different quotes (verification decides)
+        quote = quotes.pop()
+        other = "'" if quote == '"' else '"'
+        if quote not in text or other in text:
+            return text
+        return text.replace(quote, other)
 
     def statement_lines(self, stmt: ast.stmt) -> tuple[int, int] | None:
         """Offsets covering `stmt`'s whole lines, or None when it shares a line with code."""
