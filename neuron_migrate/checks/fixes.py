@@ -299,7 +299,7 @@ def _wrapped_before(ctx: FixContext, match: Match) -> bool:
     a wrapper under `if use_ddp:`, in a loop or in another function may not have run.
     """
     analysis = ctx.analysis
-    step = analysis.statement_of(match.node)
+    step = _statement_of(analysis, match.node)
     owner = _owner(analysis, match.node)
     if step is None:
         return False
@@ -310,6 +310,13 @@ def _wrapped_before(ctx: FixContext, match: Match) -> bool:
             if isinstance(node, ast.Call) and any(n.startswith(_DATA_PARALLEL) for n in analysis.call_names(node, match.scope)):
                 return True
     return False
+
+
+def _statement_of(analysis: Analysis, node: ast.AST) -> ast.stmt | None:
+    current: ast.AST | None = node
+    while current is not None and not isinstance(current, ast.stmt):
+        current = analysis.parent(current)
+    return current
 
 
 def _owner(analysis: Analysis, node: ast.AST) -> ast.Module | ast.FunctionDef | ast.AsyncFunctionDef:
