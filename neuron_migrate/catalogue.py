@@ -23,9 +23,17 @@ _CODE = re.compile(r"^NM\d{3}$")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _RULE_KEYS = {
     "code", "name", "message", "severity", "safety", "since", "detector", "retired",
-    "source", "doc", "map", "triggers", "compat",
+    "source", "doc", "map", "triggers", "compat", "from",
 }
-_MAP_KEYS = {"old", "new", "new_call", "fix", "safety", "message", "severity", "source", "prefix", "calls_only"}
+_MAP_KEYS = {
+    "old", "new", "new_call", "fix", "safety", "message", "severity", "source", "prefix", "calls_only",
+    "accelerator_call", "accelerator_safety", "accelerator_message",
+}
+# What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
+# bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
+SOURCES = ("xla", "cuda")
+TARGETS = ("neuron", "accelerator")
+_SHARED_BANDS = ("NM4", "NM5", "NM7", "NM9")
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
 # Detectors that read non-Python files (engine/textfiles.py), not the ast walk.
 # Rules whose findings come from `neuron-migrate smoke` (running the script), never from a static check.
@@ -51,6 +59,9 @@ class MapEntry:
     source: str = ""
     prefix: bool = False  # also match every name below `old`
     calls_only: bool = False  # match only when called, not bare references
+    accelerator_call: str | None = None  # `new_call` under `--target accelerator`
+    accelerator_safety: Safety | None = None  # `safety` under `--target accelerator`
+    accelerator_message: str | None = None  # `message` under `--target accelerator`
 
 
 @dataclass(frozen=True)
@@ -70,14 +81,20 @@ class RuleSpec:
     compat: bool = False  # status and severity of each match come from rules/compat/<version>/
     doc: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     maps: tuple[MapEntry, ...] = ()
+    sources: tuple[str, ...] = ("xla",)  # the `--from` families the rule belongs to
+
+    @property
+    def category(self) -> str:
+        if self.code.startswith("NM9"):
+            return "tool"
+        if self.code.startswith("NM7"):
+            return "smoke"
+        return "cuda" if self.code.startswith("NM8") else "migration"
 
     @property
     def url(self) -> str:
         return DOCS_URL.format(code=self.code.lower())
 
-    @property
-    def category(self) -> str:
-        return "tool" if self.code.startswith("NM9") else "smoke" if self.code.startswith("NM7") else "migration"
 
 
 def rules_dir() -> Path:
@@ -108,6 +125,7 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         raise RuleSpecError(f"{where}: `old` is required and must be a string")
     safety = data.get("safety")
     severity = data.get("severity")
+    accel_safety = data.get("accelerator_safety")
     return MapEntry(
         old=data["old"],
         new=data.get("new"),
@@ -119,6 +137,9 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         source=data.get("source", ""),
         prefix=bool(data.get("prefix", False)),
         calls_only=bool(data.get("calls_only", False)),
+        accelerator_call=data.get("accelerator_call"),
+        accelerator_safety=_enum(Safety, accel_safety, where, "accelerator_safety") if accel_safety else None,
+        accelerator_message=data.get("accelerator_message"),
     )
 
 
@@ -149,7 +170,19 @@ def parse_rule(data: dict[str, Any], where: str) -> RuleSpec:
         compat=bool(data.get("compat", False)),
         doc=doc,
         maps=maps,
+        sources=_sources(data, where),
     )
+
+
+def _sources(data: dict[str, Any], where: str) -> tuple[str, ...]:
+    """The rule's `from` list, or its band's default."""
+    given = data.get("from")
+    if given is None:
+        code = data["code"]
+        return ("cuda",) if code.startswith("NM8") else SOURCES if code.startswith(_SHARED_BANDS) else ("xla",)
+    if not isinstance(given, list) or not given or any(s not in SOURCES for s in given):
+        raise RuleSpecError(f"{where}: `from` must be a list drawn from {', '.join(SOURCES)}, not {given!r}")
+    return tuple(given)
 
 
 @functools.cache
@@ -188,15 +221,22 @@ def by_code(specs: tuple[RuleSpec, ...]) -> dict[str, RuleSpec]:
     return {spec.code: spec for spec in specs}
 
 
+def _names_band(code: str, selectors: tuple[str, ...]) -> bool:
+    return any(len(p) >= len("NM8") and p != "ALL" and code.startswith(p) for p in selectors)
+
+
 def select_rules(
     specs: tuple[RuleSpec, ...],
     select: tuple[str, ...] = ("NM",),
     ignore: tuple[str, ...] = (),
     extend_select: tuple[str, ...] = (),
+    sources: tuple[str, ...] | None = None,
 ) -> frozenset[str]:
     """The codes enabled by Ruff-style select / extend-select / ignore prefixes.
 
     As in Ruff, the most specific prefix decides: `--ignore NM2 --select NM201` keeps NM201.
+    With `sources` (`--from`), a rule of another family is enabled only by a selector that
+    names its band or code (`NM8`, `NM801`), never by `NM` or `ALL`.
     """
     chosen = set()
     selectors = (*select, *extend_select)
@@ -205,6 +245,8 @@ def select_rules(
             continue
         best_select = max((len(p) for p in selectors if p == "ALL" or spec.code.startswith(p)), default=-1)
         best_ignore = max((len(p) for p in ignore if p == "ALL" or spec.code.startswith(p)), default=-1)
+        if sources is not None and not set(spec.sources) & set(sources) and not _names_band(spec.code, selectors):
+            continue
         if best_select >= 0 and best_select > best_ignore:
             chosen.add(spec.code)
     return frozenset(chosen)

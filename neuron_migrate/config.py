@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.catalogue import load_catalogue, select_rules
+from neuron_migrate.catalogue import SOURCES, TARGETS, load_catalogue, select_rules
 from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
 from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings
@@ -34,7 +34,7 @@ TABLE = "tool.neuron-migrate"
 _SELECTOR = re.compile(r"^(ALL|NM\d{0,3})$")
 _CODE_LISTS = ("select", "ignore", "extend-select")
 _GLOB_LISTS = ("exclude", "extend-exclude")
-KEYS = (*_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format")
+KEYS = (*_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format", "from", "target")
 
 
 class ConfigError(ValueError):
@@ -55,6 +55,8 @@ class Config:
     target_version: str | None = None
     unsafe_fixes: bool | None = None
     output_format: str | None = None
+    sources: tuple[str, ...] | None = None  # `from = ["cuda"]`
+    target: str | None = None
 
     @property
     def selects_rules(self) -> bool:
@@ -74,6 +76,8 @@ class Overrides:
     output_format: str | None = None
     fix: bool = False
     add_noqa: bool = False
+    sources: tuple[str, ...] | None = None  # `--from xla,cuda`
+    target: str | None = None  # `--target accelerator`
 
 
 def shown(path: Path) -> str:
@@ -156,7 +160,19 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         values["unsafe_fixes"] = data["unsafe-fixes"]
     if "output-format" in data:
         values["output_format"] = _choice(data["output-format"], FORMATS, where, "output-format")
+    if "from" in data:
+        values["sources"] = parse_sources(data["from"], where)
+    if "target" in data:
+        values["target"] = _choice(data["target"], TARGETS, where, "target")
     return Config(**values)
+
+
+def parse_sources(value: object, where: str) -> tuple[str, ...]:
+    """`from`: a non-empty list drawn from `xla` and `cuda` (the CLI splits `xla,cuda`)."""
+    given = _strings(value, where, "from")
+    if not given or any(s not in SOURCES for s in given):
+        raise ConfigError(f"{where}: `from` must list one or more of {', '.join(SOURCES)}, not {list(given)!r}")
+    return tuple(dict.fromkeys(given))
 
 
 def _did_you_mean(key: str) -> str:
@@ -225,18 +241,19 @@ def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple
     return frozenset(enabled)
 
 
-def _selection(config: Config, cli: Overrides) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def _selection(config: Config, cli: Overrides, sources: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(select, ignore, extend_select) for Settings after layering CLI over the config file."""
     if cli.select is not None or not config.selects_rules:
         return cli.select or ("NM",), cli.ignore, cli.extend_select
-    base = select_rules(load_catalogue(), config.select or ("NM",), config.ignore, config.extend_select)
+    base = select_rules(load_catalogue(), config.select or ("NM",), config.ignore, config.extend_select, sources)
     codes = _apply_layer(base, cli.extend_select, cli.ignore)
     return tuple(sorted(codes)), (), ()  # exact codes; empty selects nothing
 
 
 def merge(config: Config, cli: Overrides) -> Settings:
     """The Settings for files governed by `config`, with the CLI flags on top."""
-    select, ignore, extend_select = _selection(config, cli)
+    sources = cli.sources or config.sources or Settings.sources
+    select, ignore, extend_select = _selection(config, cli, sources)
     unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else config.unsafe_fixes
     excludes = config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
     return Settings(
@@ -250,6 +267,8 @@ def merge(config: Config, cli: Overrides) -> Settings:
         extend_exclude=config.extend_exclude,
         per_file_ignores=config.per_file_ignores,
         add_noqa=cli.add_noqa,
+        sources=sources,
+        target=cli.target or config.target or Settings.target,
     )
 
 

@@ -52,9 +52,10 @@ class Plan:
 class Analysis:
     """A parsed module with its resolver, parents and helpers for detectors and fixes."""
 
-    def __init__(self, text: str, tree: ast.Module, target_version: str = "2.14") -> None:
+    def __init__(self, text: str, tree: ast.Module, target_version: str = "2.14", target: str = "neuron") -> None:
         self.src = SourceText(text)
         self.target_version = target_version  # the TorchNeuron family whose compat data applies
+        self.target = target  # "neuron" or "accelerator" (`--target`): what fixes write
         self.text = text
         self.tree = tree
         self.resolver = Resolver(tree)

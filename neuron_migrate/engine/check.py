@@ -41,11 +41,12 @@ class Ruleset:
     triggers: tuple[str, ...]  # substrings: the text must contain one
     codes: frozenset[str]
     target_version: str = "2.14"  # selects rules/compat/<version>/ for `compat = true` rules
+    target: str = "neuron"  # `--target`: what the fixes write
     names: tuple[tuple[str, re.Pattern[str]], ...] = ()  # or one of these as a whole identifier
 
 
 @functools.lru_cache(maxsize=64)
-def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Ruleset:
+def build_ruleset(codes: frozenset[str], target_version: str = "2.14", target: str = "neuron") -> Ruleset:
     """Index the enabled rules for the walk; cached per set of codes and target version."""
     index = RuleIndex()
     triggers: set[str] = set()
@@ -75,7 +76,7 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
     substrings = minimal_triggers(triggers)
-    return Ruleset(index, substrings, codes, target_version, _name_patterns(names, substrings))
+    return Ruleset(index, substrings, codes, target_version, target, _name_patterns(names, substrings))
 
 
 def minimal_triggers(triggers: set[str]) -> tuple[str, ...]:
@@ -109,7 +110,7 @@ def might_match(text: str, ruleset: Ruleset) -> bool:
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
-    analysis = Analysis(text, tree, ruleset.target_version)
+    analysis = Analysis(text, tree, ruleset.target_version, ruleset.target)
     return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)
 
 
@@ -130,8 +131,9 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     if entry.fix:
         return FIXES[entry.fix](ctx, match)
     call = match.node if isinstance(match.node, ast.Call) else None
-    if entry.new_call and call is not None:
-        rendered = ctx.render(entry.new_call, match)
+    template = entry.accelerator_call if ctx.analysis.target == "accelerator" and entry.accelerator_call else entry.new_call
+    if template and call is not None:
+        rendered = ctx.render(template, match)
         return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
     if entry.new:
         rendered = ctx.render(entry.new, match)
@@ -145,19 +147,23 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
 _DEFAULT_NAMES = {"torch": "torch", "dist": "dist", "os": "os", "args": "...", "0": "..."}
 
 
-def _preview(match: Match) -> str:
+def _preview(match: Match, target: str = "neuron") -> str:
     """The replacement a map entry describes, with default names, for messages without a fix."""
     entry = match.entry
     template = (entry.new_call or entry.new or "") if entry is not None else ""
+    if entry is not None and target == "accelerator" and entry.accelerator_call:
+        template = entry.accelerator_call
     try:
         return template.format(**_DEFAULT_NAMES)
     except (KeyError, IndexError):
         return template
 
 
-def _message(match: Match, new: str) -> str:
-    template = (match.entry.message if match.entry and match.entry.message else None) or match.rule.message
-    values = {"old": match.written, "new": new or _preview(match), **dict(match.extra)}
+def _message(match: Match, new: str, target: str = "neuron") -> str:
+    entry = match.entry
+    accel = entry.accelerator_message if entry is not None and target == "accelerator" else None
+    template = accel or (entry.message if entry and entry.message else None) or match.rule.message
+    values = {"old": match.written, "new": new or _preview(match, target), **dict(match.extra)}
     try:
         return template.format(**values)
     except (KeyError, IndexError):
@@ -177,7 +183,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             continue
         seen.add(key)
         plan = plan_fix(ctx, match)
-        safety = _safety(match, plan)
+        safety = _safety(match, plan, analysis.target)
         fix = _to_fix(analysis, plan, safety, anchor, match) if plan is not None and safety is not Safety.MANUAL else None
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
@@ -185,7 +191,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             path=path,
             code=match.rule.code,
             name=match.rule.name,
-            message=_message(match, new),
+            message=_message(match, new, analysis.target),
             severity=severity,
             start=analysis.src.position(start),
             end=analysis.src.position(end),
@@ -199,12 +205,14 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
     return planned
 
 
-def _safety(match: Match, plan: Plan | None) -> Safety:
+def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:
     """A fix function's own verdict wins; then the map entry's; then the rule's."""
     if plan is None:
         return Safety.MANUAL
-    entry_safety = match.entry.safety if match.entry is not None else None
-    return plan.safety or entry_safety or match.rule.safety
+    entry = match.entry
+    accel = entry.accelerator_safety if entry is not None and target == "accelerator" else None
+    entry_safety = entry.safety if entry is not None else None
+    return plan.safety or accel or entry_safety or match.rule.safety
 
 
 def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, anchor: int, match: Match) -> Fix:
@@ -304,4 +312,4 @@ def tool_finding(path: str, code: str, message: str, line: int = 1, column: int 
 
 @functools.lru_cache(maxsize=16)
 def enabled_codes(settings: Settings) -> frozenset[str]:
-    return select_rules(load_catalogue(), settings.select, settings.ignore, settings.extend_select)
+    return select_rules(load_catalogue(), settings.select, settings.ignore, settings.extend_select, settings.sources)

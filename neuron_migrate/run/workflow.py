@@ -69,6 +69,8 @@ def overrides_from(options: Mapping[str, Any]) -> Overrides:
         output_format=options["output_format"],
         fix=bool(options["fix"] or options["diff"]),
         add_noqa=bool(options["add_noqa"]),
+        sources=options.get("sources"),
+        target=options.get("target"),
     )
 
 
