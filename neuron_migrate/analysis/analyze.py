@@ -151,7 +151,8 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
         kind = type(node)
         descend = True
         if kind is ast.Call:
-            matches.extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
+            if id(node) not in analysis.handled:  # a detector that rewrites an enclosing node claimed it
+                matches.extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
         elif kind is ast.Attribute or kind is ast.Name:
             if isinstance(node.ctx, ast.Load) and dotted(node) is not None:  # type: ignore[attr-defined]
                 descend = False
