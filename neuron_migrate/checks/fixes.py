@@ -212,6 +212,8 @@ def xla_device(ctx: FixContext, match: Match) -> Plan | None:
     if not _only_args(call, {"n": 0, "index": 0, "devkind": 1}) or _kwarg(call, "devkind") or len(call.args) > 1:
         return None
     index = _arg(call, "n", 0) or _arg(call, "index", 0)
+    if ctx.analysis.target == "accelerator":
+        return _accelerator_device(ctx, match, call, index)
     if index is None or _literal(index) is None:
         rendered = ctx.render('{torch}.device("neuron")', match)
         return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
@@ -219,6 +221,15 @@ def xla_device(ctx: FixContext, match: Match) -> Plan | None:
     if rendered is None:
         return None
     return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE)
+
+
+def _accelerator_device(ctx: FixContext, match: Match, call: ast.Call, index: ast.expr | None) -> Plan | None:
+    """`--target accelerator`: the current accelerator, else the CPU; an index is dropped (unsafe)."""
+    rendered = ctx.render(cuda_fixes.ACCEL_DEVICE, match)
+    if rendered is None:
+        return None
+    dropped = index is not None and _literal(index) is not None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if dropped else None)
 
 
 def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
