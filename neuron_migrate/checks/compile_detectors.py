@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 
 from neuron_migrate import compat
@@ -75,7 +76,9 @@ def backend_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
 
 
 def _missing_keyword(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope, name: str, keyword: str) -> Iterator[Match]:
-    entry = MapEntry(old=f"torch.compile:{name}", fix="add_keyword", accelerator_safety=Safety.MANUAL, accelerator_message=_PORTABLE_BACKEND)
+    entry = MapEntry(old=f"torch.compile:{name}", fix="add_keyword")
+    if name == "backend":
+        entry = replace(entry, accelerator_safety=Safety.MANUAL, accelerator_message=_PORTABLE_BACKEND)
     extra = (("keyword", keyword),)
     if isinstance(node, ast.Call):
         if _compile_call(analysis, node, scope) and _keyword(node, name) is None and not _spreads(node):

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # machine without a GPU counts as none). Both APIs exist in torch 2.13 and 2.14.
 ACCEL_DEVICE = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
 ACCEL_TYPE = f"({ACCEL_DEVICE}).type"
-_STRING = re.compile(r"([rRuU]?)('''|\"\"\"|'|\")(.*)\2", re.S)
+_STRING = re.compile(r"([rRuU]?)('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
 _CUDA_AMP_ARGS = ("enabled", "dtype", "cache_enabled")
 _AUTOCAST_ARGS = ("device_type", "dtype", "enabled", "cache_enabled")
 
