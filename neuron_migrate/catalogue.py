@@ -20,6 +20,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 DOCS_URL = "https://github.com/neuron-migrate/neuron-migrate/blob/main/rules/README.md#{code}"
 _CODE = re.compile(r"^NM\d{3}$")
+_PROJECT_CODE = re.compile(r"^NM[A-Z]\d{3}$")  # a project's own rules: NMX001, NMA120, ...
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _RULE_KEYS = {
     "code", "name", "message", "severity", "safety", "since", "detector", "retired",
@@ -31,14 +32,10 @@ _MAP_KEYS = {
 }
 # What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
 # bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
-SOURCES = ("xla", "cuda")
+FAMILIES = ("xla", "cuda")
 TARGETS = ("neuron", "accelerator")
 _SHARED_BANDS = ("NM4", "NM5", "NM7", "NM9")
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
-# Detectors that read non-Python files (engine/textfiles.py), not the ast walk.
-# Rules whose findings come from `neuron-migrate smoke` (running the script), never from a static check.
-RUNTIME_DETECTORS = frozenset({"smoke"})
-FILE_DETECTORS = frozenset({"package_name", "neuronx_xla_pin", "neuronx_family", "neuronx_index", "shell_env", "shell_launch"})
 
 
 class RuleSpecError(ValueError):
@@ -81,7 +78,7 @@ class RuleSpec:
     compat: bool = False  # status and severity of each match come from rules/compat/<version>/
     doc: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     maps: tuple[MapEntry, ...] = ()
-    sources: tuple[str, ...] = ("xla",)  # the `--from` families the rule belongs to
+    families: tuple[str, ...] = ("xla",)  # the `--from` families the rule belongs to
 
     @property
     def category(self) -> str:
@@ -143,14 +140,20 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
     )
 
 
-def parse_rule(data: dict[str, Any], where: str) -> RuleSpec:
-    """Validate one rule's TOML table and build its spec."""
+def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleSpec:
+    """Validate one rule's TOML table and build its spec (`project`: a user's own rule)."""
     _check_keys(data, _RULE_KEYS, where)
     for key in ("code", "name", "message", "severity", "safety"):
         if not isinstance(data.get(key), str):
             raise RuleSpecError(f"{where}: `{key}` is required and must be a string")
-    if not _CODE.match(data["code"]):
+    if project and not _PROJECT_CODE.match(data["code"]):
+        raise RuleSpecError(f"{where}: `code` of a project rule must look like NMX001 (NM, a letter, three digits), not {data['code']!r}")
+    if not project and not _CODE.match(data["code"]):
         raise RuleSpecError(f"{where}: `code` must look like NM123, not {data['code']!r}")
+    if not isinstance(data.get("doc", {}), dict) or not isinstance(data.get("map", []), list):
+        raise RuleSpecError(f"{where}: `doc` must be a table and `map` an array of tables")
+    if not all(isinstance(m, dict) for m in data.get("map", [])):
+        raise RuleSpecError(f"{where}: every `[[map]]` entry must be a table")
     if not _NAME.match(data["name"]):
         raise RuleSpecError(f"{where}: `name` must be snake_case, not {data['name']!r}")
     doc = data.get("doc", {})
@@ -170,37 +173,46 @@ def parse_rule(data: dict[str, Any], where: str) -> RuleSpec:
         compat=bool(data.get("compat", False)),
         doc=doc,
         maps=maps,
-        sources=_sources(data, where),
+        families=_families(data, where),
     )
 
 
-def _sources(data: dict[str, Any], where: str) -> tuple[str, ...]:
+def _families(data: dict[str, Any], where: str) -> tuple[str, ...]:
     """The rule's `from` list, or its band's default."""
     given = data.get("from")
     if given is None:
         code = data["code"]
-        return ("cuda",) if code.startswith("NM8") else SOURCES if code.startswith(_SHARED_BANDS) else ("xla",)
-    if not isinstance(given, list) or not given or any(s not in SOURCES for s in given):
-        raise RuleSpecError(f"{where}: `from` must be a list drawn from {', '.join(SOURCES)}, not {given!r}")
+        return ("cuda",) if code.startswith("NM8") else FAMILIES if code.startswith(_SHARED_BANDS) else ("xla",)
+    if not isinstance(given, list) or not given or any(f not in FAMILIES for f in given):
+        raise RuleSpecError(f"{where}: `from` must be a list drawn from {', '.join(FAMILIES)}, not {given!r}")
     return tuple(given)
 
 
 @functools.cache
 def load_catalogue(directory: Path | None = None) -> tuple[RuleSpec, ...]:
     """Every rule in `directory` (default: the shipped rules), sorted by code."""
-    folder = directory or rules_dir()
+    return load_rule_folder(directory or rules_dir())
+
+
+def load_rule_folder(folder: Path, project: bool = False) -> tuple[RuleSpec, ...]:
+    """The rules in one folder's `NM*.toml` files; errors name the file (and for projects its path)."""
+    if project and not folder.is_dir():
+        raise RuleSpecError(f"{folder}: extend-rules folder not found")
     specs: list[RuleSpec] = []
     seen: dict[str, str] = {}
     for path in sorted(folder.glob("NM*.toml")):
+        where = str(path) if project else path.name
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise RuleSpecError(f"{path.name}: invalid TOML: {exc}") from None
-        spec = parse_rule(data, path.name)
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
+            raise RuleSpecError(f"{where}: invalid TOML: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RuleSpecError(f"{where}: cannot read the rule file: {exc}") from None
+        spec = parse_rule(data, where, project=project)
         if spec.code in seen:
-            raise RuleSpecError(f"{path.name}: code {spec.code} is already used by {seen[spec.code]}")
+            raise RuleSpecError(f"{where}: code {spec.code} is already used by {seen[spec.code]}")
         if path.stem != spec.code:
-            raise RuleSpecError(f"{path.name}: file name must match `code` ({spec.code})")
+            raise RuleSpecError(f"{where}: file name must match `code` ({spec.code})")
         seen[spec.code] = path.name
         specs.append(spec)
     return tuple(specs)
@@ -230,12 +242,12 @@ def select_rules(
     select: tuple[str, ...] = ("NM",),
     ignore: tuple[str, ...] = (),
     extend_select: tuple[str, ...] = (),
-    sources: tuple[str, ...] | None = None,
+    families: tuple[str, ...] | None = None,
 ) -> frozenset[str]:
     """The codes enabled by Ruff-style select / extend-select / ignore prefixes.
 
     As in Ruff, the most specific prefix decides: `--ignore NM2 --select NM201` keeps NM201.
-    With `sources` (`--from`), a rule of another family is enabled only by a selector that
+    With `families` (`--from`), a rule of another family is enabled only by a selector that
     names its band or code (`NM8`, `NM801`), never by `NM` or `ALL`.
     """
     chosen = set()
@@ -245,7 +257,7 @@ def select_rules(
             continue
         best_select = max((len(p) for p in selectors if p == "ALL" or spec.code.startswith(p)), default=-1)
         best_ignore = max((len(p) for p in ignore if p == "ALL" or spec.code.startswith(p)), default=-1)
-        if sources is not None and not set(spec.sources) & set(sources) and not _names_band(spec.code, selectors):
+        if families is not None and not set(spec.families) & set(families) and not _names_band(spec.code, selectors):
             continue
         if best_select >= 0 and best_select > best_ignore:
             chosen.add(spec.code)

@@ -53,13 +53,13 @@ def _shard_option(ctx: click.Context, param: click.Parameter, value: str | None)
         raise click.BadParameter(str(exc)) from None
 
 
-def _sources_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
-    from neuron_migrate.config import ConfigError, parse_sources
+def _families_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
+    from neuron_migrate.config import ConfigError, parse_families
 
     if value is None:
         return None
     try:
-        return parse_sources([part.strip() for part in value.split(",") if part.strip()], "--from")
+        return parse_families([part.strip() for part in value.split(",") if part.strip()], "--from")
     except ConfigError as exc:
         raise click.BadParameter(str(exc).removeprefix("--from: ")) from None
 
@@ -90,7 +90,7 @@ def main() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
 @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (adds to the defaults).")
 @click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
-@click.option("--from", "sources", callback=_sources_option, metavar="xla,cuda", help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]")
+@click.option("--from", "families", callback=_families_option, metavar="xla,cuda", help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]")
 @click.option("--target", type=click.Choice(TARGETS), default=None, help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for every finding instead of reporting them.")
@@ -334,22 +334,41 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
 
 
 
+_CONFIG_OPTION = click.option(
+    "--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+    help="Read the project's own rules (extend-rules, plugins) from this config instead of the nearest one.",
+)  # fmt: skip
+
+
+def _project_rules(config_file: Path | None) -> Any:
+    """The registry with the project's own rules, from the config governing the current folder."""
+    from neuron_migrate.config import ConfigError, config_for
+    from neuron_migrate.registry import registry
+
+    try:
+        return registry(config_for(Path.cwd(), config_file).rule_sources)
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
-def rules_command(fmt: str) -> None:
-    """List every rule: code, name, severity, fix safety and summary."""
+@_CONFIG_OPTION
+def rules_command(fmt: str, config_file: Path | None) -> None:
+    """List every rule (the project's own too): code, name, severity, fix safety and summary."""
     from neuron_migrate import docs
 
-    click.echo(docs.render_rules(fmt), nl=False)
+    click.echo(docs.render_rules(fmt, _project_rules(config_file)), nl=False)
 
 
 @main.command("explain")
 @click.argument("code")
-def explain(code: str) -> None:
+@_CONFIG_OPTION
+def explain(code: str, config_file: Path | None) -> None:
     """Explain a rule: what it flags, why, an example and the fix."""
     from neuron_migrate import docs
 
-    text = docs.explain(code.upper())
+    text = docs.explain(code.upper(), _project_rules(config_file))
     if text is None:
         click.echo(f"neuron-migrate: unknown rule code {code!r}; run `neuron-migrate rules` to list them", err=True)
         sys.exit(EXIT_ERROR)

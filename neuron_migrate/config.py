@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.catalogue import SOURCES, TARGETS, load_catalogue, select_rules
+from neuron_migrate.catalogue import FAMILIES, TARGETS, RuleSpecError, select_rules
 from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
-from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings
+from neuron_migrate.registry import registry
+from neuron_migrate.settings import DEFAULT_EXCLUDES, RuleSources, Settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,10 +32,13 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 CONFIG_FILE = "neuron-migrate.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "tool.neuron-migrate"
-_SELECTOR = re.compile(r"^(ALL|NM\d{0,3})$")
+_SELECTOR = re.compile(r"^(ALL|NM\d{0,3}|NM[A-Z]\d{0,3})$")  # NMX001: a project's own rules
 _CODE_LISTS = ("select", "ignore", "extend-select")
 _GLOB_LISTS = ("exclude", "extend-exclude")
-KEYS = (*_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format", "from", "target")
+KEYS = (
+    *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format",
+    "extend-rules", "plugins", "from", "target",
+)  # fmt: skip
 
 
 class ConfigError(ValueError):
@@ -55,8 +59,9 @@ class Config:
     target_version: str | None = None
     unsafe_fixes: bool | None = None
     output_format: str | None = None
-    sources: tuple[str, ...] | None = None  # `from = ["cuda"]`
-    target: str | None = None
+    rule_sources: RuleSources = RuleSources()
+    families: tuple[str, ...] | None = None  # `from = ["cuda"]`
+    target: str | None = None  # `target = "accelerator"`
 
     @property
     def selects_rules(self) -> bool:
@@ -76,7 +81,7 @@ class Overrides:
     output_format: str | None = None
     fix: bool = False
     add_noqa: bool = False
-    sources: tuple[str, ...] | None = None  # `--from xla,cuda`
+    families: tuple[str, ...] | None = None  # `--from xla,cuda`
     target: str | None = None  # `--target accelerator`
 
 
@@ -160,19 +165,36 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         values["unsafe_fixes"] = data["unsafe-fixes"]
     if "output-format" in data:
         values["output_format"] = _choice(data["output-format"], FORMATS, where, "output-format")
+    if "extend-rules" in data or "plugins" in data:
+        values["rule_sources"] = _rule_sources(data, where, path.parent)
     if "from" in data:
-        values["sources"] = parse_sources(data["from"], where)
+        values["families"] = parse_families(data["from"], where)
     if "target" in data:
         values["target"] = _choice(data["target"], TARGETS, where, "target")
     return Config(**values)
 
 
-def parse_sources(value: object, where: str) -> tuple[str, ...]:
+def parse_families(value: object, where: str) -> tuple[str, ...]:
     """`from`: a non-empty list drawn from `xla` and `cuda` (the CLI splits `xla,cuda`)."""
     given = _strings(value, where, "from")
-    if not given or any(s not in SOURCES for s in given):
-        raise ConfigError(f"{where}: `from` must list one or more of {', '.join(SOURCES)}, not {list(given)!r}")
+    if not given or any(f not in FAMILIES for f in given):
+        raise ConfigError(f"{where}: `from` must list one or more of {', '.join(FAMILIES)}, not {list(given)!r}")
     return tuple(dict.fromkeys(given))
+
+
+def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSources:
+    """`extend-rules` folders (relative to the config file) and `plugins` modules, loaded and checked."""
+    folders = tuple(str((root / folder).resolve()) for folder in _strings(data.get("extend-rules", []), where, "extend-rules"))
+    plugins = _strings(data.get("plugins", []), where, "plugins")
+    for name in plugins:
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
+            raise ConfigError(f"{where}: `plugins` has {name!r}, which is not an importable module name")
+    sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
+    try:
+        registry(sources)
+    except RuleSpecError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return sources
 
 
 def _did_you_mean(key: str) -> str:
@@ -226,10 +248,10 @@ def anchor_glob(glob: str, root: Path) -> str:
     return ("!" if negate else "") + body
 
 
-def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple[str, ...]) -> frozenset[str]:
+def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple[str, ...], sources: RuleSources) -> frozenset[str]:
     """Adjust an enabled set by one layer's extend-select and ignore; the most specific prefix wins."""
     enabled = set(current)
-    for spec in load_catalogue():
+    for spec in registry(sources).specs:
         if spec.retired:
             continue
         best_on = max((len(p) for p in extend if p == "ALL" or spec.code.startswith(p)), default=-1)
@@ -241,19 +263,23 @@ def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple
     return frozenset(enabled)
 
 
-def _selection(config: Config, cli: Overrides, sources: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(select, ignore, extend_select) for Settings after layering CLI over the config file."""
+def _selection(
+    config: Config, cli: Overrides, families: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], frozenset[str]]:
+    """(select, ignore, extend_select, enabled codes) for Settings after layering CLI over the config."""
+    specs = registry(config.rule_sources).specs
     if cli.select is not None or not config.selects_rules:
-        return cli.select or ("NM",), cli.ignore, cli.extend_select
-    base = select_rules(load_catalogue(), config.select or ("NM",), config.ignore, config.extend_select, sources)
-    codes = _apply_layer(base, cli.extend_select, cli.ignore)
-    return tuple(sorted(codes)), (), ()  # exact codes; empty selects nothing
+        select = cli.select or ("NM",)
+        return select, cli.ignore, cli.extend_select, select_rules(specs, select, cli.ignore, cli.extend_select, families)
+    base = select_rules(specs, config.select or ("NM",), config.ignore, config.extend_select, families)
+    codes = _apply_layer(base, cli.extend_select, cli.ignore, config.rule_sources)
+    return tuple(sorted(codes)), (), (), codes  # exact codes; empty selects nothing
 
 
 def merge(config: Config, cli: Overrides) -> Settings:
     """The Settings for files governed by `config`, with the CLI flags on top."""
-    sources = cli.sources or config.sources or Settings.sources
-    select, ignore, extend_select = _selection(config, cli, sources)
+    families = cli.families or config.families or Settings.families
+    select, ignore, extend_select, enabled = _selection(config, cli, families)
     unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else config.unsafe_fixes
     excludes = config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
     return Settings(
@@ -267,7 +293,9 @@ def merge(config: Config, cli: Overrides) -> Settings:
         extend_exclude=config.extend_exclude,
         per_file_ignores=config.per_file_ignores,
         add_noqa=cli.add_noqa,
-        sources=sources,
+        rule_sources=config.rule_sources,
+        enabled=enabled,
+        families=families,
         target=cli.target or config.target or Settings.target,
     )
 

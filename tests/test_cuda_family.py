@@ -29,30 +29,30 @@ def test_the_cuda_family_is_off_by_default() -> None:
     codes = enabled_codes(Settings())
     assert "NM8" not in _bands(codes)
     assert {"NM1", "NM2", "NM3", "NM4", "NM5", "NM6", "NM9"} <= _bands(codes)
-    assert "NM8" not in _bands(select_rules(SPECS, ("ALL",), sources=("xla",)))
+    assert "NM8" not in _bands(select_rules(SPECS, ("ALL",), families=("xla",)))
 
 
 def test_from_cuda_runs_the_cuda_rules_and_the_shared_bands_only() -> None:
-    bands = _bands(enabled_codes(Settings(sources=("cuda",))))
+    bands = _bands(enabled_codes(Settings(families=("cuda",))))
     assert bands == {"NM4", "NM5", "NM7", "NM8", "NM9"}
-    both = _bands(enabled_codes(Settings(sources=("xla", "cuda"))))
+    both = _bands(enabled_codes(Settings(families=("xla", "cuda"))))
     assert {"NM1", "NM2", "NM3", "NM6", "NM8"} <= both
 
 
 def test_naming_a_code_or_band_enables_it_whatever_the_family() -> None:
     assert enabled_codes(Settings(select=("NM801",))) == frozenset({"NM801"})
     assert "NM805" in enabled_codes(Settings(select=("NM8",)))
-    assert "NM201" in enabled_codes(Settings(select=("NM2",), sources=("cuda",)))
+    assert "NM201" in enabled_codes(Settings(select=("NM2",), families=("cuda",)))
     assert "NM801" not in enabled_codes(Settings(select=("NM8",), ignore=("NM801",)))
 
 
 def test_rules_declare_their_family_by_band_or_with_from() -> None:
     by_code = {s.code: s for s in SPECS}
-    assert by_code["NM801"].sources == ("cuda",) and by_code["NM801"].category == "cuda"
-    assert by_code["NM201"].sources == ("xla",) and by_code["NM201"].category == "migration"
-    assert by_code["NM506"].sources == ("xla", "cuda")
+    assert by_code["NM801"].families == ("cuda",) and by_code["NM801"].category == "cuda"
+    assert by_code["NM201"].families == ("xla",) and by_code["NM201"].category == "migration"
+    assert by_code["NM506"].families == ("xla", "cuda")
     data = {"code": "NM299", "name": "x", "message": "Do it", "severity": "info", "safety": "manual"}
-    assert parse_rule({**data, "from": ["cuda"]}, "NM299.toml").sources == ("cuda",)
+    assert parse_rule({**data, "from": ["cuda"]}, "NM299.toml").families == ("cuda",)
     with pytest.raises(RuleSpecError, match="NM299.toml: `from`"):
         parse_rule({**data, "from": ["gpu"]}, "NM299.toml")
 
@@ -60,8 +60,8 @@ def test_rules_declare_their_family_by_band_or_with_from() -> None:
 def test_config_from_and_target(tmp_path: Path) -> None:
     config = parse_config({"from": ["cuda", "xla"], "target": "accelerator"}, tmp_path / "pyproject.toml")
     settings = merge(config, Overrides())
-    assert (settings.sources, settings.target) == (("cuda", "xla"), "accelerator")
-    assert merge(config, Overrides(sources=("xla",), target="neuron")).sources == ("xla",)
+    assert (settings.families, settings.target) == (("cuda", "xla"), "accelerator")
+    assert merge(config, Overrides(families=("xla",), target="neuron")).families == ("xla",)
     assert merge(Config(), Overrides()).target == "neuron"
     for bad in ({"from": ["gpu"]}, {"from": []}, {"from": "cuda"}, {"target": "gpu"}):
         with pytest.raises(ConfigError, match="pyproject.toml"):
@@ -75,9 +75,9 @@ def test_config_selection_keeps_the_family_rule(tmp_path: Path) -> None:
 
 
 def test_targets_write_neuron_or_device_agnostic_code() -> None:
-    neuron = check_source(CUDA_SCRIPT, "t.py", Settings(sources=("cuda",), fix=True))
+    neuron = check_source(CUDA_SCRIPT, "t.py", Settings(families=("cuda",), fix=True))
     assert neuron.fixed_source == 'import torch\n\nx = torch.zeros(2).to("neuron")\ntorch.neuron.synchronize()\n'
-    accel = check_source(CUDA_SCRIPT, "t.py", Settings(sources=("cuda",), fix=True, target="accelerator"))
+    accel = check_source(CUDA_SCRIPT, "t.py", Settings(families=("cuda",), fix=True, target="accelerator"))
     assert accel.fixed_source is not None
     assert "torch.accelerator.synchronize()" in accel.fixed_source
     assert 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")' in accel.fixed_source

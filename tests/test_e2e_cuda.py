@@ -27,7 +27,7 @@ GUIDANCE = {"NM507", "NM806", "NM810"}
 
 
 def _settings(target: str, fix: bool) -> Settings:
-    return Settings(fix=fix, unsafe_fixes=fix, sources=("cuda",), target=target)
+    return Settings(fix=fix, unsafe_fixes=fix, families=("cuda",), target=target)
 
 
 def _migrate(folder: Path, target: str) -> Path:

@@ -69,7 +69,7 @@ def overrides_from(options: Mapping[str, Any]) -> Overrides:
         output_format=options["output_format"],
         fix=bool(options["fix"] or options["diff"]),
         add_noqa=bool(options["add_noqa"]),
-        sources=options.get("sources"),
+        families=options.get("families"),
         target=options.get("target"),
     )
 
