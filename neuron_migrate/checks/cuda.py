@@ -191,6 +191,37 @@ def _idiom_match(rule: RuleSpec, analysis: Analysis, node: ast.AST, inner: ast.I
     return Match(rule, node, scope, entry, text, written, (("slot", slot),))
 
 
+# -- NM810: cuDNN / CUDA backend flags -------------------------------------------------------------
+_FLAG_MODULES = ("torch.backends.cudnn", "torch.backends.cuda")
+
+
+def _is_flag(analysis: Analysis, node: ast.AST, scope: Scope) -> bool:
+    return any(n == m or n.startswith(m + ".") for n in analysis.qualified(node, scope) for m in _FLAG_MODULES)
+
+
+def cuda_backend_flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+    """`torch.backends.cudnn.benchmark = True` (one target), and reads of the cuDNN / CUDA flags."""
+    if isinstance(node, ast.Assign):
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, ast.Attribute) and _is_flag(analysis, target.value, scope):
+            entry = MapEntry(old="flag", fix="remove_flag_assignment", accelerator_message=_FLAG_MESSAGE)
+            yield Match(rule, node, scope, entry, "flag", analysis.segment(target))
+        return
+    assert isinstance(node, ast.Attribute)
+    parent = analysis.parent(node)
+    if isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Store):
+        owner = analysis.parent(parent)
+        if isinstance(owner, ast.Assign) and len(owner.targets) == 1 and owner.targets[0] is parent:
+            return  # reported with the assignment
+    if isinstance(node.ctx, ast.Load) and _is_flag(analysis, node, scope):
+        message = "Remove `{old}`; Neuron has no cuDNN or CUDA backend to query or configure"
+        entry = MapEntry(old="read", message=message, accelerator_message=_FLAG_MESSAGE)
+        yield Match(rule, node, scope, entry, "read", analysis.segment(node))
+
+
+_FLAG_MESSAGE = "Keep `{old}` for CUDA runs only; Neuron ignores the cuDNN and CUDA flags"
+
+
 # -- NM807: CUDA-only libraries ----------------------------------------------------------------------
 def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     if isinstance(node, ast.ImportFrom):
@@ -239,5 +270,6 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
         "cuda_idiom": ((ast.Call, ast.IfExp), cuda_idiom),
         "cuda_library_import": ((ast.Import, ast.ImportFrom), cuda_library_import),
         "cuda_extension": ((ast.Call,), cuda_extension),
+        "cuda_backend_flag": ((ast.Assign, ast.Attribute), cuda_backend_flag),
     }
 )

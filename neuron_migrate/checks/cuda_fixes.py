@@ -201,12 +201,9 @@ def rename_env_var(ctx: FixContext, match: Match) -> Plan | None:
 # -- NM810 ------------------------------------------------------------------------------------------
 def remove_flag_assignment(ctx: FixContext, match: Match) -> Plan | None:
     """`torch.backends.cudnn.benchmark = True` on its own line -> nothing (Neuron ignores it)."""
-    if _accelerator(ctx, match):
-        return None  # the flag still matters on CUDA
-    attribute = ctx.analysis.parent(match.node)
-    stmt = ctx.analysis.parent(attribute) if isinstance(attribute, ast.Attribute) else None
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or stmt.targets[0] is not attribute:
-        return None
+    stmt = match.node
+    if _accelerator(ctx, match) or not isinstance(stmt, ast.Assign):
+        return None  # with --target accelerator the flag still matters on CUDA
     if not isinstance(stmt.value, ast.Constant):
         return None  # the value may have side effects
     return ctx.delete_statement(stmt)
