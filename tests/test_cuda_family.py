@@ -9,9 +9,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from neuron_migrate.catalogue import RuleSpecError, load_catalogue, parse_rule, select_rules
+from neuron_migrate.catalogue import (
+    RuleSpecError,
+    load_catalogue,
+    parse_rule,
+    select_rules,
+)
 from neuron_migrate.cli import main
-from neuron_migrate.config import ConfigError, Config, Overrides, merge, parse_config
+from neuron_migrate.config import Config, ConfigError, Overrides, merge, parse_config
 from neuron_migrate.engine.check import enabled_codes
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
