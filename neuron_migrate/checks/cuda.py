@@ -80,12 +80,24 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
     for value, slot in slots:
         text = _string(value)
         found = CUDA_STRING.match(text) if text is not None else None
-        if found is None or _handled(analysis, value):
+        if found is None and _indexed_fstring(value):
+            text, index = analysis.segment(value), "f"  # f"cuda:{local_rank}"
+        elif found is None or _handled(analysis, value):
             continue
-        index = found.group(1) or ""
+        else:
+            index = found.group(1) or ""
         entry = MapEntry(old=text or "", fix="cuda_device_string", accelerator_message=_DEVICE_MESSAGE)
         extra = (("slot", slot), ("index", index))
-        yield Match(rule, value, scope, entry, text or "", f'"{text}"', extra)
+        written = text if index == "f" else f'"{text}"'
+        yield Match(rule, value, scope, entry, text or "", written or "", extra)
+
+
+def _indexed_fstring(node: ast.AST) -> bool:
+    """`f"cuda:{rank}"`: an f-string that starts with `cuda:` and goes on with one value."""
+    if not isinstance(node, ast.JoinedStr) or len(node.values) != 2:
+        return False
+    head, tail = node.values
+    return isinstance(head, ast.Constant) and head.value == "cuda:" and isinstance(tail, ast.FormattedValue)
 
 
 # -- NM802: `.cuda()` ---------------------------------------------------------------------------

@@ -59,7 +59,7 @@ def cuda_device_string(ctx: FixContext, match: Match) -> Plan | None:
     if not _accelerator(ctx, match):
         if slot == "device_index":
             return _replace(ctx, match, ctx.analysis.parent(node), '{torch}.device("neuron")', dropped)
-        text = _string(ctx, node, "neuron")
+        text = '"neuron"' if index == "f" else _string(ctx, node, "neuron")
         return ctx.replace(node, text, safety=dropped) if text else None
     if slot == "compare":
         return None  # `torch.accelerator.current_accelerator()` is None on the CPU; a human decides
