@@ -130,3 +130,39 @@ def test_explain_and_rules_show_the_family() -> None:
     rows = {row["code"]: row for row in json.loads(out)}
     assert rows["NM801"]["category"] == "cuda" and rows["NM801"]["from"] == ["cuda"]
     assert len([c for c in rows if c.startswith("NM8")]) == 13
+
+
+# -- robustness: CUDA idioms in assorted contexts never break the fixer ---------------------------
+_PIECES = (
+    'x.cuda()', 'x.cuda(1)', 'x.cuda(*a)', 'x.cuda(device=d, non_blocking=True)', 'x.to("cuda")',
+    'x.to(f"cuda:{r}")', 'torch.device("cuda", r)', 'torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+    '"cuda" if torch.cuda.is_available() else "cpu"', 'x.is_cuda', 'torch.cuda.amp.autocast(True, torch.float16)',
+    'torch.autocast("cuda")', 'torch.amp.GradScaler(device_type="cuda")', 'torch.cuda.amp.GradScaler(**kw)',
+    'dist.init_process_group("nccl")', 'dist.init_process_group("nccl|gloo")', 'torch.cuda.synchronize()',
+    'torch.cuda.mem_get_info()', 'torch.cuda.Stream()', 'torch.backends.cudnn.enabled', 'x.device.type == "cuda"',
+    'load(name="k", sources=["k.cu"])', 'torch.load(p, map_location="cuda:0")',
+)
+_CONTEXTS = ("y = {0}\n", "f({0})\n", "if {0}:\n    pass\n", "with {0}:\n    pass\n", "z = [{0} for x in xs]\n",
+             "def g(x=None):\n    return {0}\n", "w = ({0},)\n", "v = not {0}\n", "lambda x: {0}\n")
+_HEADER = "import torch\nimport torch.distributed as dist\nfrom torch.utils.cpp_extension import load\n"
+
+
+@pytest.mark.parametrize("target", ["neuron", "accelerator"])
+def test_cuda_idioms_in_any_context_fix_to_valid_stable_code(target: str) -> None:
+    import ast
+
+    hypothesis = pytest.importorskip("hypothesis")
+    strategies = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=60, deadline=None, derandomize=True)
+    @hypothesis.given(strategies.lists(strategies.tuples(strategies.sampled_from(_PIECES), strategies.sampled_from(_CONTEXTS)), min_size=1, max_size=4))
+    def check(parts: list[tuple[str, str]]) -> None:
+        text = _HEADER + "".join(context.format(piece) for piece, context in parts)
+        settings = Settings(families=("xla", "cuda"), fix=True, unsafe_fixes=True, target=target)
+        result = check_source(text, "t.py", settings)
+        assert not [f for f in result.findings if f.code.startswith("NM9")], (text, result.findings)
+        if result.fixed_source is not None:
+            ast.parse(result.fixed_source)
+            assert check_source(result.fixed_source, "t.py", settings).fixed_source is None, text
+
+    check()

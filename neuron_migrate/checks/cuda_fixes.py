@@ -138,6 +138,8 @@ def cuda_grad_scaler(ctx: FixContext, match: Match) -> Plan | None:
         args = f"{device}, {inner}" if inner else device
         return _replace(ctx, match, call, f"{{torch}}.amp.GradScaler({args})", safety)
     keyword = next((k for k in call.keywords if k.arg == "device"), None)
+    if keyword is None and not call.args:
+        return None
     node = keyword.value if keyword is not None else call.args[0]
     if accelerator:
         return _replace(ctx, match, node, ACCEL_TYPE, safety)
