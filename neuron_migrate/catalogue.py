@@ -93,7 +93,6 @@ class RuleSpec:
         return DOCS_URL.format(code=self.code.lower())
 
 
-
 def rules_dir() -> Path:
     """The `rules/` folder: inside the installed wheel, else the source checkout's."""
     packaged = resources.files("neuron_migrate") / "rules"
@@ -182,7 +181,9 @@ def _families(data: dict[str, Any], where: str) -> tuple[str, ...]:
     given = data.get("from")
     if given is None:
         code = data["code"]
-        return ("cuda",) if code.startswith("NM8") else FAMILIES if code.startswith(_SHARED_BANDS) else ("xla",)
+        if _PROJECT_CODE.match(code) or code.startswith(_SHARED_BANDS):
+            return FAMILIES  # a project's own rules run whatever `--from` says, unless they set `from`
+        return ("cuda",) if code.startswith("NM8") else ("xla",)
     if not isinstance(given, list) or not given or any(f not in FAMILIES for f in given):
         raise RuleSpecError(f"{where}: `from` must be a list drawn from {', '.join(FAMILIES)}, not {given!r}")
     return tuple(given)

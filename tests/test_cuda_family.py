@@ -166,3 +166,10 @@ def test_cuda_idioms_in_any_context_fix_to_valid_stable_code(target: str) -> Non
             assert check_source(result.fixed_source, "t.py", settings).fixed_source is None, text
 
     check()
+
+
+def test_project_rules_run_under_any_family() -> None:
+    data = {"code": "NMX001", "name": "x", "message": "Do it", "severity": "info", "safety": "manual"}
+    spec = parse_rule(data, "NMX001.toml", project=True)
+    assert spec.families == ("xla", "cuda")
+    assert "NMX001" in select_rules((spec,), ("NM",), families=("cuda",))
