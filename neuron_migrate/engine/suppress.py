@@ -119,7 +119,8 @@ def split(text: str, path: str, findings: Sequence[Finding], settings: Settings,
     kept, suppressed, used = _partition(suppressor, findings)
     unused: list[Finding] = []
     if not settings.add_noqa and _judge_unused(findings, settings, suppressor):
-        candidates = unused_findings(suppressor, path, used, enabled_codes(settings), registry(settings.rule_sources).specs)
+        specs = registry(settings.rule_sources).specs
+        candidates = unused_findings(suppressor, path, used, enabled_codes(settings), specs, settings.families)
         more_kept, more_suppressed, _ = _partition(suppressor, candidates)
         unused, suppressed = list(more_kept), [*suppressed, *more_suppressed]
     return Outcome(tuple(kept), tuple(suppressed), tuple(unused))
@@ -147,12 +148,21 @@ def _judge_unused(findings: Sequence[Finding], settings: Settings, suppressor: S
 
 
 def unused_findings(
-    suppressor: Suppressor, path: str, used: dict[Directive, set[str]], enabled: frozenset[str], specs: tuple[RuleSpec, ...] | None = None
+    suppressor: Suppressor,
+    path: str,
+    used: dict[Directive, set[str]],
+    enabled: frozenset[str],
+    specs: tuple[RuleSpec, ...] | None = None,
+    families: tuple[str, ...] | None = None,
 ) -> list[Finding]:
-    """An NM910 finding, with its removal fix, for each directive that lists unused codes."""
+    """An NM910 finding, with its removal fix, for each directive that lists unused codes.
+
+    A blanket file-level directive is judged only when every rule of the `--from` families is on.
+    """
     specs = load_catalogue() if specs is None else specs
     known = frozenset(spec.code for spec in specs)
-    every_rule_on = {s.code for s in specs if not s.retired} <= enabled and not suppressor.ignored
+    runnable = {s.code for s in specs if not s.retired and (families is None or set(s.families) & set(families))}
+    every_rule_on = runnable <= enabled and not suppressor.ignored
     out = []
     for directive in suppressor.directives:
         hits = used.get(directive, set())

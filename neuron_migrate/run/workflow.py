@@ -69,6 +69,8 @@ def overrides_from(options: Mapping[str, Any]) -> Overrides:
         output_format=options["output_format"],
         fix=bool(options["fix"] or options["diff"]),
         add_noqa=bool(options["add_noqa"]),
+        families=options.get("families"),
+        target=options.get("target"),
     )
 
 
