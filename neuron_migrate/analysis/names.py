@@ -26,6 +26,8 @@ class Binding:
     kind: str  # "import", "alias" or "local"
     target: str = ""  # dotted path for imports; for aliases, the dotted source expression
     node: ast.AST | None = None  # the statement that binds the name
+    # where an alias's source expression is evaluated (None: the scope that looks it up)
+    scope: Scope | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -171,7 +173,7 @@ class _Collector(ast.NodeVisitor):
         source = dotted(node.value)
         for target in node.targets:
             if source and isinstance(target, ast.Name):
-                self._bind(target.id, Binding("alias", source, node))
+                self._bind(target.id, Binding("alias", source, node, self.scope))
             else:
                 self.visit(target)
 
@@ -201,6 +203,13 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+# The alias walk's budget per module, in binding visits: generous for real code (a visit is a
+# dict lookup), and the bound that keeps a hostile file (`x = x.a` rebound many times, where
+# every rebinding can mean every other) linear in the number of bindings.
+MAX_ALIAS_STEPS = 200_000
+MAX_NAMES_PER_BINDING = 64  # the most qualified names one alias binding may stand for
+
+
 class Resolver:
     """Answers "which dotted names can this expression mean?" for one module."""
 
@@ -209,9 +218,12 @@ class Resolver:
         collector.visit(module)
         self.module_scope = collector.module_scope
         self.scope_of = collector.scope_of
-        # resolve_dotted's answers: a name rebound as an alias many times (`x = x.y` in a
-        # loop of layers) otherwise made the alias walk exponential in the chain depth.
-        self._resolved: dict[tuple[str, Scope, int], frozenset[str]] = {}
+        # Each alias binding is resolved once (memoised by identity); a binding met again while
+        # it is being resolved (`x = x.y`) contributes nothing, which cuts every cycle. Without
+        # this, six rebinds of one name took minutes and gigabytes.
+        self._by_binding: dict[int, frozenset[str]] = {}
+        self._active: set[int] = set()
+        self._steps = 0
 
     def scope_for(self, node: ast.AST) -> Scope:
         """The scope that owns `node` (the node itself must be a scope node or the module)."""
@@ -236,25 +248,37 @@ class Resolver:
         chain = dotted(node)
         if chain is None:
             return set()
-        return self.resolve_dotted(chain, scope, _depth)
+        return self.resolve_dotted(chain, scope)
 
     def resolve_dotted(self, chain: str, scope: Scope, _depth: int = 0) -> set[str]:
-        key = (chain, scope, _depth)
-        known = self._resolved.get(key)
-        if known is None:
-            head, _, rest = chain.partition(".")
-            result: set[str] = set()
-            for binding in self.lookup(head, scope):
-                for base in self._binding_targets(binding, scope, _depth):
-                    result.add(f"{base}.{rest}" if rest else base)
-            known = self._resolved[key] = frozenset(result)
-        return set(known)
+        head, _, rest = chain.partition(".")
+        result: set[str] = set()
+        for binding in self.lookup(head, scope):
+            for base in self._binding_targets(binding, scope):
+                result.add(f"{base}.{rest}" if rest else base)
+        return result
 
-    def _binding_targets(self, binding: Binding, scope: Scope, depth: int) -> Iterator[str]:
+    def _binding_targets(self, binding: Binding, scope: Scope) -> frozenset[str]:
         if binding.kind == "import":
-            yield binding.target
-        elif binding.kind == "alias" and depth < 8:
-            yield from self.resolve_dotted(binding.target, scope, depth + 1)
+            return frozenset((binding.target,))
+        if binding.kind != "alias":
+            return frozenset()
+        key = id(binding)
+        known = self._by_binding.get(key)
+        if known is not None:
+            return known
+        self._steps += 1
+        if key in self._active or self._steps > MAX_ALIAS_STEPS:
+            return frozenset()  # a cycle, or the module's budget is spent
+        self._active.add(key)
+        try:
+            names = self.resolve_dotted(binding.target, binding.scope or scope)
+        finally:
+            self._active.discard(key)
+        known = frozenset(sorted(names)[:MAX_NAMES_PER_BINDING])
+        if binding.scope is not None:
+            self._by_binding[key] = known
+        return known
 
     def is_loaded(self, name: str) -> bool:
         """Whether `name` is read anywhere in the module (any scope)."""
