@@ -14,6 +14,7 @@ from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.source import DecodeError, Encoded, decode, encode
 from neuron_migrate.engine import suppress
 from neuron_migrate.engine.apply import apply_once, verify
+from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
     Planned,
     analyze,
@@ -57,9 +58,17 @@ def _check(text: str, path: str, settings: Settings) -> FileResult:
     ruleset = build_ruleset(enabled_codes(settings), settings.target_version)
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
+    too_big = over_budget(text, fixing=False)
+    if too_big is not None:
+        return FileResult(path, (tool_finding(path, "NM904", f"Exclude this file or split it; {too_big}"),), source=text)
+    no_fix = over_budget(text, fixing=True) if settings.fix else None
     planned, error, analysis = _plan_with_analysis(text, path, ruleset)
     if error is not None:
         return FileResult(path, (error,), source=text)
+    if no_fix is not None:
+        refused = tool_finding(path, "NM904", f"Fix this file by hand or split it; {no_fix}")
+        findings = sorted((*(p.finding for p in planned), refused), key=lambda f: f.sort_key)
+        return FileResult(path, tuple(findings), source=text)
     if not settings.fix:
         return FileResult(path, tuple(p.finding for p in planned), source=text)
     return _fix_loop(text, path, settings, ruleset, planned, analysis)
