@@ -7,9 +7,12 @@ generous: they catch exponential and quadratic blow-ups, not small regressions.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import stat
 import subprocess
 import sys
-import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -87,3 +90,168 @@ def test_unparsable_file_keeps_noqa_inside_a_string() -> None:
     text = 'msg = "use # noqa: NM101 to silence"\nx = (1,\n'
     result = check_source(text, "broken.py", Settings(fix=True))
     assert result.fixed_source is None
+
+
+# -- 6-10. --fix and the user's files --------------------------------------------------------
+XLA = "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\n"
+FIXED_MARK = 'torch.device("neuron")'
+
+
+def cli(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The CLI in a subprocess, with the worktree first on the path."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    return subprocess.run([sys.executable, "-m", "neuron_migrate", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def temp_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if ".neuron-migrate-" in p.name or p.name.endswith(".tmp"))
+
+
+def test_symlink_to_a_checked_file_fixes_the_target_once(tmp_path: Path) -> None:
+    (tmp_path / "real.py").write_text(XLA)
+    (tmp_path / "link.py").symlink_to("real.py")
+    done = cli(["check", "--fix", "--no-cache", "."], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "link.py").is_symlink()
+    assert FIXED_MARK in (tmp_path / "real.py").read_text()
+    assert "Found 2 findings (2 fixed, 0 remaining)" in done.stdout  # one file's two findings, once
+
+
+def test_symlink_to_a_file_outside_the_paths_is_skipped_with_a_notice(tmp_path: Path) -> None:
+    outside, project = tmp_path / "outside", tmp_path / "project"
+    outside.mkdir()
+    project.mkdir()
+    (outside / "real.py").write_text(XLA)
+    (project / "link.py").symlink_to(outside / "real.py")
+    done = cli(["check", "--fix", "--no-cache", "."], project)
+    assert done.returncode == 2  # an NM9xx finding: the file could not be handled
+    assert (project / "link.py").is_symlink()
+    assert (outside / "real.py").read_text() == XLA
+    assert "NM903 Fix the link's target by hand" in done.stdout
+
+
+def test_symlink_loop_is_reported_under_its_own_name(tmp_path: Path) -> None:
+    (tmp_path / "a.py").symlink_to("b.py")
+    (tmp_path / "b.py").symlink_to("a.py")
+    done = cli(["check", "--no-cache", "."], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "a.py:1:1: NM903 Make this file readable; Too many levels of symbolic links" in done.stdout
+    assert "b.py:1:1: NM903" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_hard_linked_file_is_skipped_with_a_notice(tmp_path: Path) -> None:
+    (tmp_path / "one.py").write_text(XLA)
+    os.link(tmp_path / "one.py", tmp_path / "two.py")
+    done = cli(["check", "--fix", "--no-cache", "one.py"], tmp_path)
+    assert done.returncode == 2
+    assert "NM903 Fix this file by hand; it has 2 hard links" in done.stdout
+    assert "NM101" in done.stdout  # its findings are still reported, unfixed
+    assert (tmp_path / "one.py").stat().st_ino == (tmp_path / "two.py").stat().st_ino
+    assert (tmp_path / "two.py").read_text() == XLA
+
+
+def test_read_only_file_is_respected(tmp_path: Path) -> None:
+    path = tmp_path / "ro.py"
+    path.write_text(XLA)
+    path.chmod(0o444)
+    done = cli(["check", "--fix", "--no-cache", "ro.py"], tmp_path)
+    if os.geteuid() == 0:  # root may write any file, as `open(path, "w")` would
+        assert FIXED_MARK in path.read_text()
+    else:
+        assert "NM903 Make this file writable to fix it; the file is read-only" in done.stdout
+        assert path.read_text() == XLA
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file to another user")
+def test_owner_and_group_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "theirs.py"
+    path.write_text(XLA)
+    os.chown(path, 4321, 8765)
+    done = cli(["check", "--fix", "--no-cache", "theirs.py"], tmp_path)
+    assert done.returncode == 0, done.stdout
+    info = path.stat()
+    assert (info.st_uid, info.st_gid) == (4321, 8765)
+    assert FIXED_MARK in path.read_text()
+
+
+def test_edit_made_during_the_run_is_not_overwritten(tmp_path: Path) -> None:
+    from neuron_migrate.engine.pipeline import process_file
+
+    path = tmp_path / "edited.py"
+    path.write_text(XLA + "# the user's new line\n")
+    result = process_file(path, "edited.py", Settings(fix=True), data=XLA.encode())  # read before the edit
+    assert path.read_text() == XLA + "# the user's new line\n"
+    assert any(f.code == "NM903" and "changed while it was being fixed" in f.message for f in result.findings)
+    assert not result.fixed
+
+
+def test_write_back_checks_the_file_just_before_replacing(tmp_path: Path) -> None:
+    from neuron_migrate.engine import writeback
+
+    path = tmp_path / "x.py"
+    path.write_bytes(b"old\n")
+    seen = writeback.snapshot(path, b"old\n")
+    path.write_bytes(b"new by the user\n")
+    assert writeback.write_back(path, b"fixed\n", seen) == "Run `--fix` again; the file changed while it was being fixed"
+    assert path.read_bytes() == b"new by the user\n"
+    assert temp_files(tmp_path) == []
+
+
+def test_stale_temp_files_are_swept_by_the_next_run(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(XLA)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".train.py.neuron-migrate-{dead.pid}-abc123.tmp"
+    stale.write_text("half a file")
+    foreign = tmp_path / ".train.py.other-tool.tmp"
+    foreign.write_text("not ours")
+    cache = tmp_path / ".neuron_migrate_cache"
+    cache.mkdir()
+    stale_index = cache / f".0123.idx.neuron-migrate-{dead.pid}-xyz.tmp"
+    stale_index.write_text("torn index")
+    done = cli(["check", "."], tmp_path)
+    assert done.returncode == 1
+    assert not stale.exists() and not stale_index.exists()
+    assert foreign.exists()  # only files named by this tool are removed
+
+
+def _fixed_count(folder: Path, count: int, body: str) -> int:
+    return sum((folder / f"m{i:03}.py").read_text() != body for i in range(count))
+
+
+@pytest.mark.slow
+def test_kill_9_during_fix_leaves_old_or_new_files_and_no_temp_files(tmp_path: Path) -> None:
+    count = 150
+    body = XLA + "".join(f"\ndef step_{i}():\n    xm.mark_step()\n" for i in range(40))
+    for i in range(count):
+        (tmp_path / f"m{i:03}.py").write_text(body)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    fixed_text, partial_kills = None, 0
+    for _ in range(4):
+        before = _fixed_count(tmp_path, count, body)
+        if before == count:
+            break
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "neuron_migrate", "check", "--fix", "--no-cache", "--jobs", "1", "."],
+            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while _fixed_count(tmp_path, count, body) == before and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)  # kill as soon as this run has started writing
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        after = _fixed_count(tmp_path, count, body)
+        partial_kills += 0 < after < count
+        for i in range(count):
+            text = (tmp_path / f"m{i:03}.py").read_text()
+            if text != body:
+                fixed_text = fixed_text or text
+                assert text == fixed_text, f"m{i:03}.py is neither the original nor the fixed file"
+    assert partial_kills, "no kill landed while the run was writing"
+    cli(["check", "--fix", "--no-cache", "."], tmp_path)
+    assert temp_files(tmp_path) == []
+    assert _fixed_count(tmp_path, count, body) == count
+    for i in range(count):
+        compile((tmp_path / f"m{i:03}.py").read_text(), f"m{i:03}.py", "exec")
