@@ -116,6 +116,8 @@ def _parse_toml(text: str, path: Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{shown(path)}: invalid TOML: nested too deeply") from None
 
 
 def load_config(path: Path) -> Config:
@@ -229,7 +231,8 @@ def _selection(config: Config, cli: Overrides) -> tuple[tuple[str, ...], tuple[s
     """(select, ignore, extend_select) for Settings after layering CLI over the config file."""
     if cli.select is not None or not config.selects_rules:
         return cli.select or ("NM",), cli.ignore, cli.extend_select
-    base = select_rules(load_catalogue(), config.select or ("NM",), config.ignore, config.extend_select)
+    selected = config.select if config.select is not None else ("NM",)  # `select = []`: none, as in Ruff
+    base = select_rules(load_catalogue(), selected, config.ignore, config.extend_select)
     codes = _apply_layer(base, cli.extend_select, cli.ignore)
     return tuple(sorted(codes)), (), ()  # exact codes; empty selects nothing
 
