@@ -255,3 +255,55 @@ def test_kill_9_during_fix_leaves_old_or_new_files_and_no_temp_files(tmp_path: P
     assert _fixed_count(tmp_path, count, body) == count
     for i in range(count):
         compile((tmp_path / f"m{i:03}.py").read_text(), f"m{i:03}.py", "exec")
+
+
+# -- 15. --since runs nothing the repository's git config names -----------------------------
+def _git(repo: Path, *args: str, check: bool = True) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(repo), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", *args], cwd=repo, check=check, capture_output=True, env=env)
+
+
+def hostile_repo(tmp_path: Path, filters: bool = True) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start")
+    (repo / "train.py").write_text("import torch\n")
+    _git(repo, "add", "train.py")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "train")
+    marker = tmp_path / "PWNED"
+    commands = {
+        "core.fsmonitor": f"touch {marker}-fsmonitor; false",
+        "diff.evil.textconv": f"touch {marker}-textconv; cat",
+        "diff.external": f"touch {marker}-external",
+    }
+    if filters:
+        commands |= {"filter.evil.clean": f"touch {marker}-clean; cat", "filter.evil.process": f"touch {marker}-process"}
+    for key, command in commands.items():
+        _git(repo, "config", key, command)
+    (repo / ".gitattributes").write_text("*.py diff=evil" + (" filter=evil\n" if filters else "\n"))
+    (repo / "train.py").write_text("import torch\nimport torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+    return repo
+
+
+@pytest.mark.parametrize("filters", [True, False])
+def test_since_runs_nothing_from_a_hostile_git_config(tmp_path: Path, filters: bool) -> None:
+    repo = hostile_repo(tmp_path, filters)
+    done = cli(["check", "--no-cache", "--since", "HEAD", "."], repo)
+    assert "NM201" in done.stdout, done.stdout + done.stderr
+    assert sorted(p.name for p in tmp_path.glob("PWNED*")) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("filters", "expected"), [(True, {"fsmonitor", "process"}), (False, {"fsmonitor", "external"})])
+def test_plain_git_would_have_run_the_hostile_commands(tmp_path: Path, filters: bool, expected: set[str]) -> None:
+    repo = hostile_repo(tmp_path, filters)  # proves the test above has teeth
+    _git(repo, "diff", "HEAD", "--", check=False)
+    _git(repo, "diff", "--no-ext-diff", "HEAD", "--", check=False)
+    assert expected <= {p.name.split("-", 1)[1] for p in tmp_path.glob("PWNED*")}
+
+
+def test_empty_since_is_a_usage_error(tmp_path: Path) -> None:
+    done = cli(["check", "--since", "", "."], tmp_path)
+    assert done.returncode == 2
+    assert "--since needs a git revision" in done.stderr

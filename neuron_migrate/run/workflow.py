@@ -82,6 +82,8 @@ def request_from(paths: Sequence[Path], options: Mapping[str, Any]) -> Request:
         raise UsageError("--add-noqa cannot be combined with --stdin-filename")
     if options["baseline"] and options["write_baseline"]:
         raise UsageError("--baseline and --write-baseline cannot be combined")
+    if options["since"] is not None and not options["since"].strip():
+        raise UsageError("--since needs a git revision, e.g. --since origin/main")
     if options["stdin_filename"] and any(str(p) != "-" for p in paths):
         raise UsageError("--stdin-filename reads stdin; pass no PATHS (or `-`)")
     return Request(
