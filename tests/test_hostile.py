@@ -307,3 +307,113 @@ def test_empty_since_is_a_usage_error(tmp_path: Path) -> None:
     done = cli(["check", "--since", "", "."], tmp_path)
     assert done.returncode == 2
     assert "--since needs a git revision" in done.stderr
+
+
+# -- 11-14. clear errors instead of tracebacks ----------------------------------------------
+DEEP_TOML = "x = " + "[" * 100_000 + "]" * 100_000 + "\n"
+
+
+@pytest.mark.parametrize("name", ["neuron-migrate.toml", "pyproject.toml"])
+def test_deeply_nested_config_is_a_one_line_error(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text("[tool.neuron-migrate]\n" + DEEP_TOML if name == "pyproject.toml" else DEEP_TOML)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "train.py").write_text(XLA)
+    done = cli(["check", "--no-cache", "train.py"], tmp_path / "sub")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert name in done.stderr and "nested too deeply" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        ('{"format": "neuron-migrate-baseline", "version": 1, "findings": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        ('{"format": "neuron-migrate-baseline", "version": 1, "findings": 5}', "`findings` must be a list"),
+        ('{"format": "neuron-migrate-baseline", "version": 1, "findings": [{"path": "a.py", "code": "NM101", "snippet": "x", "count": 1e400}]}', "entry 1 needs"),
+        ('{"format": "neuron-migrate-baseline", "version": 1, "findings": ["x"]}', "entry 1 needs"),
+    ],
+)
+def test_hostile_baseline_is_a_one_line_error(tmp_path: Path, document: str, expected: str) -> None:
+    from neuron_migrate.run import baseline
+
+    (tmp_path / "base.json").write_text(document.replace("neuron-migrate-baseline", baseline.FORMAT).replace('"version": 1', f'"version": {baseline.VERSION}'))
+    (tmp_path / "train.py").write_text(XLA)
+    done = cli(["check", "--no-cache", "--baseline", "base.json", "train.py"], tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "base.json" in done.stderr and expected in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def notebook(*cells: str) -> str:
+    return '{"cells": [' + ", ".join(cells) + '], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+
+
+CODE_CELL = '{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null, "source": %s}'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"cells": [], "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        (notebook(CODE_CELL % "5"), "`source` must be a string or a list of strings"),
+        (notebook(CODE_CELL % '["import torch_xla\\n", 7]'), "`source` must be a string or a list of strings"),
+        (notebook(CODE_CELL % '"import torch_xla.core.xla_model as xm\\n", "source": "xm.xla_device()"'), "appears twice"),
+    ],
+)
+def test_hostile_notebooks_are_nm911(text: str, expected: str) -> None:
+    result = check_source(text, "nb.ipynb", Settings(fix=True))
+    assert [f.code for f in result.findings] == ["NM911"]
+    assert expected in result.findings[0].message
+    assert result.fixed_source is None
+
+
+def test_deeply_nested_pyproject_target_is_a_syntax_finding() -> None:
+    text = "[project]\nname = 'x'\ndependencies = ['torch-xla']\n" + DEEP_TOML
+    result = check_source(text, "pyproject.toml", Settings(fix=True))
+    assert [f.code for f in result.findings] == ["NM901"]
+    assert "nested too deeply" in result.findings[0].message
+
+
+def test_empty_select_in_config_enables_nothing(tmp_path: Path) -> None:
+    (tmp_path / "neuron-migrate.toml").write_text("select = []\n")
+    (tmp_path / "train.py").write_text(XLA)
+    done = cli(["check", "--no-cache", "train.py"], tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "All checks passed!" in done.stdout
+
+
+def test_utf16_without_bom_is_refused_as_python_refuses_it(tmp_path: Path) -> None:
+    (tmp_path / "wide.py").write_bytes(XLA.encode("utf-16-le"))
+    done = cli(["check", "--no-cache", "wide.py"], tmp_path)
+    assert done.returncode == 1
+    assert "wide.py:1:1: NM902" in done.stdout and "NUL bytes" in done.stdout
+
+
+def test_newline_in_a_file_name_stays_on_one_output_line(tmp_path: Path) -> None:
+    (tmp_path / "bad\nname.py").write_text(XLA)
+    done = cli(["check", "--no-cache", "."], tmp_path)
+    lines = [line for line in done.stdout.splitlines() if "NM101" in line]
+    assert lines == ['bad\\nname.py:3:10: NM101 [*] Replace `xm.xla_device()` with `torch.device("neuron")`']
+
+
+# -- 4. the other quadratic paths --------------------------------------------------------------
+def test_long_shell_assignment_line_checks_fast(tmp_path: Path) -> None:
+    from neuron_migrate.engine.formats import shell
+
+    words = " ".join(f"V{i}=1" for i in range(50_000)) + " python -m torch_xla.distributed.xla_run train.py\n"
+    start = time.perf_counter()
+    command = next(iter(shell.commands(words)))
+    assert len(list(shell.settings(command))) == 50_000
+    assert shell.program(command) is not None
+    assert time.perf_counter() - start < 5.0  # pop(0) made it quadratic
+
+
+def test_pyproject_with_many_dependencies_checks_fast() -> None:
+    deps = ", ".join(f'"pkg{i}"' for i in range(20_000))
+    text = f'[project]\nname = "x"\ndependencies = [{deps}, "torch-xla"]\n'
+    start = time.perf_counter()
+    result = check_source(text, "pyproject.toml", Settings())
+    assert time.perf_counter() - start < 5.0
+    assert any(f.code.startswith("NM6") for f in result.findings)
