@@ -29,21 +29,21 @@ from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 text = Path(sys.argv[1]).read_text()
 settings = Settings(fix=sys.argv[2] == "fix")
-start = time.perf_counter()
+start = time.process_time()  # CPU time: the bounds must hold on a loaded CI machine too
 result = check_source(text, sys.argv[1], settings)
-elapsed = time.perf_counter() - start
+elapsed = time.process_time() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"seconds": elapsed, "peak": peak, "codes": sorted({f.code for f in result.findings})}))
 """
 
 
 def measure(tmp_path: Path, text: str, mode: str = "check") -> dict:
-    """Check `text` in a fresh interpreter; its time, peak memory in bytes and finding codes."""
+    """Check `text` in a fresh interpreter; its CPU seconds, peak memory in bytes and finding codes."""
     path = tmp_path / "measured.py"
     path.write_text(text)
     out = subprocess.run(
         [sys.executable, "-c", _MEASURE, str(path), mode],
-        capture_output=True, text=True, timeout=120, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=600, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
@@ -403,17 +403,17 @@ def test_long_shell_assignment_line_checks_fast(tmp_path: Path) -> None:
     from neuron_migrate.engine.formats import shell
 
     words = " ".join(f"V{i}=1" for i in range(50_000)) + " python -m torch_xla.distributed.xla_run train.py\n"
-    start = time.perf_counter()
+    start = time.process_time()
     command = next(iter(shell.commands(words)))
     assert len(list(shell.settings(command))) == 50_000
     assert shell.program(command) is not None
-    assert time.perf_counter() - start < 5.0  # pop(0) made it quadratic
+    assert time.process_time() - start < 5.0  # pop(0) made it quadratic
 
 
 def test_pyproject_with_many_dependencies_checks_fast() -> None:
     deps = ", ".join(f'"pkg{i}"' for i in range(20_000))
     text = f'[project]\nname = "x"\ndependencies = [{deps}, "torch-xla"]\n'
-    start = time.perf_counter()
+    start = time.process_time()
     result = check_source(text, "pyproject.toml", Settings())
-    assert time.perf_counter() - start < 5.0
+    assert time.process_time() - start < 5.0
     assert any(f.code.startswith("NM6") for f in result.findings)
