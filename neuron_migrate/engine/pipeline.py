@@ -53,7 +53,7 @@ def check_python(text: str, path: str, settings: Settings) -> FileResult:
 
 
 def _check(text: str, path: str, settings: Settings) -> FileResult:
-    ruleset = build_ruleset(enabled_codes(settings), settings.target_version)
+    ruleset = build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources)
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
     too_big = over_budget(text, fixing=False)

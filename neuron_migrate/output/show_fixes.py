@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult
-from neuron_migrate.output import printable_path
+from neuron_migrate.output.base import printable_path
 
 
 def render(results: Sequence[FileResult]) -> str:
