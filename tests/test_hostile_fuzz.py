@@ -14,11 +14,11 @@ import warnings
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from neuron_migrate.engine.pipeline import check_source  # noqa: E402
-from neuron_migrate.settings import Settings  # noqa: E402
+from neuron_migrate.engine.pipeline import check_source
+from neuron_migrate.settings import Settings
 
 try:
     import hypothesmith
@@ -74,7 +74,7 @@ def programs(draw: st.DrawFn) -> str:
         statement = draw(st.sampled_from(XLA_STATEMENTS))
         where = draw(st.sampled_from(["top", "function", "front"]))
         if where == "function":
-            statement = "def fn_%d():\n%s" % (len(parts), _indent(statement))
+            statement = f"def fn_{len(parts)}():\n{_indent(statement)}"
         parts.insert(0 if where == "front" else len(parts), statement + "\n")
     return "".join(parts)
 

@@ -8,6 +8,7 @@ import re
 import tokenize
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from neuron_migrate.model import Position
 
@@ -120,7 +121,7 @@ class SourceText:
         # Line by line, each line scanned a bounded number of times: a single regex over the
         # text backtracked over every `:` of a long line (a CSS string took 27 s).
         lines = re.split(r"\r\n|\r|\n", self.text)
-        for line, following in zip(lines, lines[1:]):
+        for line, following in pairwise(lines):
             indent = following[: len(following) - len(following.lstrip(" \t"))]
             if indent and following[len(indent) :][:1].strip() and line[:1].strip() and _opens_block(line[1:]):
                 return indent

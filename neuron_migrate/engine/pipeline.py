@@ -22,12 +22,12 @@ from neuron_migrate.engine.check import (
     tool_finding,
 )
 from neuron_migrate.engine.formats import notebook
-from neuron_migrate.engine.writeback import snapshot, write_back
 from neuron_migrate.engine.formats.textfiles import (
     check_text_file,
     file_kind,
     packaging_findings,
 )
+from neuron_migrate.engine.writeback import snapshot, write_back
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.settings import Settings
 

@@ -21,10 +21,10 @@ from neuron_migrate.config import (
     output_format,
     plan_runs,
 )
+from neuron_migrate.engine.writeback import sweep
 from neuron_migrate.model import FileResult
 from neuron_migrate.run import baseline, gitdiff
 from neuron_migrate.run.cache import CACHE_DIR_NAME, open_cache
-from neuron_migrate.engine.writeback import sweep
 from neuron_migrate.run.discover import Target, discover, display_path, resolve
 from neuron_migrate.run.parallel import run_targets
 from neuron_migrate.run.shard import select_shard
