@@ -59,6 +59,16 @@ def test_rebinding_one_alias_many_times_checks_fast(tmp_path: Path) -> None:
     assert "NM101" in got["codes"]
 
 
+def test_thousands_of_rebinds_and_a_long_alias_chain_stay_linear(tmp_path: Path) -> None:
+    rebinds = "".join(f"x = x.a{i % 7}\n" for i in range(5_000))
+    got = measure(tmp_path, f"import torch_xla.core.xla_model as x\n{rebinds}x.xla_device()\n")
+    assert got["seconds"] < 10.0 and "NM905" not in got["codes"]  # no recursion blow-up
+    chain = "".join(f"a{i} = a{i - 1}\n" for i in range(1, 5_000))
+    got = measure(tmp_path, f"import torch_xla.core.xla_model as a0\n{chain}a4999.xla_device()\n")
+    assert got["seconds"] < 10.0
+    assert "NM101" in got["codes"]
+
+
 # -- 2. memory is bounded by the file's size --------------------------------------------------
 MILLION_INTS = "import torch_xla.core.xla_model as xm\nDATA = [" + ", ".join(["7"] * 1_000_000) + "]\nxm.xla_device()\n"
 

@@ -197,11 +197,13 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-# The alias walk's budget per module, in binding visits: generous for real code (a visit is a
-# dict lookup), and the bound that keeps a hostile file (`x = x.a` rebound many times, where
-# every rebinding can mean every other) linear in the number of bindings.
+# Bounds of the alias walk, per module: how many bindings lists it resolves, how deep an alias
+# of an alias of ... it follows, and how many qualified names one name may stand for. Real code
+# stays far below them; they keep a hostile file (a name rebound thousands of times, or a chain
+# of thousands of aliases) linear in the number of bindings.
 MAX_ALIAS_STEPS = 200_000
-MAX_NAMES_PER_BINDING = 64  # the most qualified names one alias binding may stand for
+MAX_ALIAS_DEPTH = 64
+MAX_NAMES_PER_BINDING = 64
 
 
 class Resolver:
@@ -212,10 +214,11 @@ class Resolver:
         collector.visit(module)
         self.module_scope = collector.module_scope
         self.scope_of = collector.scope_of
-        # Each alias binding is resolved once (memoised by identity); a binding met again while
-        # it is being resolved (`x = x.y`) contributes nothing, which cuts every cycle. Without
-        # this, six rebinds of one name took minutes and gigabytes.
-        self._by_binding: dict[int, frozenset[str]] = {}
+        # What each name's bindings stand for, resolved once per bindings list (by identity: the
+        # lists live in the scopes). A list met again while it is being resolved (`x = x.y`)
+        # contributes nothing, which cuts every cycle; six rebinds of one name used to take
+        # minutes and gigabytes.
+        self._by_bindings: dict[int, frozenset[str]] = {}
         self._active: set[int] = set()
         self._steps = 0
 
@@ -246,33 +249,36 @@ class Resolver:
 
     def resolve_dotted(self, chain: str, scope: Scope, _depth: int = 0) -> set[str]:
         head, _, rest = chain.partition(".")
-        result: set[str] = set()
-        for binding in self.lookup(head, scope):
-            for base in self._binding_targets(binding, scope):
-                result.add(f"{base}.{rest}" if rest else base)
-        return result
+        bases = self._names_of(self.lookup(head, scope), scope)
+        return {f"{base}.{rest}" if rest else base for base in bases}
 
-    def _binding_targets(self, binding: Binding, scope: Scope) -> frozenset[str]:
-        if binding.kind == "import":
-            return frozenset((binding.target,))
-        if binding.kind != "alias":
+    def _names_of(self, bindings: list[Binding], scope: Scope) -> frozenset[str]:
+        """Every dotted name one of `bindings` may stand for (memoised, bounded)."""
+        if not bindings:
             return frozenset()
-        key = id(binding)
-        known = self._by_binding.get(key)
+        key = id(bindings)
+        known = self._by_bindings.get(key)
         if known is not None:
             return known
+        if key in self._active or len(self._active) >= MAX_ALIAS_DEPTH or self._steps >= MAX_ALIAS_STEPS:
+            return frozenset()  # a cycle, an alias chain too deep, or the module's budget spent
         self._steps += 1
-        if key in self._active or self._steps > MAX_ALIAS_STEPS:
-            return frozenset()  # a cycle, or the module's budget is spent
         self._active.add(key)
         try:
-            names = self.resolve_dotted(binding.target, binding.scope or scope)
+            names: set[str] = set()
+            for binding in bindings:
+                names.update(self._binding_targets(binding, scope))
         finally:
             self._active.discard(key)
-        known = frozenset(sorted(names)[:MAX_NAMES_PER_BINDING])
-        if binding.scope is not None:
-            self._by_binding[key] = known
+        known = self._by_bindings[key] = frozenset(sorted(names)[:MAX_NAMES_PER_BINDING])
         return known
+
+    def _binding_targets(self, binding: Binding, scope: Scope) -> set[str]:
+        if binding.kind == "import":
+            return {binding.target}
+        if binding.kind == "alias":
+            return self.resolve_dotted(binding.target, binding.scope or scope)
+        return set()
 
     def is_loaded(self, name: str) -> bool:
         """Whether `name` is read anywhere in the module (any scope)."""
