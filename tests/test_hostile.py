@@ -104,6 +104,20 @@ def test_unparsable_file_keeps_noqa_inside_a_string() -> None:
     text = 'msg = "use # noqa: NM101 to silence"\nx = (1,\n'
     result = check_source(text, "broken.py", Settings(fix=True))
     assert result.fixed_source is None
+    assert result.findings == ()
+
+
+def test_noqa_inside_a_string_of_a_broken_file_does_not_hide_its_syntax_error() -> None:
+    text = 'import torch_xla.core.xla_model as xm\nmsg = "# noqa"; x = (1,\n'
+    result = check_source(text, "broken.py", Settings(fix=True))
+    assert [f.code for f in result.findings] == ["NM901"]
+    assert result.fixed_source is None
+
+
+def test_tokenizable_but_unparsable_file_gets_no_noqa_removal() -> None:
+    text = "x = 1  # noqa: NM101\nif True:\n\ty = 1\n        z = 2\n"  # tabs and spaces mixed
+    result = check_source(text, "broken.py", Settings(fix=True))
+    assert result.fixed_source is None
 
 
 # -- 6-10. --fix and the user's files --------------------------------------------------------

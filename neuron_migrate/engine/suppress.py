@@ -66,7 +66,10 @@ class Suppressor:
     def __init__(self, text: str, path: str, settings: Settings) -> None:
         self.src = SourceText(text)
         self.ignored = ignored_prefixes(path, settings)
-        self.directives = parse_directives(self.src, self.layout) if _mentions_noqa(text) else ()
+        # Text that does not tokenize has no comments we can trust (a directive may sit inside a
+        # string), and its only findings say it is broken: nothing is suppressed by comment.
+        mentioned = _mentions_noqa(text) and self.layout.line_ends is not None
+        self.directives = parse_directives(self.src, self.layout) if mentioned else ()
         self.by_line: dict[int, list[Directive]] = {}
         for directive in self.directives:
             if not directive.file_level:
