@@ -69,19 +69,23 @@ def _indent(code: str) -> str:
 @st.composite
 def programs(draw: st.DrawFn) -> str:
     base = draw(hypothesmith.from_node() if hypothesmith is not None else st.sampled_from(FALLBACK))
-    parts = [base if base.endswith("\n") or not base else base + "\n"]
-    for _ in range(draw(st.integers(1, 6))):
+    imports: list[str] = []
+    before: list[str] = []  # between the imports and the generated code
+    after: list[str] = []
+    for index in range(draw(st.integers(1, 6))):
         statement = draw(st.sampled_from(XLA_STATEMENTS))
-        where = draw(st.sampled_from(["top", "function", "front"]))
         if statement.startswith(("import", "from", "try")):
             # Imports lead, as in real scripts. (A torch_xla import repeated after code that uses
-            # it makes the fix add `import torch.distributed as dist` after that use: a known
-            # gap in where fixes place their imports, left to the import-placement work.)
-            where = "front"
+            # it makes the fix add `import torch` after that use: a known gap in where fixes
+            # place their imports, left to the import-placement work.)
+            imports.append(statement + "\n")
+            continue
+        where = draw(st.sampled_from(["before", "after", "function"]))
         if where == "function":
-            statement = f"def fn_{len(parts)}():\n{_indent(statement)}"
-        parts.insert(0 if where == "front" else len(parts), statement + "\n")
-    return "".join(parts)
+            statement = f"def fn_{index}():\n{_indent(statement)}"
+        (before if where == "before" else after).append(statement + "\n")
+    generated = base if base.endswith("\n") or not base else base + "\n"
+    return "".join([*imports, *before, generated, *after])
 
 
 def _undefined(code: str) -> set[str]:
