@@ -31,7 +31,7 @@ try:
 except ImportError:
     pyflakes_api = None
 
-EXAMPLES = int(os.environ.get("NEURON_MIGRATE_FUZZ_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("NEURON_MIGRATE_FUZZ_EXAMPLES", "30"))
 
 XLA_STATEMENTS = [
     "import torch_xla.core.xla_model as xm",
@@ -118,7 +118,7 @@ def _compiles(code: str) -> bool:
 
 
 @pytest.mark.slow
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=EXAMPLES <= 40, database=None)
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=EXAMPLES <= 30, database=None)
 @given(programs())
 def test_fix_on_generated_programs(code: str) -> None:
     if not _compiles(code):
