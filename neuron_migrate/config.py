@@ -125,6 +125,8 @@ def _parse_toml(text: str, path: Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{shown(path)}: invalid TOML: nested too deeply") from None
 
 
 def load_config(path: Path) -> Config:
@@ -271,7 +273,8 @@ def _selection(
     if cli.select is not None or not config.selects_rules:
         select = cli.select or ("NM",)
         return select, cli.ignore, cli.extend_select, select_rules(specs, select, cli.ignore, cli.extend_select, families)
-    base = select_rules(specs, config.select or ("NM",), config.ignore, config.extend_select, families)
+    selected = config.select if config.select is not None else ("NM",)  # `select = []`: none, as in Ruff
+    base = select_rules(specs, selected, config.ignore, config.extend_select, families)
     codes = _apply_layer(base, cli.extend_select, cli.ignore, config.rule_sources)
     return tuple(sorted(codes)), (), (), codes  # exact codes; empty selects nothing
 

@@ -258,6 +258,6 @@ def _delete_spans(text: str, chosen: list[tuple[Finding, tuple[int, int]]]) -> t
 def _valid_toml(text: str) -> bool:
     try:
         tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return False
     return True
