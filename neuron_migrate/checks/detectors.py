@@ -18,6 +18,7 @@ from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks import (
     api_detectors,
     compile_detectors,
+    cuda,
     device_strings,
     flag_detectors,
     import_uses,
@@ -176,5 +177,6 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
         "xla_feature_flag": ((ast.Call, ast.Compare, ast.Attribute, ast.Subscript), flag_detectors.xla_feature_flag),
         **api_detectors.DETECTORS,
         **compile_detectors.DETECTORS,
+        **cuda.DETECTORS,
     }
 )
