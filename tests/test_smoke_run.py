@@ -170,20 +170,60 @@ def test_an_inference_script_stops_after_n_forward_calls_and_gets_its_args() -> 
     assert "exited with status 2" in bad.failure.message
 
 
+def collective_lines(report: SmokeReport) -> dict[str, set[int]]:
+    return {c.op: {s.line for s in c.sites} for c in report.collectives}
+
+
 def test_two_rank_ddp_runs_on_the_neuron_backend() -> None:
     report = smoke("ddp.py", nproc=2)
-    assert report.status == "ok", report.failure
+    assert report.status == "ok" and report.ok, report.failure
     assert (report.nproc, report.steps) == (2, 2)
     ops = {op.op: op.count for op in report.ops}
     assert ops["c10d::allreduce_"] >= 2 and ops["c10d::broadcast_"] >= 2
+    # The gradient all-reduce belongs to `loss.backward()`, not to the `DDP(...)` line.
+    lines = collective_lines(report)
+    assert lines["c10d::allreduce_"] == {marker_line("ddp.py", "check"), marker_line("ddp.py", "backward")}
+    assert marker_line("ddp.py", "ddp") in lines["c10d::broadcast_"]  # DDP's initial broadcast
+    assert marker_line("ddp.py", "gather") in lines["c10d::allgather_"]
+    allreduce = next(op for op in report.ops if op.op == "c10d::allreduce_")
+    assert marker_line("ddp.py", "ddp") not in {s.line for s in allreduce.sites}
+    assert report.replicas is not None
+    assert (report.replicas.status, report.replicas.compared) == ("agree", 4)
     assert leftover_processes("neuron-migrate-smoke-") == []
 
 
 def test_two_rank_fsdp2_runs_on_the_neuron_backend() -> None:
     report = smoke("fsdp2.py", nproc=2)
-    assert report.status == "ok", report.failure
+    assert report.status == "ok" and report.ok, report.failure
     ops = {op.op for op in report.ops}
     assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= ops, sorted(ops)
+    forward, backward = marker_line("fsdp2.py", "forward"), marker_line("fsdp2.py", "backward")
+    lines = collective_lines(report)
+    assert forward in lines["c10d::_allgather_base_"]  # unshard before the forward
+    assert lines["c10d::_reduce_scatter_base_"] == {backward}  # gradients in the backward
+    assert report.replicas is not None and report.replicas.status == "unchecked"
+    assert report.replicas.sharded == 4  # every parameter is a sharded DTensor
+
+
+@pytest.mark.parametrize(
+    ("mode", "why", "line"),
+    [
+        ("none", "no collective exchanged a tensor", "step"),
+        ("logged", "`weight` differs between rank 0 and rank 1", "step"),
+    ],
+)
+def test_ranks_that_trained_independently_fail_with_nm708(mode: str, why: str, line: str) -> None:
+    report = smoke("independent.py", mode, nproc=2)
+    assert report.status == "ok" and not report.ok
+    assert report.problems == (f"2 ranks trained independently: {why}",)
+    findings = [f for f in report_findings(report) if f.code == "NM708"]
+    assert [f.start.line for f in findings] == [marker_line("independent.py", line)]
+    assert "smoke FAILED" in render_text(report)
+
+
+def test_one_rank_of_the_independent_script_passes() -> None:
+    report = smoke("independent.py", "none")
+    assert report.ok and report.replicas is None
 
 
 def test_the_emulated_device_behaves_like_a_device() -> None:

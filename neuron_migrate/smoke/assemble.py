@@ -12,6 +12,7 @@ from typing import Any
 from neuron_migrate.smoke import compat
 from neuron_migrate.smoke.causes import likely_cause
 from neuron_migrate.smoke.parity import compare
+from neuron_migrate.smoke.ranks import compare_replicas, merge_collectives
 from neuron_migrate.smoke.report import (
     EMULATED,
     ERROR,
@@ -93,6 +94,9 @@ def build_report(
         notes=tuple(sorted({str(n) for d in datas for n in d.get("notes", ())})),
         output_tail=_output_tail(main),
         measured_executed_ops=_measured_names(datas, "executed_ops"),
+        collectives=merge_collectives(datas),
+        replicas=compare_replicas(datas, ctx.nproc) if status == OK else None,
+        step_site=Site.from_json(first["step_site"]) if first.get("step_site") else None,
     )
     return relativize(report, ctx.base_dir)
 
@@ -255,6 +259,8 @@ def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
         ops=tuple(replace(o, sites=sites(o.sites)) for o in report.ops),
         fallbacks=tuple(replace(f, sites=sites(f.sites)) for f in report.fallbacks),
         events=tuple(replace(e, site=site(e.site)) for e in report.events),
+        collectives=tuple(replace(c, sites=sites(c.sites)) for c in report.collectives),
+        step_site=site(report.step_site),
         failure=replace(report.failure, site=site(report.failure.site))
         if report.failure
         else None,

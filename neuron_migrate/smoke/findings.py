@@ -29,9 +29,10 @@ DEVICE_MIXING = SmokeRule("NM704", "device_mixing", Severity.ERROR)
 PARITY_MISMATCH = SmokeRule("NM705", "parity_mismatch", Severity.ERROR)
 SCRIPT_FAILURE = SmokeRule("NM706", "script_failure", Severity.ERROR)
 SMOKE_TIMEOUT = SmokeRule("NM707", "smoke_timeout", Severity.ERROR)
+INDEPENDENT_RANKS = SmokeRule("NM708", "ranks_trained_independently", Severity.ERROR)
 RULES = (
     PREDICTED_FALLBACK, MEASURED_FALLBACK, FLOAT64, DEVICE_MIXING,
-    PARITY_MISMATCH, SCRIPT_FAILURE, SMOKE_TIMEOUT,
+    PARITY_MISMATCH, SCRIPT_FAILURE, SMOKE_TIMEOUT, INDEPENDENT_RANKS,
 )  # fmt: skip
 
 
@@ -44,6 +45,7 @@ def report_findings(report: SmokeReport) -> list[Finding]:
             *_events(report),
             *_parity(report),
             *_failure(report),
+            *_independent(report),
         )
     }
     return sorted(found.values(), key=lambda f: f.sort_key)
@@ -130,6 +132,14 @@ def _failure(report: SmokeReport) -> Iterator[Finding]:
     else:
         message = f"Fix the `{failure.type}` raised here: {_detail(failure.message)}"
     yield _finding(SCRIPT_FAILURE, failure.site, report.script, message)
+
+
+def _independent(report: SmokeReport) -> Iterator[Finding]:
+    why = report.independent
+    if not why:
+        return
+    message = f"Keep the ranks in step with DDP, FSDP or collectives; {why}"
+    yield _finding(INDEPENDENT_RANKS, report.step_site, report.script, message)
 
 
 def _detail(text: str) -> str:
