@@ -11,6 +11,7 @@ from typing import Any
 
 from neuron_migrate.smoke import compat
 from neuron_migrate.smoke.causes import likely_cause
+from neuron_migrate.smoke.hints import with_hint
 from neuron_migrate.smoke.parity import compare
 from neuron_migrate.smoke.ranks import compare_replicas, merge_collectives
 from neuron_migrate.smoke.report import (
@@ -74,6 +75,8 @@ def build_report(
     datas = [r.data for r in main.ranks if r.data is not None]
     first: Mapping[str, Any] = datas[0] if datas else {}
     status, failure = _status(main, ctx.timeout_s)
+    if failure is not None:
+        failure = with_hint(failure, ctx.script, ctx.base_dir)
     ops = _merge_ops(datas, ops_compat)
     report = SmokeReport(
         script=str(ctx.script),
@@ -96,7 +99,9 @@ def build_report(
         measured_executed_ops=_measured_names(datas, "executed_ops"),
         collectives=merge_collectives(datas),
         replicas=compare_replicas(datas, ctx.nproc) if status == OK else None,
-        step_site=Site.from_json(first["step_site"]) if first.get("step_site") else None,
+        step_site=Site.from_json(first["step_site"])
+        if first.get("step_site")
+        else None,
     )
     return relativize(report, ctx.base_dir)
 

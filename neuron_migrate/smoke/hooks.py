@@ -57,7 +57,9 @@ class RunState:
     last_output: list[torch.Tensor] = field(default_factory=list)
     forward_site: Site | None = None
     quiet: Any = contextlib.nullcontext  # context that pauses op recording
-    triggered_by: Any = lambda site: contextlib.nullcontext()  # collectives belong to `site`
+    triggered_by: Any = lambda site: (
+        contextlib.nullcontext()
+    )  # collectives belong to `site`
 
     @property
     def training(self) -> bool:

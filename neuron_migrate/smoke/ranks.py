@@ -46,7 +46,9 @@ def compare_replicas(datas: Sequence[Mapping[str, Any]], nproc: int) -> Replicas
     first, *others = sums
     names = [str(c["name"]) for c in first]
     if any([str(c["name"]) for c in other] != names for other in others):
-        return Replicas("differ", 0, detail="the ranks train different sets of parameters")
+        return Replicas(
+            "differ", 0, detail="the ranks train different sets of parameters"
+        )
     sharded = sum(1 for c in first if c.get("sharded"))
     for index, entry in enumerate(first):
         if entry.get("sharded"):

@@ -244,7 +244,9 @@ def _stats_json(table: dict[str, OpStats]) -> list[dict[str, Any]]:
         {
             "op": name,
             "count": stats.count,
-            "sites": [dict(s.to_json(), count=n) for s, n in sorted(stats.sites.items())],
+            "sites": [
+                dict(s.to_json(), count=n) for s, n in sorted(stats.sites.items())
+            ],
         }
         for name, stats in sorted(table.items())
     ]
