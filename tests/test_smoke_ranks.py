@@ -155,3 +155,10 @@ def test_compare_replicas_edge_cases() -> None:
         ).status
         == "agree"
     )  # type: ignore[union-attr]
+
+
+def test_an_inference_run_without_collectives_is_not_nm708() -> None:
+    inference = dict(rank([], None), steps=0, backwards=0)
+    result = report(inference, dict(inference))
+    assert result.ok and result.independent == ""
+    assert "collectives between ranks: none" in render_text(result)

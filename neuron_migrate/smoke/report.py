@@ -134,14 +134,17 @@ class SmokeReport:
 
     @property
     def independent(self) -> str:
-        """Why the ranks of a successful multi-rank run did not train together; "" when they did."""
-        if self.nproc < 2 or self.status != OK:
+        """Why the ranks of a successful multi-rank training run did not train together.
+
+        "" when they did, and for inference runs (nothing trained; ranks that each serve their
+        own inputs need not communicate).
+        """
+        if self.nproc < 2 or self.status != OK or not (self.steps or self.backwards):
             return ""
-        verb = "trained" if self.steps else "ran"
         if not self.collectives:
-            return f"{self.nproc} ranks {verb} independently: no collective exchanged a tensor"
+            return f"{self.nproc} ranks trained independently: no collective exchanged a tensor"
         if self.replicas is not None and self.replicas.status == "differ":
-            return f"{self.nproc} ranks {verb} independently: {self.replicas.detail}"
+            return f"{self.nproc} ranks trained independently: {self.replicas.detail}"
         return ""
 
     @property
