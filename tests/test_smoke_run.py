@@ -230,3 +230,15 @@ def test_the_emulated_device_behaves_like_a_device() -> None:
     report = smoke("emulation_basics.py")
     assert report.status == "ok", report.failure
     assert report.ok
+
+
+def test_an_xla_device_string_left_in_the_script_is_named_in_the_likely_cause() -> None:
+    report = smoke("xla_device.py")
+    assert report.status == "failed" and report.failure is not None
+    assert report.failure.site is not None
+    assert report.failure.site.line == marker_line("xla_device.py", "to")
+    where = f"fixtures/_smoke/xla_device.py:{marker_line('xla_device.py', 'xla')}"
+    assert report.failure.likely_cause == (
+        f'The script still asks for the `xla` device ("xla" at {where}); use `torch.device("neuron")`'
+    )
+    assert f"likely cause: {report.failure.likely_cause}" in render_text(report)
