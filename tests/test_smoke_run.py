@@ -37,16 +37,21 @@ def smoke(script: str, *args: str, **options: object) -> SmokeReport:
 
 
 def leftover_processes(marker: str) -> list[str]:
-    """Command lines of live processes that mention `marker`."""
+    """Command lines of live processes of this checkout (their cwd) that mention `marker`.
+
+    Other checkouts on the same machine may be running smoke at the same time.
+    """
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = (
                 Path("/proc", pid, "cmdline").read_bytes().replace(b"\0", b" ").decode()
             )
+            cwd = Path(os.readlink(Path("/proc", pid, "cwd")))
         except OSError:
             continue
-        if marker in cmdline and int(pid) != os.getpid():
+        mine = cwd == Path.cwd() or cwd.is_relative_to(ROOT)
+        if marker in cmdline and int(pid) != os.getpid() and mine:
             found.append(cmdline)
     return found
 
