@@ -187,8 +187,13 @@ def test_two_rank_ddp_runs_on_the_neuron_backend() -> None:
     assert ops["c10d::allreduce_"] >= 2 and ops["c10d::broadcast_"] >= 2
     # The gradient all-reduce belongs to `loss.backward()`, not to the `DDP(...)` line.
     lines = collective_lines(report)
-    assert lines["c10d::allreduce_"] == {marker_line("ddp.py", "check"), marker_line("ddp.py", "backward")}
-    assert marker_line("ddp.py", "ddp") in lines["c10d::broadcast_"]  # DDP's initial broadcast
+    assert lines["c10d::allreduce_"] == {
+        marker_line("ddp.py", "check"),
+        marker_line("ddp.py", "backward"),
+    }
+    assert (
+        marker_line("ddp.py", "ddp") in lines["c10d::broadcast_"]
+    )  # DDP's initial broadcast
     assert marker_line("ddp.py", "gather") in lines["c10d::allgather_"]
     allreduce = next(op for op in report.ops if op.op == "c10d::allreduce_")
     assert marker_line("ddp.py", "ddp") not in {s.line for s in allreduce.sites}
@@ -202,10 +207,15 @@ def test_two_rank_fsdp2_runs_on_the_neuron_backend() -> None:
     assert report.status == "ok" and report.ok, report.failure
     ops = {op.op for op in report.ops}
     assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= ops, sorted(ops)
-    forward, backward = marker_line("fsdp2.py", "forward"), marker_line("fsdp2.py", "backward")
+    forward, backward = (
+        marker_line("fsdp2.py", "forward"),
+        marker_line("fsdp2.py", "backward"),
+    )
     lines = collective_lines(report)
     assert forward in lines["c10d::_allgather_base_"]  # unshard before the forward
-    assert lines["c10d::_reduce_scatter_base_"] == {backward}  # gradients in the backward
+    assert lines["c10d::_reduce_scatter_base_"] == {
+        backward
+    }  # gradients in the backward
     assert report.replicas is not None and report.replicas.status == "unchecked"
     assert report.replicas.sharded == 4  # every parameter is a sharded DTensor
 
@@ -215,15 +225,31 @@ def test_two_rank_fsdp2_runs_on_the_neuron_backend() -> None:
     [
         ("none", "no collective exchanged a tensor", "step"),
         ("logged", "`weight` differs between rank 0 and rank 1", "step"),
+        ("own_group", "no collective exchanged a tensor", "step"),
     ],
 )
-def test_ranks_that_trained_independently_fail_with_nm708(mode: str, why: str, line: str) -> None:
+def test_ranks_that_trained_independently_fail_with_nm708(
+    mode: str, why: str, line: str
+) -> None:
     report = smoke("independent.py", mode, nproc=2)
     assert report.status == "ok" and not report.ok
     assert report.problems == (f"2 ranks trained independently: {why}",)
     findings = [f for f in report_findings(report) if f.code == "NM708"]
     assert [f.start.line for f in findings] == [marker_line("independent.py", line)]
     assert "smoke FAILED" in render_text(report)
+
+
+@pytest.mark.parametrize("mode", ["c10d", "functional"])
+def test_gradients_all_reduced_by_hand_keep_the_replicas_in_step(mode: str) -> None:
+    """Without DDP: `dist.all_reduce` or a functional collective (as compiled code uses)."""
+    report = smoke("manual_allreduce.py", mode, nproc=2)
+    assert report.ok, (report.problems, report.failure)
+    assert collective_lines(report) == {
+        {"c10d": "c10d::allreduce_", "functional": "_c10d_functional::all_reduce"}[
+            mode
+        ]: {marker_line("manual_allreduce.py", mode)}
+    }
+    assert report.replicas is not None and report.replicas.status == "agree"
 
 
 def test_one_rank_of_the_independent_script_passes() -> None:

@@ -49,7 +49,15 @@ _MIXING_EXEMPT = frozenset(
 
 
 # c10d ops that move no tensor between ranks.
-_NOT_EXCHANGES = frozenset({"c10d::barrier", "c10d::monitored_barrier_"})
+_COLLECTIVE_NAMESPACES = ("c10d::", "_c10d_functional::", "_c10d_functional_autograd::")
+_NOT_EXCHANGES = frozenset(
+    {
+        "c10d::barrier",
+        "c10d::monitored_barrier_",
+        "_c10d_functional::wait_tensor",
+        "_c10d_functional::_wrap_tensor_autograd",
+    }
+)
 _ProcessGroup: Any = (
     torch.distributed.ProcessGroup if torch.distributed.is_available() else ()
 )
@@ -167,7 +175,7 @@ class OpRecorder(TorchDispatchMode):
     def _site(self, name: str) -> Site | None:
         """The user line of an op: the forward line that built the autograd node running it, or
         for a collective the line that triggered it (the backward call, the forward call)."""
-        if name.startswith("c10d::"):
+        if name.startswith(_COLLECTIVE_NAMESPACES):
             return self._trigger or site_from_stack(sys._getframe(1), self.files)
         node = torch._C._current_autograd_node()
         if node is not None:
@@ -185,15 +193,37 @@ def _count(table: dict[str, OpStats], name: str, site: Site | None) -> None:
 
 
 def _exchanges_data(name: str, args: Any, kwargs: dict[str, Any]) -> bool:
-    """True for a c10d collective that moves tensors between two or more ranks.
+    """True for a collective that moves tensors between two or more ranks.
 
-    A barrier exchanges no tensor, and a collective on a one-rank group reaches no other rank;
-    neither keeps replicas in step. Collectives on CPU tensors count too (object collectives).
+    c10d ops carry their process group; functional collectives (`_c10d_functional::`, used in
+    compiled code and by DTensor) carry its name. A barrier exchanges no tensor, and a collective
+    on a one-rank group reaches no other rank; neither keeps replicas in step. Collectives on
+    CPU tensors count too (object collectives).
     """
-    if not name.startswith("c10d::") or name in _NOT_EXCHANGES:
+    if not name.startswith(_COLLECTIVE_NAMESPACES) or name in _NOT_EXCHANGES:
         return False
-    groups = [g for g in tree_leaves((args, kwargs)) if isinstance(g, _ProcessGroup)]
+    groups = [
+        g for g in map(_process_group, tree_leaves((args, kwargs))) if g is not None
+    ]
     return not groups or any(g.size() > 1 for g in groups)
+
+
+def _process_group(value: Any) -> Any:
+    """The process group an op argument stands for, or None.
+
+    c10d ops get it boxed in a `ScriptObject` (next to a boxed ReduceOp, which does not unbox);
+    functional collectives get its registered name.
+    """
+    try:
+        if isinstance(value, torch.ScriptObject):
+            return _ProcessGroup.unbox(value)
+        if isinstance(value, str):
+            from torch.distributed.distributed_c10d import _resolve_process_group
+
+            return _resolve_process_group(value)
+    except Exception:  # noqa: BLE001 - another boxed type, or not a group name
+        return None
+    return value if isinstance(value, _ProcessGroup) else None
 
 
 def _mixes_cpu(inputs: list[torch.Tensor]) -> bool:
