@@ -143,8 +143,8 @@ def test_a_training_loop_without_end_is_stopped_by_steps_and_auto_emulates() -> 
 
 def test_an_endless_loop_is_stopped_by_the_timeout() -> None:
     started = time.monotonic()
-    report = smoke("forever_spin.py", timeout_s=3.0)
-    assert time.monotonic() - started < 20
+    report = smoke("forever_spin.py", timeout_s=8.0)  # time to reach the loop on a loaded machine
+    assert time.monotonic() - started < 40
     assert report.status == "timeout" and report.failure is not None
     assert report.failure.site is not None and report.failure.site.line == marker_line(
         "forever_spin.py", "spin"
