@@ -91,6 +91,7 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
     hooks.seed_everything(config.seed + rank)
     hooks.install(state)
     recorder.enable_forward_tracebacks()
+    recorder.warm_up()
     status, failure = _run_script(config, rec, files)
     checksums = _safe_checksums(state, session) if status == "ok" else None
     _add_device_notes(session)

@@ -239,6 +239,16 @@ def _node_site(node: Any, files: UserFiles) -> Site | None:
     return meta[_SITE_KEY]
 
 
+def warm_up() -> None:
+    """Import what the first recorded op would import, before the script's time limit starts.
+
+    A dispatch mode's `__torch_dispatch__` runs behind `torch._disable_dynamo`, which imports
+    `torch._dynamo` on its first call: seconds on a loaded machine, charged to the user's first
+    `neuron` op (and its timeout) otherwise.
+    """
+    import torch._dynamo  # noqa: F401
+
+
 def enable_forward_tracebacks() -> None:
     """Store the forward stack on every autograd node, so backward ops map to forward lines."""
     with warnings.catch_warnings():
