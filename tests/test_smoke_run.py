@@ -146,9 +146,8 @@ def test_an_endless_loop_is_stopped_by_the_timeout() -> None:
     report = smoke("forever_spin.py", timeout_s=8.0)  # time to reach the loop on a loaded machine
     assert time.monotonic() - started < 40
     assert report.status == "timeout" and report.failure is not None
-    assert report.failure.site is not None and report.failure.site.line == marker_line(
-        "forever_spin.py", "spin"
-    )
+    loop = {marker_line("forever_spin.py", m) for m in ("loop", "spin")}
+    assert report.failure.site is not None and report.failure.site.line in loop  # either line
     assert [f.code for f in report_findings(report)] == ["NM707"]
     assert "forever_spin.py" in report.failure.traceback
     assert (
