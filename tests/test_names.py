@@ -74,3 +74,26 @@ def test_is_loaded_sees_every_scope() -> None:
     resolver = Resolver(ast.parse("import os\ndef f():\n    return os.sep"))
     assert resolver.is_loaded("os")
     assert not resolver.is_loaded("sys")
+
+
+STAR = "from torch_xla.core.xla_model import *\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "expected"),
+    [
+        (STAR, "mark_step", {MARK_STEP}),  # a known API name comes from the star import
+        (STAR, "print", set()),  # builtins never do
+        (STAR, "unknown_helper", set()),  # nor names the rules do not know
+        (STAR + "def mark_step(): pass", "mark_step", set()),  # a local definition wins
+        ("from os.path import *", "mark_step", set()),
+    ],
+)
+def test_star_import_resolves_known_names(source: str, expression: str, expected: set[str]) -> None:
+    resolver = Resolver(ast.parse(source), known=lambda name: name == MARK_STEP)
+    assert resolver.resolve_dotted(expression, resolver.module_scope) == expected
+
+
+def test_star_import_without_known_api_resolves_nothing() -> None:
+    resolver = Resolver(ast.parse(STAR))
+    assert resolver.resolve_dotted("mark_step", resolver.module_scope) == set()

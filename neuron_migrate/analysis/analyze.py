@@ -52,16 +52,24 @@ class Plan:
 class Analysis:
     """A parsed module with its resolver, parents and helpers for detectors and fixes."""
 
-    def __init__(self, text: str, tree: ast.Module, target_version: str = "2.14", target: str = "neuron") -> None:
+    def __init__(
+        self,
+        text: str,
+        tree: ast.Module,
+        target_version: str = "2.14",
+        target: str = "neuron",
+        known: Callable[[str], bool] | None = None,
+    ) -> None:
         self.src = SourceText(text)
         self.target_version = target_version  # the TorchNeuron family whose compat data applies
         self.target = target  # "neuron" or "accelerator" (`--target`): what fixes write
         self.text = text
         self.tree = tree
-        self.resolver = Resolver(tree)
+        self.resolver = Resolver(tree, known)
         self.handled: set[int] = set()  # ids of chains already reported as part of a call
         self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules with the xla_import detector
         self._call_names: dict[int, set[str]] = {}
+        self.memo: dict[str, object] = {}  # per-module facts a detector computes once, by name
         self.fixes: Mapping[str, Callable[..., Plan | None]] = {}  # `fix = "..."` names, set by the engine
 
     # -- names --------------------------------------------------------------------------
@@ -124,6 +132,13 @@ class RuleIndex:
     detectors: dict[type, list[tuple[RuleSpec, Detector]]] = field(default_factory=dict)
     import_rules: tuple[RuleSpec, ...] = ()
     catch_all: RuleSpec | None = None
+
+    def known(self, name: str) -> bool:
+        """Whether `name` is, or leads to, an API some enabled rule maps (for star imports)."""
+        if self.entries_for(name):
+            return True
+        prefix = name + "."
+        return any(key.startswith(prefix) for key in self.exact) or any(key.startswith(prefix) for key in self.prefix)
 
     def entries_for(self, name: str) -> list[tuple[RuleSpec, MapEntry]]:
         found = list(self.exact.get(name, ()))

@@ -12,18 +12,20 @@ that is only ever defined locally resolves to nothing.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+import builtins
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__path__"}
 
 
 @dataclass(frozen=True)
 class Binding:
     """One way a name is bound in a scope."""
 
-    kind: str  # "import", "alias" or "local"
+    kind: str  # "import", "alias", "local", or "star" (a known API name from a star import)
     target: str = ""  # dotted path for imports; for aliases, the dotted source expression
     node: ast.AST | None = None  # the statement that binds the name
     # where an alias's source expression is evaluated (None: the scope that looks it up)
@@ -41,6 +43,7 @@ class Scope:
     globals_: set[str] = field(default_factory=set)
     nonlocals: set[str] = field(default_factory=set)
     loads: dict[str, int] = field(default_factory=dict)
+    stars: list[tuple[str, ast.ImportFrom]] = field(default_factory=list)  # `from m import *`
 
     def bind(self, name: str, binding: Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
@@ -155,6 +158,8 @@ class _Collector(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
             if alias.name == "*":
+                if node.module and not node.level:
+                    self.scope.stars.append((node.module, node))
                 continue
             name = alias.asname or alias.name
             if node.level or not node.module:
@@ -209,8 +214,11 @@ MAX_NAMES_PER_BINDING = 64
 class Resolver:
     """Answers "which dotted names can this expression mean?" for one module."""
 
-    def __init__(self, module: ast.Module) -> None:
+    def __init__(self, module: ast.Module, known: Callable[[str], bool] | None = None) -> None:
+        """`known` says which qualified names a star import may provide (the rules' API names)."""
         collector = _Collector(module)
+        self._known = known
+        self._star_bindings: dict[str, list[Binding]] = {}
         collector.visit(module)
         self.module_scope = collector.module_scope
         self.scope_of = collector.scope_of
@@ -238,7 +246,20 @@ class Resolver:
                     return current.bindings[name]
             first = False
             current = current.parent
-        return []
+        return self._star_lookup(name)
+
+    def _star_lookup(self, name: str) -> list[Binding]:
+        """A name no scope binds, resolved through `from torch_xla... import *` against known API."""
+        if self._known is None or name in BUILTINS or not self.module_scope.stars:
+            return []
+        found = self._star_bindings.get(name)
+        if found is None:
+            found = self._star_bindings[name] = [
+                Binding("star", f"{module}.{name}", node)
+                for module, node in self.module_scope.stars
+                if self._known(f"{module}.{name}")
+            ]
+        return found
 
     def qualified_names(self, node: ast.AST, scope: Scope, _depth: int = 0) -> set[str]:
         """Every dotted name a Name/Attribute chain may refer to (empty when local-only)."""
@@ -274,7 +295,7 @@ class Resolver:
         return known
 
     def _binding_targets(self, binding: Binding, scope: Scope) -> set[str]:
-        if binding.kind == "import":
+        if binding.kind in ("import", "star"):
             return {binding.target}
         if binding.kind == "alias":
             return self.resolve_dotted(binding.target, binding.scope or scope)

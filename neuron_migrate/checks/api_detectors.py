@@ -36,6 +36,10 @@ _NUMPY_CASTS = frozenset({"astype", "view"})
 _CASTS = frozenset({"float", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char"})
 _FROM_NUMPY = frozenset({"torch.from_numpy"})
 _TENSOR_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+# NumPy functions whose result is an integer array.
+_INTEGER_FACTORIES = frozenset(
+    {"numpy.random.randint", "numpy.random.permutation", "numpy.random.random_integers", "numpy.argsort", "numpy.argmax", "numpy.argmin", "numpy.nonzero", "numpy.bincount"}
+)
 # NumPy functions whose result is float64 unless a dtype is given.
 _FLOAT64_FACTORIES = frozenset(
     f"numpy.{n}" for n in ("zeros", "ones", "empty", "eye", "identity", "linspace", "logspace", "geomspace", "loadtxt", "genfromtxt")
@@ -155,16 +159,60 @@ def module_attribute(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: S
 
 # -- float64 -------------------------------------------------------------------------------------
 def float64_dtype(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`dtype=torch.float64`, `.to(torch.double)`, `.type(...)`, `set_default_dtype(...)`, `torch.DoubleTensor`."""
+    """`dtype=torch.float64`, `.to(torch.double)`, `.type(...)`, `set_default_dtype(...)`, `torch.DoubleTensor`.
+
+    Not on the CPU (`device="cpu"`, `x.cpu().double()`), where float64 stays float64, and not in
+    lookup tables (`{"DoubleTensor": torch.DoubleTensor}`), which create no tensor.
+    """
     if isinstance(node, ast.Call):
+        if on_cpu(analysis, node, scope):
+            return
         for value in _dtype_slots(analysis, node, scope):
             match = _float64_value(rule, analysis, node, value, scope)
             if match is not None:
                 yield match
-    elif _last_name(node) == "DoubleTensor" and "torch.DoubleTensor" in analysis.qualified(node, scope):
+    elif _last_name(node) == "DoubleTensor" and not _in_table(analysis, node) and "torch.DoubleTensor" in analysis.qualified(node, scope):
         written = dotted(node) or "torch.DoubleTensor"
         new = "{torch}.FloatTensor" if isinstance(node, ast.Attribute) or _imported_name(analysis, node, scope) else None
         yield _match(rule, node, scope, "torch.DoubleTensor", written, new=new)
+
+
+_CPU_CALLS = frozenset({"torch.device"})
+
+
+def _is_cpu(analysis: Analysis, node: ast.AST | None, scope: Scope) -> bool:
+    """`"cpu"` or `torch.device("cpu")`."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value.split(":")[0] == "cpu"
+    if isinstance(node, ast.Call) and node.args and analysis.call_names(node, scope) & _CPU_CALLS:
+        return _is_cpu(analysis, node.args[0], scope)
+    return False
+
+
+def on_cpu(analysis: Analysis, call: ast.Call, scope: Scope) -> bool:
+    """Whether the tensor `call` makes or casts stays on the CPU: `device="cpu"`, `.to("cpu", ...)`,
+    or a receiver that was just moved there (`x.cpu().double()`, `x.to("cpu").to(torch.float64)`)."""
+    if _is_cpu(analysis, next((k.value for k in call.keywords if k.arg == "device"), None), scope):
+        return True
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr == "to" and any(_is_cpu(analysis, a, scope) for a in call.args):
+        return True
+    receiver = func.value
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
+        if receiver.func.attr == "cpu" and not receiver.args:
+            return True
+        return receiver.func.attr == "to" and any(_is_cpu(analysis, a, scope) for a in [*receiver.args, *(k.value for k in receiver.keywords if k.arg == "device")])
+    return False
+
+
+def _in_table(analysis: Analysis, node: ast.AST) -> bool:
+    """A value in a dict literal, or in a list/tuple/set inside one: data, not a tensor."""
+    parent = analysis.parent(node)
+    if isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
+        parent = analysis.parent(parent)
+    return isinstance(parent, ast.Dict)
 
 
 def _last_name(node: ast.AST) -> str | None:
@@ -207,7 +255,7 @@ def double_method(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
     func = node.func
     if not isinstance(func, ast.Attribute) or func.attr != "double" or node.args or node.keywords:
         return
-    if _receiver_is_module(analysis, func, scope) or not imports_torch(analysis):
+    if _receiver_is_module(analysis, func, scope) or not imports_torch(analysis) or on_cpu(analysis, node, scope):
         return
     yield Match(rule, node, scope, MapEntry(old="double", fix="rename_method"), "torch.Tensor.double", ".double()", (("new", "float"),))
 
@@ -281,6 +329,10 @@ def _numpy_dtype(analysis: Analysis, call: ast.Call | None, scope: Scope) -> boo
     if given is not None:
         return _is_float64_spelling(analysis, given, scope)
     function = _numpy_function(analysis, call, scope) or ""
+    if function in _INTEGER_FACTORIES:
+        return False
+    if function == "numpy.arange":
+        return any(isinstance(n, ast.Constant) and isinstance(n.value, float) for a in call.args for n in ast.walk(a))
     if function in _FLOAT64_FACTORIES or function.startswith("numpy.random."):
         return True
     if function in ("numpy.array", "numpy.asarray") and call.args:

@@ -8,7 +8,6 @@ entries for its data (strings, variable names). Each detector is a pure function
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -16,13 +15,16 @@ from types import MappingProxyType
 from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.checks import api_detectors, compile_detectors, cuda
+from neuron_migrate.checks import (
+    api_detectors,
+    compile_detectors,
+    cuda,
+    device_strings,
+    flag_detectors,
+    import_uses,
+)
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
-_DEVICE_STRING = re.compile(r"^xla(?::(\d+))?$")
-_DEVICE_KEYWORDS = {"device", "device_type", "map_location"}
-_DEVICE_CALLS = {"torch.device", "torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}
-_DEVICE_FACTORY = {"torch.device"}
 
 
 def _entry_for(rule: RuleSpec, value: str) -> MapEntry | None:
@@ -57,6 +59,9 @@ def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
             continue
         if entry.old == XLA_ROOT and entry.prefix and _claimed_elsewhere(analysis, module, rule):
             continue
+        if entry.fix == "remove_import" and not import_uses.import_used(analysis, node):
+            reason = import_uses.keep_reason(analysis, node)
+            entry = replace(entry, message=reason) if reason is not None else entry
         yield Match(rule, node, scope, entry, module, module)
         return
 
@@ -67,48 +72,6 @@ def _claimed_elsewhere(analysis: Analysis, module: str, rule: RuleSpec) -> bool:
         if other is not rule and _entry_for(other, module) is not None:
             return True
     return False
-
-
-# -- device strings -----------------------------------------------------------------------
-def device_string(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`"xla"` / `"xla:N"` where a device is expected: `.to()`, `device=`, `torch.device()`, autocast."""
-    if isinstance(node, ast.Call):
-        yield from _device_call(rule, analysis, node, scope)
-    elif isinstance(node, ast.Compare):
-        yield from _device_compare(rule, analysis, node, scope)
-
-
-def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scope) -> Iterator[Match]:
-    candidates: list[ast.AST] = [k.value for k in call.keywords if k.arg in _DEVICE_KEYWORDS]
-    func = call.func
-    if call.args and isinstance(func, ast.Attribute) and func.attr == "to":
-        candidates.append(call.args[0])
-    elif call.args and analysis.call_names(call, scope) & _DEVICE_CALLS:
-        candidates.append(call.args[0])
-    for value in candidates:
-        match = _device_literal(rule, value, scope)
-        if match is not None:
-            yield match
-
-
-def _device_literal(rule: RuleSpec, node: ast.AST, scope: Scope) -> Match | None:
-    text = _string(node)
-    found = _DEVICE_STRING.match(text) if text is not None else None
-    if found is None:
-        return None
-    new = "neuron" if found.group(1) is None else f"neuron:{found.group(1)}"
-    entry = MapEntry(old=text or "", fix="replace_string")
-    return Match(rule, node, scope, entry, text or "", text or "", (("new", new),))
-
-
-def _device_compare(rule: RuleSpec, analysis: Analysis, node: ast.Compare, scope: Scope) -> Iterator[Match]:
-    """`x.device.type == "xla"`, `device.type != "xla"`."""
-    operands = [node.left, *node.comparators]
-    if not any(isinstance(o, ast.Attribute) and o.attr == "type" for o in operands):
-        return
-    for operand in operands:
-        if _string(operand) == "xla":
-            yield Match(rule, operand, scope, MapEntry(old="xla", fix="replace_string"), "xla", "xla", (("new", "neuron"),))
 
 
 # -- environment variables -------------------------------------------------------------------
@@ -152,14 +115,27 @@ def _env_writes(analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[tup
 _INIT_PG = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
 
 
+_NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"}
+
+
 def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`init_process_group("xla", init_method="xla://")`."""
+    """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, and a backend
+    held in a constant, class attribute or default argument."""
     assert isinstance(node, ast.Call)
-    if not analysis.call_names(node, scope) & _INIT_PG:
+    names = analysis.call_names(node, scope)
+    if names & _INIT_PG:
+        backend = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "backend"), None)
+    elif names & _NEW_GROUP:
+        backend = next((k.value for k in node.keywords if k.arg == "backend"), node.args[2] if len(node.args) > 2 else None)
+    else:
         return
-    backend = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "backend"), None)
     text = _string(backend)
-    if text is None:
+    if text is None or names & _NEW_GROUP:
+        source = backend if text is not None else _backend_source(analysis, backend, scope)
+        if source is not None and source.value == "xla":
+            safety = None if text is not None else device_strings.variable_safety(analysis, backend)  # type: ignore[arg-type]
+            entry = MapEntry(old="xla", fix="replace_string", safety=safety)
+            yield Match(rule, source, scope, entry, "xla", "xla", (("new", "neuron"),))
         return
     entry = _entry_for(rule, text)
     if entry is None and "xla" in text.split(",")[-1]:
@@ -167,6 +143,10 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
         entry = replace(entry, fix=None)
     if entry is not None:
         yield Match(rule, node, scope, entry, text, text)
+
+
+def _backend_source(analysis: Analysis, backend: ast.AST | None, scope: Scope) -> ast.Constant | None:
+    return device_strings.string_source(analysis, backend, scope) if backend is not None else None
 
 
 _COMPILE = {"torch.compile", "torch._dynamo.optimize"}
@@ -190,10 +170,11 @@ def compile_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Sc
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
     {
         "xla_import": ((ast.Import, ast.ImportFrom), xla_import),
-        "device_string": ((ast.Call, ast.Compare), device_string),
+        "device_string": ((ast.Call, ast.Compare), device_strings.device_string),
         "env_var": ((ast.Assign, ast.Call), env_var),
         "process_group": ((ast.Call,), process_group),
         "compile_backend": ((ast.Call,), compile_backend),
+        "xla_feature_flag": ((ast.Call, ast.Compare, ast.Attribute, ast.Subscript), flag_detectors.xla_feature_flag),
         **api_detectors.DETECTORS,
         **compile_detectors.DETECTORS,
         **cuda.DETECTORS,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
-from neuron_migrate.checks import cuda_fixes
+from neuron_migrate.checks import cuda_fixes, import_uses
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -599,12 +599,10 @@ def autocast(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def remove_import(ctx: FixContext, match: Match) -> Plan | None:
-    """Delete a torch_xla import whose names are no longer used."""
+    """Delete a torch_xla import whose names are no longer used where it binds them."""
     stmt = match.node
     assert isinstance(stmt, (ast.Import, ast.ImportFrom))
-    resolver = ctx.analysis.resolver
-    bound = [alias.asname or alias.name.split(".")[0] for alias in stmt.names]
-    if any(resolver.is_loaded(name) for name in bound):
+    if import_uses.import_used(ctx.analysis, stmt) or import_uses.keep_reason(ctx.analysis, stmt) is not None:
         return None
     if len(stmt.names) > 1 and not all(_is_xla(stmt, alias) for alias in stmt.names):
         return None  # a mixed import; a human splits it
@@ -721,41 +719,68 @@ def _helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...]
     return (f"helper:{name}:{rendered[0]}", *rendered[1])
 
 
-# A drop-in for MpDeviceLoader, written into the migrated file once.
+# A drop-in for MpDeviceLoader, written into the migrated file once. It imports what it needs
+# itself, so it works wherever `torch` is (or is not) imported in the file.
 DEVICE_LOADER = '''class _DeviceLoader:
     """Iterate `loader`, moving each batch's tensors to `device` (what MpDeviceLoader did)."""
 
     def __init__(self, loader, device):
-        self.loader = loader
-        self.device = device
+        self._loader = loader
+        self._device = device
 
     def __iter__(self):
-        for batch in self.loader:
-            yield _move_to_device(batch, self.device)
+        for batch in self._loader:
+            yield _move_to_device(batch, self._device)
 
     def __len__(self):
-        return len(self.loader)
+        return len(self._loader)
 
 
 def _move_to_device(data, device):
-    if isinstance(data, {torch}.Tensor):
+    """Move the tensors in `data` to `device`: in sequences, mappings, dataclasses and objects."""
+    import collections.abc
+    import copy
+
+    import torch
+
+    if isinstance(data, torch.Tensor):
         return data.to(device)
-    if isinstance(data, dict):
-        return type(data)((k, _move_to_device(v, device)) for k, v in data.items())
+    if isinstance(data, (str, bytes, type)):
+        return data
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(_move_to_device(v, device) for v in data))
     if isinstance(data, (list, tuple)):
         return type(data)(_move_to_device(v, device) for v in data)
+    if isinstance(data, collections.abc.Mapping):
+        moved = {k: _move_to_device(v, device) for k, v in data.items()}
+        try:
+            result = copy.copy(data)
+            result.update(moved)
+        except (TypeError, AttributeError):
+            return moved  # a read-only mapping
+        return result
+    if hasattr(data, "__dict__"):
+        result = copy.copy(data)
+        for name, value in vars(data).items():
+            vars(result)[name] = _move_to_device(value, device)
+        return result
     return data
 '''
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
+# MpDeviceLoader/ParallelLoader options that only tuned throughput; anything else stops the fix.
+_LOADER_TUNING = frozenset({"loader_prefetch_size", "device_prefetch_size", "host_to_device_transfer_threads", "batches_per_execution"})
 
 
 def device_loader(ctx: FixContext, match: Match) -> Plan | None:
-    """`pl.MpDeviceLoader(loader, device)` -> `_DeviceLoader(loader, device)`, defined in the file."""
+    """`pl.MpDeviceLoader(loader, device)` -> `_DeviceLoader(loader, device)`, defined in the file.
+
+    None when the call passes an option the helper cannot keep (`input_sharding=`, `batchdim=`).
+    """
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
+    if len(call.args) > 2 or any(k.arg not in ("loader", "device", "devices", *_LOADER_TUNING) for k in call.keywords):
+        return None
     outer: ast.AST | None = call
     if match.qualified.endswith("ParallelLoader"):
         attribute = ctx.analysis.parent(call)
@@ -772,10 +797,7 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     existing = [resolver.lookup(name, resolver.module_scope) for name in _HELPER_NAMES]
     if any(existing) and not all(_defines_helper(b) for b in existing):
         return None  # the helper names mean something else in this file
-    torch_name = ctx.render("{torch}", match)
-    if torch_name is None:
-        return None
-    needed = () if all(existing) else (f"helper:device_loader:{torch_name[0]}", *torch_name[1])
+    needed = () if all(existing) else ("helper:device_loader:torch",)
     text = f"_DeviceLoader({ctx.segment(loader)}, {ctx.segment(device)})"
     return ctx.replace(outer, text, needed)
 

@@ -13,6 +13,7 @@ from neuron_migrate import compat
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan, RuleIndex, walk
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.checks.fixes import FixContext
+from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.engine.prefilter import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
 from neuron_migrate.registry import (
@@ -85,7 +86,7 @@ def build_ruleset(
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
-    analysis = Analysis(text, tree, ruleset.target_version, ruleset.target)
+    analysis = Analysis(text, tree, ruleset.target_version, ruleset.target, ruleset.index.known)
     analysis.fixes = ruleset.fixes
     return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)
 
@@ -141,6 +142,7 @@ def _message(match: Match, new: str, path: str, target: str = "neuron") -> str:
     template = accel or (entry.message if entry and entry.message else None) or match.rule.message
     file = path.replace("\\", "/").rsplit("/", 1)[-1]
     values = {"old": match.written, "new": new or _preview(match, target), "file": file, **dict(match.extra)}
+    values.update((key, value(match)) for key, value in MESSAGE_VALUES.items() if "{" + key + "}" in template)
     try:
         return template.format(**values)
     except (KeyError, IndexError):
@@ -159,7 +161,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         if key in seen:
             continue
         seen.add(key)
-        plan = plan_fix(ctx, match)
+        plan = None if _ambiguous(analysis, match) else plan_fix(ctx, match)
         safety = _safety(match, plan, analysis.target)
         fix = _to_fix(analysis, plan, safety, anchor, match) if plan is not None and safety is not Safety.MANUAL else None
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
@@ -180,6 +182,18 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         planned.append(Planned(finding, plan if fix is not None else None, safety))
     planned.sort(key=lambda p: p.finding.sort_key)
     return planned
+
+
+def _ambiguous(analysis: Analysis, match: Match) -> bool:
+    """A torch_xla name that may also be something else here (`AdamW` imported from torch_xla in
+    one branch and from torch.optim in another): rewriting it would change the other branches."""
+    if not match.qualified.startswith("torch_xla"):
+        return False
+    node = match.node.func if isinstance(match.node, ast.Call) else match.node
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    names = analysis.qualified(node, match.scope)
+    return any(not (n == "torch_xla" or n.startswith("torch_xla.")) for n in names)
 
 
 def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:

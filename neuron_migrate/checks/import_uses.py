@@ -1,0 +1,170 @@
+"""When a torch_xla import may go: uses per scope, side effects, star imports, names kept by strings.
+
+Detectors and `remove_import` ask the same questions here, so a finding's message says why an
+import stays exactly when the fix declines to remove it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
+
+# Modules imported for their side effect: they register the `xla` backend and init methods.
+BACKEND_MODULES = ("torch_xla.distributed.xla_backend", "torch_xla.experimental.pjrt_backend", "torch_xla.experimental.pjrt")
+_PATCHERS = ("patch", "patch.object", "patch.dict", "patch.multiple")
+
+
+def is_xla_module(module: str | None) -> bool:
+    return module is not None and (module == "torch_xla" or module.startswith("torch_xla."))
+
+
+def bound_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
+    """The names an import statement binds (`*` for a star import)."""
+    return [alias.asname or alias.name.split(".")[0] for alias in stmt.names]
+
+
+# -- uses, per scope ---------------------------------------------------------------------
+def binding_used(resolver: Resolver, name: str, scope: Scope) -> bool:
+    """Whether a load of `name` anywhere can see `scope`'s binding of it."""
+    own = scope.bindings.get(name)
+    if own is None:
+        return resolver.is_loaded(name)
+    return any(name in other.loads and resolver.lookup(name, other) is own for other in resolver.scope_of.values())
+
+
+def import_scope(analysis: Analysis, stmt: ast.stmt) -> Scope:
+    """The scope an import statement binds its names in."""
+    for scope in analysis.resolver.scope_of.values():
+        for bindings in scope.bindings.values():
+            if any(b.node is stmt for b in bindings):
+                return scope
+    return analysis.resolver.module_scope
+
+
+# -- side effects --------------------------------------------------------------------------
+def xla_backend_use(analysis: Analysis) -> str | None:
+    """The first string that still needs the `xla` backend: `"xla"`, `xla://`, `pjrt://`."""
+    for node in ast.walk(analysis.tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value.strip()
+            parts = [p.split(":")[-1] for p in text.split(",")]
+            if "xla" in parts or text.startswith(("xla://", "pjrt://")):
+                return text
+    return None
+
+
+# -- star imports --------------------------------------------------------------------------
+def star_names(resolver: Resolver, known: bool) -> Iterator[str]:
+    """Loaded names a star import provides: known API names (`known`), else unbound names."""
+    for scope in resolver.scope_of.values():
+        for name in scope.loads:
+            if name in BUILTINS:
+                continue
+            bindings = resolver.lookup(name, scope)
+            if (any(b.kind == "star" for b in bindings) if known else not bindings):
+                yield name
+
+
+def import_used(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> bool:
+    """Whether a name this import binds is still read where this binding is visible."""
+    resolver = analysis.resolver
+    if any(alias.name == "*" for alias in stmt.names):
+        return next(star_names(resolver, known=True), None) is not None
+    scope = import_scope(analysis, stmt)
+    return any(binding_used(resolver, name, scope) for name in bound_names(stmt))
+
+
+# -- names kept alive by strings ---------------------------------------------------------
+def keep_reason(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> str | None:
+    """Why an otherwise unused torch_xla import must stay, as a message; None when it may go."""
+    names = [n for n in bound_names(stmt) if n != "*"]
+    if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+        missing = sorted(set(star_names(analysis.resolver, known=False)))
+        if missing:
+            return f"Import what `{missing[0]}` needs explicitly, then remove the `{{old}}` star import"
+    if isinstance(stmt, ast.ImportFrom) and stmt.module in BACKEND_MODULES or isinstance(stmt, ast.Import) and any(a.name in BACKEND_MODULES for a in stmt.names):
+        use = xla_backend_use(analysis)
+        if use is not None:
+            return f"Keep the `{{old}}` import while `\"{use}\"` needs the `xla` backend it registers"
+    scope = import_scope(analysis, stmt)
+    if scope is not analysis.resolver.module_scope:
+        return None
+    for name in names:
+        if name in _exported(analysis.tree):
+            return f"Remove `{name}` from `__all__`, then the `{{old}}` import; other modules import it from here"
+        if name in _string_annotation_names(analysis.tree):
+            return f"Rewrite the string annotations that name `{name}`, then remove the `{{old}}` import"
+        if name in _patched_names(analysis):
+            return f"Update the `mock.patch` targets that name `{name}`, then remove the `{{old}}` import"
+    return None
+
+
+def _exported(tree: ast.Module) -> set[str]:
+    """Names listed in a module-level `__all__` (assigned or extended with literals)."""
+    found: set[str] = set()
+    for stmt in tree.body:
+        value: ast.AST | None = None
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                value = stmt.value
+        if value is not None:
+            found.update(_strings(value))
+    return found
+
+
+def _strings(node: ast.AST) -> Iterator[str]:
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            yield inner.value
+
+
+def _annotations(tree: ast.Module) -> Iterator[ast.expr]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            yield node.annotation
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            yield node.returns
+        elif isinstance(node, ast.AnnAssign):
+            yield node.annotation
+
+
+def _string_annotation_names(tree: ast.Module) -> set[str]:
+    """Names read inside string annotations (`x: "xm.Device"`), which the resolver cannot see."""
+    found: set[str] = set()
+    for annotation in _annotations(tree):
+        for text in _strings(annotation):
+            try:
+                parsed = ast.parse(text.strip(), mode="eval")
+            except SyntaxError:
+                continue
+            found.update(n.id for n in ast.walk(parsed) if isinstance(n, ast.Name))
+    return found
+
+
+def _patched_names(analysis: Analysis) -> set[str]:
+    """Names that `mock.patch("pkg.mod.name.attr")` targets reach through this module."""
+    found: set[str] = set()
+    for node in ast.walk(analysis.tree):
+        if not isinstance(node, ast.Call) or not _is_patcher(node.func):
+            continue
+        for arg in node.args[:1]:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.update(arg.value.split(".")[1:])  # the first part is a module, not ours
+    return found
+
+
+def _is_patcher(func: ast.AST) -> bool:
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    chain = ".".join(reversed(parts))
+    return any(chain == p or chain.endswith("." + p) for p in _PATCHERS) and "patch" in parts
+
+

@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""Ecosystem check: run neuron-migrate on pinned sdists of real packages, as Ruff's ecosystem check does.
+
+Each package is downloaded with pip (`pip download --no-deps --no-binary :all:`) into a temporary
+folder and unpacked. The CLI then runs three ways on it: `check`, `check --fix` and
+`check --fix --unsafe-fixes`, each fix mode on its own copy. The report counts, per package:
+
+- crashes (a non-zero exit without findings, a traceback, or an NM908 "report this bug" finding);
+- files that no longer compile after fixing;
+- new pyflakes "undefined name" messages, after vs before (must be 0);
+- files a second `--fix` still changes (not idempotent);
+- files that imported the source framework before and no longer do ("fully off torch_xla");
+- findings per rule, before and after each fix mode.
+
+It writes a Markdown summary (`--output`, e.g. docs/ecosystem.md) and one unified diff per package
+and mode under `--diffs`, to be read before calling a change done.
+
+    python scripts/ecosystem.py --output docs/ecosystem.md --diffs /tmp/eco-diffs
+    python scripts/ecosystem.py --package accelerate==1.2.1 --from xla
+
+`--from` is passed through to `neuron-migrate check` (when the CLI has that option) and picks which
+files count as using the source framework, so another source (`--from cuda`) needs only a marker
+in MARKERS and a package in its list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import warnings
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Pinned so that the table in docs/ecosystem.md can be reproduced.
+PACKAGES = {
+    "xla": ("optimum-neuron==0.0.28", "accelerate==1.2.1", "pytorch-lightning==2.4.0", "transformers==4.46.3"),
+}
+# The top-level module whose import marks a file as using the source framework.
+MARKERS = {"xla": "torch_xla"}
+MODES = {"check": (), "fix": ("--fix",), "unsafe": ("--fix", "--unsafe-fixes")}
+_UNDEFINED = ("UndefinedName", "UndefinedExport", "UndefinedLocal")
+
+
+@dataclass
+class ModeResult:
+    """What one mode did to one package."""
+
+    seconds: float = 0.0
+    crashes: list[str] = field(default_factory=list)
+    findings: collections.Counter[str] = field(default_factory=collections.Counter)
+    changed: list[str] = field(default_factory=list)
+    not_compiling: list[str] = field(default_factory=list)
+    new_undefined: list[str] = field(default_factory=list)
+    not_idempotent: list[str] = field(default_factory=list)
+    off_source: list[str] = field(default_factory=list)
+    diff: str = ""
+
+
+@dataclass
+class PackageResult:
+    spec: str
+    files: int = 0
+    source_files: list[str] = field(default_factory=list)
+    modes: dict[str, ModeResult] = field(default_factory=dict)
+    error: str = ""
+
+
+# -- fetching --------------------------------------------------------------------------------
+def fetch(spec: str, work: Path) -> Path:
+    """Download `spec`'s sdist with pip and unpack it; the unpacked folder."""
+    downloads = work / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    # Older sdists (pytorch-lightning 2.4) import pkg_resources in setup.py, which setuptools 70 dropped.
+    constraints = work / "build-constraints.txt"
+    constraints.write_text("setuptools<70\n", encoding="utf-8")
+    env = {**os.environ, "PIP_CONSTRAINT": str(constraints)}
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--dest", str(downloads), spec]
+    subprocess.run(command, check=True, capture_output=True, text=True, timeout=900, env=env)
+    stem = spec.replace("==", "_").replace("-", "_").lower()
+    archive = next(p for p in sorted(downloads.iterdir()) if p.name.replace("-", "_").lower().startswith(stem))
+    target = work / "src" / archive.name.split(".tar")[0].removesuffix(".zip")
+    if not target.exists():
+        _unpack(archive, target.parent)
+    return target
+
+
+def _unpack(archive: Path, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    if archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as handle:
+            handle.extractall(dest)
+        return
+    with tarfile.open(archive) as handle:
+        handle.extractall(dest, filter="data")
+
+
+# -- running the tool ------------------------------------------------------------------------
+def run_cli(root: Path, flags: tuple[str, ...], extra: list[str], jobs: int) -> tuple[list[dict], str | None]:
+    """Findings (JSON) of one CLI run on `root`, and why it counts as a crash (None when it does not)."""
+    command = [
+        sys.executable, "-m", "neuron_migrate", "check", str(root), "--output-format", "json",
+        "--exit-zero", "--no-cache", "--quiet", "-j", str(jobs), *flags, *extra,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=3600, cwd=root, check=False)
+    if done.returncode != 0 or "Traceback" in done.stderr:
+        return [], f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1:] or ['']}"
+    try:
+        findings = json.loads(done.stdout or "[]")
+    except json.JSONDecodeError as exc:
+        return [], f"unreadable JSON output: {exc}"
+    return findings, None
+
+
+def python_files(root: Path) -> dict[str, str]:
+    """Relative path -> text of every `.py` file under `root`."""
+    files = {}
+    for path in sorted(root.rglob("*.py")):
+        try:
+            files[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+    return files
+
+
+def imports_module(text: str, module: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return module in text
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == module for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == module:
+            return True
+    return False
+
+
+def undefined_names(text: str, filename: str) -> collections.Counter[str]:
+    """pyflakes' undefined-name messages for `text`, by name."""
+    from pyflakes import checker  # a test dependency; only this script needs it
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=filename)
+    except (SyntaxError, ValueError):
+        return collections.Counter()
+    found = checker.Checker(tree, filename=filename)
+    return collections.Counter(
+        f"{type(m).__name__}:{m.message_args[0]}" for m in found.messages if type(m).__name__ in _UNDEFINED
+    )
+
+
+def compiles(text: str, filename: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def run_mode(src: Path, work: Path, mode: str, before: dict[str, str], marker: str, extra: list[str], jobs: int) -> ModeResult:
+    """Run one mode on a fresh copy of the package and measure what it changed."""
+    result = ModeResult()
+    root = work / mode / src.name
+    if mode != "check":
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(src, root)
+    else:
+        root = src
+    started = time.monotonic()
+    findings, crash = run_cli(root, MODES[mode], extra, jobs)
+    result.seconds = time.monotonic() - started
+    if crash:
+        result.crashes.append(crash)
+    result.crashes += [f"{f['filename']}: {f['message']}" for f in findings if f["code"] == "NM908"]
+    result.findings = collections.Counter(f["code"] for f in findings)
+    if mode == "check":
+        return result
+    after = python_files(root)
+    result.changed = sorted(p for p in before if after.get(p) != before[p])
+    diff: list[str] = []
+    for path in result.changed:
+        old, new = before[path], after.get(path, "")
+        diff += difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"a/{path}", f"b/{path}")
+        if compiles(old, path) and not compiles(new, path):
+            result.not_compiling.append(path)
+        added = undefined_names(new, path) - undefined_names(old, path)
+        result.new_undefined += [f"{path}: {name}" for name in sorted(added)]
+        if imports_module(old, marker) and not imports_module(new, marker):
+            result.off_source.append(path)
+    result.diff = "".join(diff)
+    _, crash = run_cli(root, MODES[mode], extra, jobs)  # a second --fix must change nothing
+    if crash:
+        result.crashes.append(f"second run: {crash}")
+    again = python_files(root)
+    result.not_idempotent = sorted(p for p in after if again.get(p) != after[p])
+    return result
+
+
+def check_package(spec: str, work: Path, source: str, extra: list[str], jobs: int) -> PackageResult:
+    package = PackageResult(spec)
+    try:
+        src = fetch(spec, work)
+    except (subprocess.SubprocessError, StopIteration, OSError, tarfile.TarError) as exc:
+        package.error = f"download failed: {type(exc).__name__}: {str(exc)[:200]}"
+        return package
+    before = python_files(src)
+    package.files = len(before)
+    package.source_files = sorted(p for p, text in before.items() if imports_module(text, MARKERS[source]))
+    for mode in MODES:
+        package.modes[mode] = run_mode(src, work, mode, before, MARKERS[source], extra, jobs)
+    return package
+
+
+# -- the report ------------------------------------------------------------------------------
+def render(results: list[PackageResult], source: str) -> str:
+    marker = MARKERS[source]
+    lines = [
+        "# Ecosystem check",
+        "",
+        "Generated by `python scripts/ecosystem.py --output docs/ecosystem.md` (pinned sdists from the package",
+        "index, downloaded with pip into a temporary folder; do not edit by hand). Each fix mode runs on its own",
+        "copy; pass `--diffs DIR` to get the diffs, and read them before calling a change done.",
+        f"Source framework: `--from {source}`; a file \"uses {marker}\" when it imports it.",
+        "",
+        (
+            f"| package | .py files | files using {marker} | findings | crashes | files changed (safe / +unsafe) "
+            f"| no longer compiling | new undefined names | not idempotent | fully off {marker} (safe / +unsafe) |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for package in results:
+        if package.error:
+            lines.append(f"| {package.spec} | {package.error} |  |  |  |  |  |  |  |  |")
+            continue
+        check = package.modes["check"]
+        crashes = sum(len(m.crashes) for m in package.modes.values())
+
+        def pair(attr: str, package: PackageResult = package) -> str:
+            safe, unsafe = package.modes["fix"], package.modes["unsafe"]
+            return f"{len(getattr(safe, attr))} / {len(getattr(unsafe, attr))}"
+
+        lines.append(
+            f"| {package.spec} | {package.files} | {len(package.source_files)} | {sum(check.findings.values())} | {crashes} "
+            f"| {pair('changed')} | {pair('not_compiling')} | {pair('new_undefined')} | {pair('not_idempotent')} "
+            f"| {pair('off_source')} |"
+        )
+    lines += _rule_table(results)
+    lines += _problems(results)
+    return "\n".join(lines) + "\n"
+
+
+def _rule_table(results: list[PackageResult]) -> list[str]:
+    totals = {mode: collections.Counter() for mode in MODES}
+    for package in results:
+        for mode, result in package.modes.items():
+            totals[mode].update(result.findings)
+    codes = sorted(set().union(*totals.values()))
+    lines = ["", "## Findings per rule (all packages)", "", "| rule | check | left after `--fix` | left after `--fix --unsafe-fixes` |", "|---|---|---|---|"]
+    lines += [f"| {code} | {totals['check'][code]} | {totals['fix'][code]} | {totals['unsafe'][code]} |" for code in codes]
+    return lines
+
+
+def _problems(results: list[PackageResult]) -> list[str]:
+    lines = ["", "## Problems", ""]
+    found = False
+    for package in results:
+        for mode, result in package.modes.items():
+            problems = (
+                ("crash", result.crashes),
+                ("no longer compiles", result.not_compiling),
+                ("new undefined name", result.new_undefined),
+                ("not idempotent", result.not_idempotent),
+            )
+            for label, items in problems:
+                for item in items:
+                    found = True
+                    lines.append(f"- {package.spec} ({mode}): {label}: `{item}`")
+    if not found:
+        lines.append("None.")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--package", action="append", help="pip requirement to check (repeatable); default: the pinned list")
+    parser.add_argument("--from", dest="source", default="xla", choices=sorted(MARKERS), help="source framework, passed to the CLI")
+    parser.add_argument("--output", type=Path, help="write the Markdown summary here (default: stdout)")
+    parser.add_argument("--diffs", type=Path, help="write one unified diff per package and mode into this folder")
+    parser.add_argument("--work", type=Path, help="work folder (default: a temporary folder, removed afterwards)")
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="worker processes for each CLI run")
+    args = parser.parse_args(argv)
+    extra = ["--from", args.source] if args.source != "xla" else []  # xla is the CLI's default
+    specs = args.package or list(PACKAGES[args.source])
+    with tempfile.TemporaryDirectory(prefix="nm-ecosystem-") as temp:
+        work = args.work or Path(temp)
+        results = [check_package(spec, work, args.source, extra, args.jobs) for spec in specs]
+    report = render(results, args.source)
+    if args.diffs:
+        args.diffs.mkdir(parents=True, exist_ok=True)
+        for package in results:
+            for mode, result in package.modes.items():
+                if result.diff:
+                    (args.diffs / f"{package.spec.replace('==', '-')}.{mode}.diff").write_text(result.diff, encoding="utf-8")
+    if args.output:
+        args.output.write_text(report, encoding="utf-8")
+    else:
+        sys.stdout.write(report)
+    bad = any(m.crashes or m.not_compiling or m.new_undefined or m.not_idempotent for p in results for m in p.modes.values())
+    return 1 if bad or any(p.error for p in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
