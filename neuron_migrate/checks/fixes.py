@@ -28,29 +28,45 @@ class FixContext:
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
         self.src = analysis.src
+        self._names: dict[tuple[str, int], tuple[str, bool] | None] = {}  # name_for's answers by scope
+        self._module_aliases: dict[str, list[str]] | None = None
+        self._parsed: dict[str, ast.expr | None] = {}  # replacement text -> its expression
 
     # -- names --------------------------------------------------------------------------
     def name_for(self, key: str, match: Match) -> tuple[str, bool] | None:
         """The name to use for `torch`, `dist` or `os` at the match, and whether to import it.
 
-        None when the default name means something else here and no alias exists.
+        None when the default name means something else here and no alias exists. The answer
+        depends only on the scope, so it is computed once per scope.
         """
+        cache_key = (key, id(match.scope))
+        if cache_key not in self._names:
+            self._names[cache_key] = self._name_in_scope(key, match)
+        return self._names[cache_key]
+
+    def _name_in_scope(self, key: str, match: Match) -> tuple[str, bool] | None:
         module, _ = IMPORTS[key]
         resolver = self.analysis.resolver
-
-        def imports_module(bindings: list) -> bool:
-            return bool(bindings) and all(b.kind == "import" and b.target == module for b in bindings)
-
-        if imports_module(resolver.lookup(key, match.scope)):
+        if _imports_module(resolver.lookup(key, match.scope), module):
             return key, False
-        for name, bindings in sorted(resolver.module_scope.bindings.items()):
-            if imports_module(bindings) and resolver.lookup(name, match.scope) == bindings:
+        for name in self._aliases_of(module):
+            if resolver.lookup(name, match.scope) == resolver.module_scope.bindings[name]:
                 return name, False
         if resolver.lookup(key, match.scope) or resolver.lookup(key, resolver.module_scope):
             return None
         if resolver.is_loaded(key):
             return None
         return key, True
+
+    def _aliases_of(self, module: str) -> list[str]:
+        """Module-level names bound only by `import <module> [as name]`, sorted (indexed once)."""
+        if self._module_aliases is None:
+            found: dict[str, list[str]] = {}
+            for name, bindings in sorted(self.analysis.resolver.module_scope.bindings.items()):
+                if bindings and bindings[0].kind == "import" and _imports_module(bindings, bindings[0].target):
+                    found.setdefault(bindings[0].target, []).append(name)
+            self._module_aliases = found
+        return self._module_aliases.get(module, [])
 
     def render(self, template: str, match: Match, values: Mapping[str, str] | None = None) -> tuple[str, tuple[str, ...]] | None:
         """Fill `{torch}`, `{dist}`, `{os}`, `{args}` and `{0}`.. in a template; None if impossible."""
@@ -95,9 +111,8 @@ class FixContext:
 
     def wrap(self, node: ast.AST, text: str) -> str:
         """Parenthesise `text` if it replaces `node` where its precedence would change meaning."""
-        try:
-            expr = ast.parse(text.strip(), mode="eval").body
-        except SyntaxError:
+        expr = self._expression(text)
+        if expr is None:
             return text
         parent = self.analysis.parent(node)
         if not isinstance(expr, _LOW_PRECEDENCE):
@@ -107,6 +122,15 @@ class FixContext:
         if isinstance(parent, ast.BoolOp) and isinstance(expr, (ast.Compare, ast.BinOp, ast.UnaryOp)):
             return text  # comparisons and `not` bind tighter than `and` / `or`
         return f"({text})"
+
+    def _expression(self, text: str) -> ast.expr | None:
+        """`text` parsed as an expression (memoised: many matches share a replacement)."""
+        if text not in self._parsed:
+            try:
+                self._parsed[text] = ast.parse(text.strip(), mode="eval").body
+            except SyntaxError:
+                self._parsed[text] = None
+        return self._parsed[text]
 
     def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan:
         start, end = self.src.node_span(node)
@@ -148,6 +172,10 @@ class FixContext:
         if self.analysis.is_expression_statement(match.node):
             return self.analysis.parent(match.node)  # type: ignore[return-value]
         return None
+
+
+def _imports_module(bindings: list, module: str) -> bool:
+    return bool(bindings) and all(b.kind == "import" and b.target == module for b in bindings)
 
 
 def _kwarg(call: ast.Call, name: str) -> ast.keyword | None:

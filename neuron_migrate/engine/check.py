@@ -279,9 +279,8 @@ def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int, aft
         out += newline + newline + helper.rstrip("\n") + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
-    following = text[anchor:]
-    if not after_imports and following and not following.startswith(("\n", "\r")):
-        gap = 2 if following.startswith(("def ", "class ", "async def ", "@")) else 1
+    if not after_imports and anchor < len(text) and not text.startswith(("\n", "\r"), anchor):
+        gap = 2 if text.startswith(("def ", "class ", "async def ", "@"), anchor) else 1
         out += newline * gap  # keep the inserted block apart from the code after it
     return out
 
