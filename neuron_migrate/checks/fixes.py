@@ -8,7 +8,9 @@ rest of the file keeps its formatting, comments and newlines.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
@@ -132,9 +134,54 @@ class FixContext:
                 self._parsed[text] = None
         return self._parsed[text]
 
-    def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan:
+    def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan | None:
+        """Replace `node` with `text`; None when `text` cannot sit inside the f-string around it."""
         start, end = self.src.node_span(node)
-        return Plan(((start, end, self.wrap(node, text)),), imports, **kw)  # type: ignore[arg-type]
+        quotes = self.enclosing_quotes(node)
+        fitted = fit_quotes(text, quotes) if quotes else text
+        if fitted is None:
+            return None
+        return Plan(((start, end, self.wrap(node, fitted)),), imports, **kw)  # type: ignore[arg-type]
+
+    def enclosing_quotes(self, node: ast.AST) -> tuple[str, ...]:
+        """The quotes of every f-string `node` sits in: before Python 3.12 its code may use none."""
+        quotes: list[str] = []
+        current = self.analysis.parent(node)
+        while current is not None and not isinstance(current, ast.stmt):
+            if isinstance(current, ast.JoinedStr):
+                quote = self._quote_around(current, self.src.node_span(node)[0])
+                if quote is not None:
+                    quotes.append(quote)
+            current = self.analysis.parent(current)
+        return tuple(quotes)
+
+    def _quote_around(self, joined: ast.JoinedStr, offset: int) -> str | None:
+        """The quote of the part of `joined` (`f"a" f'b'` is one node) that holds `offset`."""
+        start, _ = self.src.node_span(joined)
+        segment = self.segment(joined)
+        lines = [0]
+        for line in segment.splitlines(keepends=True):
+            lines.append(lines[-1] + len(line))
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(segment).readline))
+        except (tokenize.TokenError, SyntaxError):
+            return None
+        opened: list[str] = []  # Python 3.12+ tokenizes f-strings into parts
+        for token in tokens:
+            token_start = start + lines[token.start[0] - 1] + token.start[1]
+            token_end = start + lines[token.end[0] - 1] + token.end[1]
+            if token_start > offset:
+                break
+            name = tokenize.tok_name[token.type]
+            if name == "FSTRING_START":
+                opened.append(token.string)
+            elif name == "FSTRING_END" and opened:
+                opened.pop()
+            elif token.type == tokenize.STRING and token_start <= offset < token_end:
+                opened.append(token.string)
+                break
+        found = _STRING_START.match(opened[-1]) if opened else None
+        return found.group(2) if found else None
 
     def statement_lines(self, stmt: ast.stmt) -> tuple[int, int] | None:
         """Offsets covering `stmt`'s whole lines, or None when it shares a line with code."""
@@ -172,6 +219,50 @@ class FixContext:
         if self.analysis.is_expression_statement(match.node):
             return self.analysis.parent(match.node)  # type: ignore[return-value]
         return None
+
+
+_STRING_START = re.compile(r"([rRfFbBuU]*)('''|\"\"\"|'|\")")
+_OTHER_QUOTE = {'"': "'", "'": '"'}
+
+
+def fit_quotes(code: str, quotes: tuple[str, ...]) -> str | None:
+    """`code` with its string literals requoted so it can sit inside f-strings using `quotes`.
+
+    Before Python 3.12 an f-string's expressions may not contain its own quote character, nor a
+    backslash: `f"dev {torch.device("neuron")}"` does not compile, `f"dev {torch.device('neuron')}"`
+    does. None when no spelling fits.
+    """
+    forbidden = {q[0] for q in quotes}
+    if not any(q in code for q in forbidden):
+        return code
+    if "\\" in code or len(forbidden) > 1:
+        return None
+    (quote,) = forbidden
+    other = _OTHER_QUOTE[quote]
+    pieces: list[str] = []
+    last = 0
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    offsets = [0]
+    for line in code.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    for token in tokens:
+        if token.type != tokenize.STRING:
+            continue
+        start = offsets[token.start[0] - 1] + token.start[1]
+        end = offsets[token.end[0] - 1] + token.end[1]
+        found = _STRING_START.match(token.string)
+        if found is None or found.group(2) != quote or other in token.string:
+            continue
+        prefix = found.group(1)
+        body = token.string[len(prefix) + 1 : -1]
+        pieces.append(code[last:start] + prefix + other + body + other)
+        last = end
+    pieces.append(code[last:])
+    result = "".join(pieces)
+    return None if quote in result else result
 
 
 def _imports_module(bindings: list, module: str) -> bool:
