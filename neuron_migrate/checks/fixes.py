@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
+from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
 from neuron_migrate.checks import api_fixes
 from neuron_migrate.model import Safety
 
@@ -180,7 +181,7 @@ class FixContext:
             elif token.type == tokenize.STRING and token_start <= offset < token_end:
                 opened.append(token.string)
                 break
-        found = _STRING_START.match(opened[-1]) if opened else None
+        found = STRING_START.match(opened[-1]) if opened else None
         return found.group(2) if found else None
 
     def statement_lines(self, stmt: ast.stmt) -> tuple[int, int] | None:
@@ -200,7 +201,15 @@ class FixContext:
         span = self.statement_lines(stmt)
         if span is None:
             return None
-        return Plan(((span[0], span[1], ""),), deletes=(stmt,), **kw)  # type: ignore[arg-type]
+        return Plan(((span[0], span[1], self.kept_comment_lines(stmt, span)),), deletes=(stmt,), **kw)  # type: ignore[arg-type]
+
+    def kept_comment_lines(self, stmt: ast.stmt, span: tuple[int, int]) -> str:
+        """The comments of a deleted statement, each on its own line at the statement's indent."""
+        text = self.src.text[span[0] : span[1]]
+        if "#" not in text:
+            return ""
+        indent = self.src.indent_of(stmt.lineno)
+        return "".join(f"{indent}{comment}{self.src.newline}" for comment in kept_comments(text))
 
     def replace_statement(self, stmt: ast.stmt, lines: list[str], imports: tuple[str, ...] = (), **kw: object) -> Plan | None:
         """Replace a statement that stands on its own lines with `lines`, indented like it."""
@@ -209,7 +218,7 @@ class FixContext:
             return None
         start, end = self.src.node_span(stmt)
         indent = self.src.indent_of(stmt.lineno)
-        unit = self.src.indent_unit()
+        unit = self.analysis.indent_unit()
         newline = self.src.newline
         body = newline.join(indent + line.replace("\t", unit) if i else line.replace("\t", unit) for i, line in enumerate(lines))
         return Plan(((start, end, body),), imports, **kw)  # type: ignore[arg-type]
@@ -219,50 +228,6 @@ class FixContext:
         if self.analysis.is_expression_statement(match.node):
             return self.analysis.parent(match.node)  # type: ignore[return-value]
         return None
-
-
-_STRING_START = re.compile(r"([rRfFbBuU]*)('''|\"\"\"|'|\")")
-_OTHER_QUOTE = {'"': "'", "'": '"'}
-
-
-def fit_quotes(code: str, quotes: tuple[str, ...]) -> str | None:
-    """`code` with its string literals requoted so it can sit inside f-strings using `quotes`.
-
-    Before Python 3.12 an f-string's expressions may not contain its own quote character, nor a
-    backslash: `f"dev {torch.device("neuron")}"` does not compile, `f"dev {torch.device('neuron')}"`
-    does. None when no spelling fits.
-    """
-    forbidden = {q[0] for q in quotes}
-    if not any(q in code for q in forbidden):
-        return code
-    if "\\" in code or len(forbidden) > 1:
-        return None
-    (quote,) = forbidden
-    other = _OTHER_QUOTE[quote]
-    pieces: list[str] = []
-    last = 0
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return None
-    offsets = [0]
-    for line in code.splitlines(keepends=True):
-        offsets.append(offsets[-1] + len(line))
-    for token in tokens:
-        if token.type != tokenize.STRING:
-            continue
-        start = offsets[token.start[0] - 1] + token.start[1]
-        end = offsets[token.end[0] - 1] + token.end[1]
-        found = _STRING_START.match(token.string)
-        if found is None or found.group(2) != quote or other in token.string:
-            continue
-        prefix = found.group(1)
-        body = token.string[len(prefix) + 1 : -1]
-        pieces.append(code[last:start] + prefix + other + body + other)
-        last = end
-    pieces.append(code[last:])
-    result = "".join(pieces)
-    return None if quote in result else result
 
 
 def _imports_module(bindings: list, module: str) -> bool:

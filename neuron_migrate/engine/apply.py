@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.engine.check import (
     Planned,
     follows_imports,
@@ -35,14 +36,30 @@ class Applied:
 def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
     """Apply every non-overlapping plan in `chosen` to the analysed text."""
     accepted = _accept(chosen)
-    edits = _repair_empty_blocks(analysis, accepted)
+    edits = _repair_empty_blocks(analysis, accepted, [_effective_edits(analysis, item) for item in accepted])
     imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
     if imports:
         anchor = import_anchor(analysis)
-        text = import_text(imports, analysis.src.newline, analysis.text, anchor, follows_imports(analysis))
+        text = import_text(imports, analysis.src.newline, analysis.text, anchor, follows_imports(analysis), analysis.indent_unit())
         edits.append((anchor, anchor, text))
     edits = _collapse_blank_lines(analysis.text, edits)
     return Applied(splice(analysis.text, edits), tuple(item.finding for item in accepted))
+
+
+def _effective_edits(analysis: Analysis, item: Planned) -> tuple[Edit, ...]:
+    """A plan's edits, its first one rewritten by LibCST when the plan has a rewrite."""
+    plan = item.plan
+    assert plan is not None
+    rewrite = plan.rewrite
+    if rewrite is None:
+        return plan.edits
+    from neuron_migrate.analysis import transform  # LibCST: only files that get such fixes
+
+    start, end = rewrite.span
+    new = transform.apply_rewrite(rewrite, analysis.text[start:end], analysis.indent_unit(), analysis.src.newline)
+    if new is None:
+        return plan.edits
+    return ((start, end, new), *plan.edits[1:])
 
 
 def splice(text: str, edits: list[Edit]) -> str:
@@ -159,13 +176,17 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _repair_empty_blocks(analysis: Analysis, accepted: list[Planned]) -> list[Edit]:
-    """Edits of the accepted plans; a block whose statements are all deleted keeps a `pass`."""
+def _repair_empty_blocks(analysis: Analysis, accepted: list[Planned], planned_edits: list[tuple[Edit, ...]]) -> list[Edit]:
+    """Edits of the accepted plans; a block whose statements are all deleted keeps a `pass`.
+
+    An emptied `if <torch_xla is available>:` with no `else` goes instead, with its comments
+    kept; its own block is then checked the same way.
+    """
     edits: list[Edit] = []
     deleted: dict[int, list[int]] = {}  # id(block) -> indices in `edits` of its deletions
     blocks: dict[int, list[ast.stmt]] = {}
     where: dict[int, dict[int, list[ast.stmt]]] = {}  # id(parent) -> id(stmt) -> its block
-    for item in accepted:
+    for item, plan_edits in zip(accepted, planned_edits):
         plan = item.plan
         assert plan is not None
         for stmt in plan.deletes:
@@ -173,16 +194,87 @@ def _repair_empty_blocks(analysis: Analysis, accepted: list[Planned]) -> list[Ed
             if block is not None:
                 deleted.setdefault(id(block), []).append(len(edits))
                 blocks[id(block)] = block
-        edits.extend(plan.edits)
-    for key, entries in deleted.items():
-        block = blocks[key]
-        if len(entries) < len(block) or analysis.parent(block[0]) is analysis.tree:
+        edits.extend(plan_edits)
+    starts = sorted(e[0] for e in edits)
+    pending = list(deleted)
+    while pending:
+        key = pending.pop()
+        block, entries = blocks[key], deleted[key]
+        if len(entries) < len(block):
+            continue
+        parent = analysis.parent(block[0])
+        if parent is analysis.tree or parent is None:
+            continue
+        span = _guard_span(analysis, parent, block, starts, len(entries))
+        if span is not None:
+            for index in entries:
+                edits[index] = (edits[index][0], edits[index][0], "")
+            edits.append((*span, _comment_lines(analysis, parent, span)))
+            outer = _block_holding(analysis, parent, where)  # type: ignore[arg-type]
+            if outer is not None:
+                deleted.setdefault(id(outer), []).append(len(edits) - 1)
+                blocks[id(outer)] = outer
+                if id(outer) not in pending:
+                    pending.append(id(outer))
             continue
         index = entries[-1]
-        start, end, _ = edits[index]
+        start, end, kept = edits[index]
         indent = analysis.src.indent_of(block[-1].lineno)
-        edits[index] = (start, end, f"{indent}pass{analysis.src.newline}")
+        edits[index] = (start, end, f"{kept}{indent}pass{analysis.src.newline}")
     return edits
+
+
+def _guard_span(analysis: Analysis, parent: ast.AST, block: list[ast.stmt], starts: list[int], inside: int) -> tuple[int, int] | None:
+    """The lines of `if <torch_xla is available>:` whose body is `block`, when it can go whole."""
+    if not isinstance(parent, ast.If) or parent.orelse or parent.body is not block or not is_xla_guard(parent.test):
+        return None
+    src = analysis.src
+    if not src.line_text(parent.lineno).lstrip().startswith("if"):
+        return None  # an `elif`, or the `if` shares its line
+    start = src.line_start(parent.lineno)
+    end = src.line_start((parent.end_lineno or parent.lineno) + 1)
+    if bisect_left(starts, end) - bisect_left(starts, start) != inside:
+        return None  # another fix edits the condition
+    return start, end
+
+
+def _comment_lines(analysis: Analysis, stmt: ast.stmt, span: tuple[int, int]) -> str:
+    text = analysis.text[span[0] : span[1]]
+    if "#" not in text:
+        return ""
+    indent = analysis.src.indent_of(stmt.lineno)
+    return "".join(f"{indent}{c}{analysis.src.newline}" for c in kept_comments(text))
+
+
+_AVAILABILITY = ("is_torch_xla_available", "is_xla_available", "is_torch_tpu_available", "is_tpu_available")
+
+
+def is_xla_guard(test: ast.expr) -> bool:
+    """Whether `test` only asks if torch_xla can be used: after migration its body never runs.
+
+    `is_torch_xla_available()` (any module's), `"torch_xla" in sys.modules` and
+    `importlib.util.find_spec("torch_xla") is not None`.
+    """
+    if isinstance(test, ast.Call) and not test.args and not test.keywords:
+        func = test.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name in _AVAILABILITY
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right = test.left, test.comparators[0]
+        if isinstance(test.ops[0], ast.In) and _is_xla_string(left):
+            return isinstance(right, ast.Attribute) and right.attr == "modules"
+        if isinstance(test.ops[0], ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
+            return isinstance(left, ast.Call) and _calls(left, "find_spec") and len(left.args) == 1 and _is_xla_string(left.args[0])
+    return False
+
+
+def _is_xla_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "torch_xla"
+
+
+def _calls(call: ast.Call, name: str) -> bool:
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr == name) or (isinstance(func, ast.Name) and func.id == name)
 
 
 def _block_holding(analysis: Analysis, stmt: ast.stmt, where: dict[int, dict[int, list[ast.stmt]]]) -> list[ast.stmt] | None:

@@ -211,7 +211,7 @@ def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, anchor: int, match: 
     src = analysis.src
     edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
     if plan.imports:
-        text = import_text(plan.imports, src.newline, analysis.text, anchor, follows_imports(analysis))
+        text = import_text(plan.imports, src.newline, analysis.text, anchor, follows_imports(analysis), analysis.indent_unit())
         edits.append(TextEdit(src.position(anchor), src.position(anchor), text))
     edits.sort(key=lambda e: (e.start, e.end))
     description = plan.description or _describe(plan, match)
@@ -267,22 +267,33 @@ def _after_header(analysis: Analysis) -> int:
 _IMPORT_ORDER = ("os", "torch", "dist")
 
 
-def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True) -> str:
-    """The import lines (and helper definitions) that `keys` ask for, ready to insert."""
+def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True, unit: str = "    ") -> str:
+    """The import lines (and helper definitions, indented by `unit`) that `keys` ask for, ready to insert."""
     from neuron_migrate.analysis.analyze import IMPORTS
     from neuron_migrate.checks.fixes import DEVICE_LOADER
 
     wanted = set(keys)
     out = "".join(IMPORTS[k][1] + newline for k in _IMPORT_ORDER if k in wanted)
     for key in sorted(k for k in wanted if k.startswith("helper:device_loader:")):
-        helper = DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]).replace("\n", newline)
-        out += newline + newline + helper.rstrip("\n") + newline
+        helper = _reindent(DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]), unit)
+        out += newline + newline + helper.rstrip("\n").replace("\n", newline) + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
     if not after_imports and anchor < len(text) and not text.startswith(("\n", "\r"), anchor):
         gap = 2 if text.startswith(("def ", "class ", "async def ", "@"), anchor) else 1
         out += newline * gap  # keep the inserted block apart from the code after it
     return out
+
+
+def _reindent(code: str, unit: str) -> str:
+    """`code`, written with four-space steps, indented with `unit` steps instead."""
+    if unit == "    ":
+        return code
+    lines = []
+    for line in code.split("\n"):
+        stripped = line.lstrip(" ")
+        lines.append(unit * ((len(line) - len(stripped)) // 4) + stripped)
+    return "\n".join(lines)
 
 
 def tool_finding(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Finding:

@@ -1,0 +1,119 @@
+"""Fixes written as LibCST transforms, applied to the finding's node when a file is fixed.
+
+Detection stays on the stdlib `ast` (a plain check never imports LibCST). A fix that wants
+LibCST's formatting guarantees (comments inside a call, parentheses, layout, indentation)
+plans a `Rewrite` next to its text edit:
+
+    def my_fix(ctx: FixContext, match: Match) -> Plan | None:
+        text = ...                    # what `check` shows (no LibCST at check time)
+        plan = ctx.replace(match.node, text)
+        return with_rewrite(plan, Rewrite("mypkg.nm_rules:my_transform", kind=EXPRESSION))
+
+    # mypkg/nm_rules.py, imported only when fixing
+    def my_transform(node: cst.BaseExpression, **options: str) -> cst.CSTNode | cst.RemovalSentinel:
+        return node.with_changes(func=cst.parse_expression("torch.neuron.thing"))
+
+The transform receives the LibCST node for the finding's span, parsed from that span alone:
+
+- `kind=EXPRESSION`: the expression the plan's first edit replaces (a `Call`, `Attribute`, ...).
+  Return the new expression.
+- `kind=STATEMENT`: the statement standing on the lines the edit covers, as a
+  `SimpleStatementLine` or compound statement at its real indentation. Return a statement, a
+  `FlattenSentinel` of statements, or `RemovalSentinel.REMOVE` to delete it (its comments are
+  kept, see `kept_comments`).
+
+`options` are the string pairs given in `Rewrite.options` (names chosen at plan time, e.g. the
+alias `torch` goes by). Imports the new code needs go in the plan's `imports`, as for text edits;
+the engine adds them once per file. When the span cannot be parsed alone or the transform
+declines (returns the node unchanged or raises `Decline`), the text edit is applied instead, so a
+transform can only improve on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Rewrite
+from neuron_migrate.analysis.source import fit_quotes, kept_comments
+
+__all__ = ["EXPRESSION", "STATEMENT", "Decline", "Rewrite", "apply_rewrite"]
+
+TransformFn = Callable[..., Any]
+_WRAPPER = "if True:"  # a statement is parsed inside this, at its own indentation
+
+
+class Decline(Exception):
+    """Raised by a transform that leaves this node to the text edit."""
+
+
+def resolve(function: str | TransformFn) -> TransformFn:
+    """A transform given as `"package.module:function"` or as the function itself."""
+    if not isinstance(function, str):
+        return function
+    module, _, name = function.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+def apply_rewrite(rewrite: Rewrite, text: str, indent_unit: str, newline: str) -> str | None:
+    """The new text for `text` (the span `rewrite` refines), or None to keep the text edit."""
+    function = resolve(rewrite.function)
+    options = dict(rewrite.options)
+    try:
+        if rewrite.kind == EXPRESSION:
+            return _rewrite_expression(function, options, text)
+        return _rewrite_statement(function, options, text, indent_unit, newline)
+    except (Decline, cst.ParserSyntaxError, cst.CSTValidationError):
+        return None
+
+
+def _rewrite_expression(function: TransformFn, options: dict[str, str], text: str) -> str | None:
+    node = cst.parse_expression(text)
+    new = function(node, **options)
+    if new is node or not isinstance(new, cst.BaseExpression):
+        return None
+    return cst.Module([]).code_for_node(new)
+
+
+def _rewrite_statement(function: TransformFn, options: dict[str, str], text: str, unit: str, newline: str) -> str | None:
+    """Rewrite the statement on `text`'s lines, keeping its indentation and everything around it."""
+    indent = text[: len(text) - len(text.lstrip(" \t"))]
+    if not indent:  # a module-level statement: parse it as a module of its own
+        module = cst.parse_module(text).with_changes(default_indent=unit, default_newline=newline)
+        if len(module.body) != 1:
+            return None
+        new = function(module.body[0], **options)
+        if new is module.body[0]:
+            return None
+        if isinstance(new, cst.RemovalSentinel):
+            return _comment_lines(text, "", newline)
+        return module.with_changes(body=_statements(new)).code
+    module = cst.parse_module(_WRAPPER + newline + text).with_changes(default_indent=unit, default_newline=newline)
+    wrapper = module.body[0]
+    assert isinstance(wrapper, cst.If) and isinstance(wrapper.body, cst.IndentedBlock)
+    if len(wrapper.body.body) != 1:
+        return None
+    old = wrapper.body.body[0]
+    new = function(old, **options)
+    if new is old:
+        return None
+    if isinstance(new, cst.RemovalSentinel):
+        return _comment_lines(text, indent, newline)
+    block = wrapper.body.with_changes(body=_statements(new), indent=indent)
+    code = module.with_changes(body=[wrapper.with_changes(body=block)]).code
+    return code[len(_WRAPPER) + len(newline) :]
+
+
+def _statements(new: Any) -> list[Any]:
+    if isinstance(new, cst.FlattenSentinel):
+        return list(new.nodes)
+    if isinstance(new, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        return [new]
+    raise Decline
+
+
+def _comment_lines(text: str, indent: str, newline: str) -> str:
+    return "".join(f"{indent}{comment}{newline}" for comment in kept_comments(text))
