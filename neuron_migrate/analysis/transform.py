@@ -64,18 +64,21 @@ def apply_rewrite(rewrite: Rewrite, text: str, indent_unit: str, newline: str) -
     options = dict(rewrite.options)
     try:
         if rewrite.kind == EXPRESSION:
-            return _rewrite_expression(function, options, text)
+            return _rewrite_expression(function, rewrite, options, text)
         return _rewrite_statement(function, options, text, indent_unit, newline)
     except (Decline, cst.ParserSyntaxError, cst.CSTValidationError):
         return None
 
 
-def _rewrite_expression(function: TransformFn, options: dict[str, str], text: str) -> str | None:
+def _rewrite_expression(function: TransformFn, rewrite: Rewrite, options: dict[str, str], text: str) -> str | None:
     node = cst.parse_expression(text)
     new = function(node, **options)
     if new is node or not isinstance(new, cst.BaseExpression):
         return None
-    return cst.Module([]).code_for_node(new)
+    if rewrite.parenthesize and not new.lpar:
+        new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    code = cst.Module([]).code_for_node(new)
+    return fit_quotes(code, rewrite.quotes) if rewrite.quotes else code
 
 
 def _rewrite_statement(function: TransformFn, options: dict[str, str], text: str, unit: str, newline: str) -> str | None:

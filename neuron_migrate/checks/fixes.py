@@ -8,13 +8,14 @@ rest of the file keeps its formatting, comments and newlines.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import re
 import tokenize
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
+from neuron_migrate.analysis.analyze import EXPRESSION, IMPORTS, STATEMENT, Analysis, Match, Plan, Rewrite, body_of
 from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
 from neuron_migrate.checks import api_fixes
 from neuron_migrate.model import Safety
@@ -223,11 +224,35 @@ class FixContext:
         body = newline.join(indent + line.replace("\t", unit) if i else line.replace("\t", unit) for i, line in enumerate(lines))
         return Plan(((start, end, body),), imports, **kw)  # type: ignore[arg-type]
 
+    def with_rewrite(self, plan: Plan | None, node: ast.AST, function: str, **options: str) -> Plan | None:
+        """`plan`, refined when fixing by the LibCST transform `function` applied to `node`.
+
+        `node` is an expression (its span is parsed) or a statement standing on its own lines
+        (those lines are parsed); the transform's result replaces every edit of `plan` inside
+        that span. See `analysis/transform.py`.
+        """
+        if plan is None:
+            return None
+        if isinstance(node, ast.stmt):
+            span = self.statement_lines(node)
+            if span is None:
+                return plan
+            rewrite = Rewrite(_CST_FIXES + function, span, STATEMENT, tuple(sorted(options.items())))
+        else:
+            span = self.src.node_span(node)
+            preview = plan.edits[0][2]
+            wrapped = plan.edits[0][:2] == span and preview.startswith("(") and self.wrap(node, preview[1:-1]) == preview
+            rewrite = Rewrite(_CST_FIXES + function, span, EXPRESSION, tuple(sorted(options.items())), self.enclosing_quotes(node), wrapped)
+        return dataclasses.replace(plan, rewrite=rewrite)
+
     def expression_statement(self, match: Match) -> ast.stmt | None:
         """The `Expr` statement when the matched call is used only for its effect."""
         if self.analysis.is_expression_statement(match.node):
             return self.analysis.parent(match.node)  # type: ignore[return-value]
         return None
+
+
+_CST_FIXES = "neuron_migrate.checks.cst_fixes:"  # imported only when fixing
 
 
 def _imports_module(bindings: list, module: str) -> bool:
@@ -374,7 +399,7 @@ def step_closure(ctx: FixContext, match: Match) -> Plan | None:
         inner = ", ".join(ctx.segment(e) for e in args.elts)
     else:
         inner = f"*{ctx.segment(args)}"
-    return ctx.replace(call, f"{_operand(ctx, closure)}({inner})")
+    return ctx.with_rewrite(ctx.replace(call, f"{_operand(ctx, closure)}({inner})"), call, "step_closure")
 
 
 def step_context(ctx: FixContext, match: Match) -> Plan | None:
@@ -419,7 +444,8 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     guard = ctx.render("if not {dist}.is_initialized() or {dist}.get_rank() == 0:", match)
     if guard is None:
         return None
-    return ctx.replace_statement(stmt, [guard[0], f"\tprint({', '.join(parts)})"], guard[1])
+    plan = ctx.replace_statement(stmt, [guard[0], f"\tprint({', '.join(parts)})"], guard[1])
+    return ctx.with_rewrite(plan, stmt, "master_print", guard=guard[0][3:-1])
 
 
 def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
@@ -434,7 +460,8 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     barrier = ctx.render("{dist}.barrier()", match)
     if guard is None or barrier is None:
         return None
-    return ctx.replace_statement(stmt, [guard[0], f"\t{barrier[0]}"], guard[1])
+    plan = ctx.replace_statement(stmt, [guard[0], f"\t{barrier[0]}"], guard[1])
+    return ctx.with_rewrite(plan, stmt, "guarded_call", guard=guard[0][3:-1], call=barrier[0])
 
 
 def xla_save(ctx: FixContext, match: Match) -> Plan | None:
@@ -460,19 +487,16 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     rendered = ctx.render("{torch}.utils.checkpoint.checkpoint", match)
-    if rendered is None:
+    if rendered is None or any(k.arg is None for k in call.keywords):
         return None
     start, end = ctx.src.node_span(call.func)
     edits = [(start, end, rendered[0])]
+    keyword = ""
     if _kwarg(call, "use_reentrant") is None:
-        inner = ctx.args_text(call)
-        if "#" in inner or any(k.arg is None for k in call.keywords):
-            return None
-        content_end = ctx.src.node_span(call)[1] - 1 - (len(inner) - len(inner.rstrip()))
-        stripped = inner.strip()
-        sep = "" if not stripped else " " if stripped.endswith(",") else ", "
-        edits.append((content_end, content_end, f"{sep}use_reentrant=True"))
-    return Plan(tuple(edits), rendered[1])
+        keyword = "use_reentrant=True"
+        edits.append(api_fixes.keyword_insertion(ctx, call, keyword))
+    plan = Plan(tuple(edits), rendered[1])
+    return ctx.with_rewrite(plan, call, "rename_call", func=rendered[0], keyword=keyword)
 
 
 def xla_compile(ctx: FixContext, match: Match) -> Plan | None:

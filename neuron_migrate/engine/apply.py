@@ -13,12 +13,7 @@ from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.source import kept_comments
-from neuron_migrate.engine.check import (
-    Planned,
-    follows_imports,
-    import_anchor,
-    import_text,
-)
+from neuron_migrate.engine.check import HELPER_END, Planned, import_edits, import_placement
 from neuron_migrate.model import Finding
 
 Edit = tuple[int, int, str]
@@ -38,12 +33,24 @@ def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
     accepted = _accept(chosen)
     edits = _repair_empty_blocks(analysis, accepted, [_effective_edits(analysis, item) for item in accepted])
     imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
-    if imports:
-        anchor = import_anchor(analysis)
-        text = import_text(imports, analysis.src.newline, analysis.text, anchor, follows_imports(analysis), analysis.indent_unit())
-        edits.append((anchor, anchor, text))
+    edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True))
     edits = _collapse_blank_lines(analysis.text, edits)
-    return Applied(splice(analysis.text, edits), tuple(item.finding for item in accepted))
+    text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
+    return Applied(text, tuple(item.finding for item in accepted))
+
+
+def _gap_after_helpers(text: str, newline: str) -> str:
+    """Exactly two blank lines after an inserted helper (none at the end of the file).
+
+    The helper ends at the module's top level, so the blank lines after it are never in a string.
+    """
+    at = text.find(HELPER_END)
+    if at < 0:
+        return text
+    rest = text[at + len(HELPER_END) :]
+    code = rest.lstrip("\r\n")
+    gap = newline * 2 if code else ""
+    return text[:at] + gap + code
 
 
 def _effective_edits(analysis: Analysis, item: Planned) -> tuple[Edit, ...]:
@@ -59,7 +66,8 @@ def _effective_edits(analysis: Analysis, item: Planned) -> tuple[Edit, ...]:
     new = transform.apply_rewrite(rewrite, analysis.text[start:end], analysis.indent_unit(), analysis.src.newline)
     if new is None:
         return plan.edits
-    return ((start, end, new), *plan.edits[1:])
+    outside = tuple(e for e in plan.edits if not (start <= e[0] and e[1] <= end))
+    return ((start, end, new), *outside)
 
 
 def splice(text: str, edits: list[Edit]) -> str:
