@@ -89,20 +89,29 @@ def step_closure(node: cst.CSTNode) -> cst.CSTNode:
         raise Decline
     if not isinstance(closure, _SIMPLE_OPERANDS):
         closure = closure.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return cst.Call(func=closure, args=_as_arguments(arguments))
+    return _call_with(closure, arguments)
 
 
-def _as_arguments(value: cst.BaseExpression | None) -> list[cst.Arg]:
+def _call_with(func: cst.BaseExpression, value: cst.BaseExpression | None) -> cst.Call:
+    """`func(*value)`, spelled out when `value` is a tuple or list: its layout and comments kept."""
     if value is None:
-        return []
-    if isinstance(value, (cst.Tuple, cst.List)):
-        if any(isinstance(e, cst.StarredElement) for e in value.elements):
-            raise Decline
-        args = [cst.Arg(value=e.value, comma=e.comma) for e in value.elements]
-        if args and len(args) == 1:
-            args[0] = args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)  # `(a,)` -> `fn(a)`
-        return args
-    return [cst.Arg(value=value, star="*")]
+        return cst.Call(func=func)
+    if not isinstance(value, (cst.Tuple, cst.List)) or (isinstance(value, cst.Tuple) and not value.lpar):
+        return cst.Call(func=func, args=[cst.Arg(value=value, star="*")])
+    if any(isinstance(e, cst.StarredElement) for e in value.elements):
+        raise Decline
+    if isinstance(value, cst.Tuple):
+        opening, closing = value.lpar[0].whitespace_after, value.rpar[0].whitespace_before
+    else:
+        opening, closing = value.lbracket.whitespace_after, value.rbracket.whitespace_before
+    args = [cst.Arg(value=e.value, comma=e.comma) for e in value.elements]
+    if not args:
+        return cst.Call(func=func)
+    last = args[-1]
+    if len(args) == 1 and isinstance(value, cst.Tuple) and not isinstance(closing, cst.ParenthesizedWhitespace):
+        last = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)  # `(a,)` -> `fn(a)`
+    args[-1] = last.with_changes(whitespace_after_arg=closing)
+    return cst.Call(func=func, args=args, whitespace_before_args=opening)
 
 
 def _keyword_argument(keyword: str) -> cst.Arg:

@@ -399,7 +399,25 @@ def step_closure(ctx: FixContext, match: Match) -> Plan | None:
         inner = ", ".join(ctx.segment(e) for e in args.elts)
     else:
         inner = f"*{ctx.segment(args)}"
+    if _comment_between(ctx, call, [closure, args]):
+        return None  # a comment on the call itself has no place in `fn(...)`
     return ctx.with_rewrite(ctx.replace(call, f"{_operand(ctx, closure)}({inner})"), call, "step_closure")
+
+
+def _comment_between(ctx: FixContext, node: ast.AST, parts: list[ast.AST | None]) -> bool:
+    """Whether `node`'s text has a comment outside `parts` (which the rewrite keeps)."""
+    start, end = ctx.src.node_span(node)
+    text = ctx.src.text
+    if "#" not in text[start:end] or not kept_comments(text[start:end]):
+        return False
+    outside = []
+    last = start
+    for part in sorted((p for p in parts if p is not None), key=ctx.src.node_span):
+        part_start, part_end = ctx.src.node_span(part)
+        outside.append(text[last:part_start])
+        last = part_end
+    outside.append(text[last:end])
+    return any("#" in piece for piece in outside)
 
 
 def step_context(ctx: FixContext, match: Match) -> Plan | None:
