@@ -1,32 +1,35 @@
 """Fixes written as LibCST transforms, applied to the finding's node when a file is fixed.
 
-Detection stays on the stdlib `ast` (a plain check never imports LibCST). A fix that wants
-LibCST's formatting guarantees (comments inside a call, parentheses, layout, indentation)
-plans a `Rewrite` next to its text edit:
+Detection stays on the stdlib `ast`, and a plain check never imports LibCST. A fix that wants
+LibCST's formatting guarantees (comments inside a call, parentheses, layout, indentation) plans
+its text edit as usual, which `check` reports, and names a transform that `--fix` applies instead:
 
+    # a fix function, registered like the others (FixContext, Match) -> Plan | None
     def my_fix(ctx: FixContext, match: Match) -> Plan | None:
-        text = ...                    # what `check` shows (no LibCST at check time)
-        plan = ctx.replace(match.node, text)
-        return with_rewrite(plan, Rewrite("mypkg.nm_rules:my_transform", kind=EXPRESSION))
+        plan = ctx.replace(match.node, "torch.neuron.thing()")       # what `check` shows
+        return ctx.with_rewrite(plan, match.node, "mypkg.nm_rules:thing", name="thing")
 
-    # mypkg/nm_rules.py, imported only when fixing
-    def my_transform(node: cst.BaseExpression, **options: str) -> cst.CSTNode | cst.RemovalSentinel:
-        return node.with_changes(func=cst.parse_expression("torch.neuron.thing"))
+    # mypkg/nm_rules.py: imported only when a file is fixed
+    def thing(node: cst.BaseExpression, name: str) -> cst.BaseExpression:
+        if not isinstance(node, cst.Call):
+            raise Decline                   # keep the text edit
+        return node.with_changes(func=cst.parse_expression(f"torch.neuron.{name}"))
 
-The transform receives the LibCST node for the finding's span, parsed from that span alone:
+The transform is called with the LibCST node of the span and the plan's `options` (strings chosen
+at plan time, such as the name `torch` goes by here):
 
-- `kind=EXPRESSION`: the expression the plan's first edit replaces (a `Call`, `Attribute`, ...).
-  Return the new expression.
-- `kind=STATEMENT`: the statement standing on the lines the edit covers, as a
-  `SimpleStatementLine` or compound statement at its real indentation. Return a statement, a
-  `FlattenSentinel` of statements, or `RemovalSentinel.REMOVE` to delete it (its comments are
-  kept, see `kept_comments`).
+- an expression (`ast.expr` given to `with_rewrite`): the node parsed from its span, a `Call`,
+  `Attribute`, ...; return the new expression. It is parenthesised where its precedence needs
+  it, and its strings take the quotes that fit an enclosing f-string.
+- a statement standing on its own lines: a `SimpleStatementLine` or compound statement, at its
+  own indentation (new blocks take the file's indentation step); return a statement, a
+  `FlattenSentinel` of statements, or `RemovalSentinel.REMOVE` (its comments, tool pragmas
+  aside, stay on their own lines).
 
-`options` are the string pairs given in `Rewrite.options` (names chosen at plan time, e.g. the
-alias `torch` goes by). Imports the new code needs go in the plan's `imports`, as for text edits;
-the engine adds them once per file. When the span cannot be parsed alone or the transform
-declines (returns the node unchanged or raises `Decline`), the text edit is applied instead, so a
-transform can only improve on it.
+Imports the new code needs go in the plan's `imports` (keys of `analysis.analyze.IMPORTS`), as
+for text edits; the engine adds each once per file, with its group. When the span cannot be
+parsed on its own or the transform raises `Decline` (or returns the node unchanged), the text
+edit is applied instead, so a transform can only improve on it.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import re
 import tokenize
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import Any
 
 from neuron_migrate.analysis.analyze import EXPRESSION, IMPORTS, STATEMENT, Analysis, Match, Plan, Rewrite, body_of
 from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
@@ -224,25 +225,28 @@ class FixContext:
         body = newline.join(indent + line.replace("\t", unit) if i else line.replace("\t", unit) for i, line in enumerate(lines))
         return Plan(((start, end, body),), imports, **kw)  # type: ignore[arg-type]
 
-    def with_rewrite(self, plan: Plan | None, node: ast.AST, function: str, **options: str) -> Plan | None:
+    def with_rewrite(self, plan: Plan | None, node: ast.AST, function: str | Callable[..., Any], **options: str) -> Plan | None:
         """`plan`, refined when fixing by the LibCST transform `function` applied to `node`.
 
-        `node` is an expression (its span is parsed) or a statement standing on its own lines
-        (those lines are parsed); the transform's result replaces every edit of `plan` inside
-        that span. See `analysis/transform.py`.
+        `function` is a transform, a `"module:function"` path, or the name of one in
+        `checks/cst_fixes.py`. `node` is an expression (its span is parsed) or a statement
+        standing on its own lines (those lines are parsed); the transform's result replaces every
+        edit of `plan` inside that span. See `analysis/transform.py`.
         """
         if plan is None:
             return None
+        if isinstance(function, str) and ":" not in function:
+            function = _CST_FIXES + function
         if isinstance(node, ast.stmt):
             span = self.statement_lines(node)
             if span is None:
                 return plan
-            rewrite = Rewrite(_CST_FIXES + function, span, STATEMENT, tuple(sorted(options.items())))
+            rewrite = Rewrite(function, span, STATEMENT, tuple(sorted(options.items())))
         else:
             span = self.src.node_span(node)
             preview = plan.edits[0][2]
             wrapped = plan.edits[0][:2] == span and preview.startswith("(") and self.wrap(node, preview[1:-1]) == preview
-            rewrite = Rewrite(_CST_FIXES + function, span, EXPRESSION, tuple(sorted(options.items())), self.enclosing_quotes(node), wrapped)
+            rewrite = Rewrite(function, span, EXPRESSION, tuple(sorted(options.items())), self.enclosing_quotes(node), wrapped)
         return dataclasses.replace(plan, rewrite=rewrite)
 
     def expression_statement(self, match: Match) -> ast.stmt | None:
