@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from types import MappingProxyType
 
 import libcst as cst
@@ -11,7 +12,7 @@ import pytest
 from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Match, Plan, Rewrite
 from neuron_migrate.analysis.transform import Decline, apply_rewrite
 from neuron_migrate.checks.fixes import FixContext
-from neuron_migrate.engine import check
+from neuron_migrate.engine import check, pipeline
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 
@@ -66,7 +67,11 @@ def test_a_plugin_style_fix_runs_through_the_pipeline(monkeypatch: pytest.Monkey
         plan = ctx.replace(match.node, 'torch.device("neuron")', ("torch",))
         return ctx.with_rewrite(plan, match.node, _keep_arguments, func="torch.device")
 
-    monkeypatch.setattr(check, "FIXES", MappingProxyType({**check.FIXES, "xla_device": xla_device}))
+    def with_fix(*args: object) -> check.Ruleset:
+        ruleset = check.build_ruleset(*args)  # type: ignore[arg-type]
+        return dataclasses.replace(ruleset, fixes=MappingProxyType({**ruleset.fixes, "xla_device": xla_device}))
+
+    monkeypatch.setattr(pipeline, "build_ruleset", with_fix)
     source = 'import torch_xla.core.xla_model as xm\n\ndev = xm.xla_device(\n    0,  # the first core\n)\n'
     checked = check_source(source, "train.py", Settings(select=("NM101",)))
     assert [[e.content for e in f.fix.edits] for f in checked.findings if f.fix] == [["import torch\n", 'torch.device("neuron")']]

@@ -16,9 +16,18 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from neuron_migrate.analysis.analyze import EXPRESSION, IMPORTS, STATEMENT, Analysis, Match, Plan, Rewrite, body_of
+from neuron_migrate.analysis.analyze import (
+    EXPRESSION,
+    IMPORTS,
+    STATEMENT,
+    Analysis,
+    Match,
+    Plan,
+    Rewrite,
+    body_of,
+)
 from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
-from neuron_migrate.checks import api_fixes
+from neuron_migrate.checks.api_fixes import keyword_insertion
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -509,14 +518,16 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     rendered = ctx.render("{torch}.utils.checkpoint.checkpoint", match)
-    if rendered is None or any(k.arg is None for k in call.keywords):
+    if rendered is None:
         return None
     start, end = ctx.src.node_span(call.func)
     edits = [(start, end, rendered[0])]
     keyword = ""
     if _kwarg(call, "use_reentrant") is None:
+        if any(k.arg is None for k in call.keywords):
+            return None  # `**options` may hold it
         keyword = "use_reentrant=True"
-        edits.append(api_fixes.keyword_insertion(ctx, call, keyword))
+        edits.append(keyword_insertion(ctx, call, keyword))
     plan = Plan(tuple(edits), rendered[1])
     return ctx.with_rewrite(plan, call, "rename_call", func=rendered[0], keyword=keyword)
 
@@ -767,7 +778,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "process_group": process_group,
         "master_ordinal": master_ordinal,
         "device_loader": device_loader,
-        **api_fixes.FIXES,
     }
 )
 

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.source import kept_comments
-from neuron_migrate.engine.check import HELPER_END, Planned, import_edits, import_placement
+from neuron_migrate.engine.check import (
+    HELPER_END,
+    Planned,
+    import_edits,
+    import_placement,
+)
 from neuron_migrate.model import Finding
 
 Edit = tuple[int, int, str]
@@ -60,7 +65,9 @@ def _effective_edits(analysis: Analysis, item: Planned) -> tuple[Edit, ...]:
     rewrite = plan.rewrite
     if rewrite is None:
         return plan.edits
-    from neuron_migrate.analysis import transform  # LibCST: only files that get such fixes
+    from neuron_migrate.analysis import (
+        transform,  # LibCST: only files that get such fixes
+    )
 
     start, end = rewrite.span
     new = transform.apply_rewrite(rewrite, analysis.text[start:end], analysis.indent_unit(), analysis.src.newline)
