@@ -39,6 +39,8 @@ def decode(data: bytes) -> tuple[str, Encoded]:
         text = body.decode(name)
     except (UnicodeDecodeError, LookupError) as exc:
         raise DecodeError(f"cannot decode as {name}: {exc}") from None
+    if "\0" in text:  # Python refuses such a file; often UTF-16 saved without a BOM
+        raise DecodeError(f"it contains NUL bytes, which {name} text does not (UTF-16 without a BOM?)")
     return text, Encoded(name, bom)
 
 
