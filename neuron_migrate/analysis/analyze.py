@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from neuron_migrate.analysis.names import Resolver, Scope, dotted
 from neuron_migrate.analysis.source import SourceText
@@ -38,15 +39,40 @@ class Match:
     extra: tuple[tuple[str, str], ...] = ()  # more values for the message template
 
 
+EXPRESSION = "expression"  # a Rewrite's node: the expression its span holds
+STATEMENT = "statement"  # a Rewrite's node: the statement on its span's lines
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A LibCST transform that, when the file is fixed, rewrites `span` in place of edit 0.
+
+    `function` is a transform or its `"module:function"` path, so planning never imports LibCST;
+    see `analysis/transform.py` for the interface.
+    """
+
+    function: str | Callable[..., Any]
+    span: tuple[int, int]  # the text parsed into the node given to `function`
+    kind: str = EXPRESSION
+    options: tuple[tuple[str, str], ...] = ()  # keyword arguments for `function`
+    quotes: tuple[str, ...] = ()  # quotes of the f-strings around the span: the result avoids them
+    parenthesize: bool = False  # the result needs parentheses where it stands
+
+
 @dataclass(frozen=True)
 class Plan:
-    """A planned fix: text edits by offset, the imports they need, and its safety."""
+    """A planned fix: text edits by offset, the imports they need, and its safety.
+
+    With a `rewrite`, the first edit is what `check` reports, and `--fix` writes the rewrite's
+    result instead when LibCST can produce it.
+    """
 
     edits: tuple[tuple[int, int, str], ...]
     imports: tuple[str, ...] = ()  # keys of IMPORTS
     safety: Safety | None = None  # overrides the rule's or entry's safety
     description: str = ""
     deletes: tuple[ast.stmt, ...] = ()  # whole statements removed (for empty-block repair)
+    rewrite: Rewrite | None = None
 
 
 class Analysis:
@@ -70,6 +96,7 @@ class Analysis:
         self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules with the xla_import detector
         self._call_names: dict[int, set[str]] = {}
         self.memo: dict[str, object] = {}  # per-module facts a detector computes once, by name
+        self._indent_unit: str | None = None
         self.fixes: Mapping[str, Callable[..., Plan | None]] = {}  # `fix = "..."` names, set by the engine
 
     # -- names --------------------------------------------------------------------------
@@ -103,6 +130,27 @@ class Analysis:
 
     def segment(self, node: ast.AST) -> str:
         return self.src.segment(node)
+
+    def indent_unit(self) -> str:
+        """The file's indentation step, read from its code (never from a docstring's text)."""
+        if self._indent_unit is None:
+            self._indent_unit = _indent_step(self.src, self.tree) or "    "
+        return self._indent_unit
+
+
+def _indent_step(src: SourceText, tree: ast.Module) -> str | None:
+    """The indentation a compound statement adds to its first statement, for the first one found."""
+    stack: list[ast.AST] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.stmt) and isinstance(body, list) and body and body[0].lineno > node.lineno:
+            outer, inner = src.indent_of(node.lineno), src.indent_of(body[0].lineno)
+            if inner.startswith(outer) and len(inner) > len(outer):
+                return inner[len(outer) :]
+        if isinstance(body, list):
+            stack.extend(reversed([b for b in body if isinstance(b, ast.stmt)]))
+    return None
 
 
 def body_of(parent: ast.AST, stmt: ast.stmt) -> list[ast.stmt] | None:

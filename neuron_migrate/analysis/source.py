@@ -8,7 +8,6 @@ import re
 import tokenize
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from neuron_migrate.model import Position
 
@@ -116,21 +115,64 @@ class SourceText:
         text = self.line_text(line)
         return text[: len(text) - len(text.lstrip(" \t"))]
 
-    def indent_unit(self) -> str:
-        """The file's indentation step: the first indented line's leading whitespace."""
-        # Line by line, each line scanned a bounded number of times: a single regex over the
-        # text backtracked over every `:` of a long line (a CSS string took 27 s).
-        lines = re.split(r"\r\n|\r|\n", self.text)
-        for line, following in pairwise(lines):
-            indent = following[: len(following) - len(following.lstrip(" \t"))]
-            if indent and following[len(indent) :][:1].strip() and line[:1].strip() and _opens_block(line[1:]):
-                return indent
-        return "    "
 
 
-_COLON_COMMENT = re.compile(r":[ \t]*#")
+STRING_START = re.compile(r"([rRfFbBuU]*)('''|\"\"\"|'|\")")
+_OTHER_QUOTE = {'"': "'", "'": '"'}
 
 
-def _opens_block(line: str) -> bool:
-    """Whether `line` ends in `:`, optionally followed by a comment (a heuristic, no tokenizing)."""
-    return line.rstrip(" \t").endswith(":") or _COLON_COMMENT.search(line) is not None
+def fit_quotes(code: str, quotes: tuple[str, ...]) -> str | None:
+    """`code` with its string literals requoted so it can sit inside f-strings using `quotes`.
+
+    Before Python 3.12 an f-string's expressions may not contain its own quote character, nor a
+    backslash: `f"dev {torch.device("neuron")}"` does not compile, `f"dev {torch.device('neuron')}"`
+    does. None when no spelling fits.
+    """
+    forbidden = {q[0] for q in quotes}
+    if not any(q in code for q in forbidden):
+        return code
+    if "\\" in code or len(forbidden) > 1:
+        return None
+    (quote,) = forbidden
+    other = _OTHER_QUOTE[quote]
+    pieces: list[str] = []
+    last = 0
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    offsets = [0]
+    for line in code.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    for token in tokens:
+        if token.type != tokenize.STRING:
+            continue
+        start = offsets[token.start[0] - 1] + token.start[1]
+        end = offsets[token.end[0] - 1] + token.end[1]
+        found = STRING_START.match(token.string)
+        if found is None or found.group(2) != quote or other in token.string:
+            continue
+        prefix = found.group(1)
+        body = token.string[len(prefix) + 1 : -1]
+        pieces.append(code[last:start] + prefix + other + body + other)
+        last = end
+    pieces.append(code[last:])
+    result = "".join(pieces)
+    return None if quote in result else result
+
+
+_PRAGMAS = ("noqa", "type:", "pylint:", "pragma:", "fmt:", "isort:", "nm:", "pyright:", "mypy:", "ruff:")
+
+
+def kept_comments(code: str) -> list[str]:
+    """The comments in `code` worth keeping when it is deleted: all but tool pragmas (`# noqa`)."""
+    comments = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.COMMENT:
+                body = token.string.lstrip("#").strip()
+                if body and not body.lower().startswith(_PRAGMAS):
+                    comments.append(token.string)
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return comments

@@ -57,19 +57,34 @@ def add_keyword(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(node, ast.Call):
         return ctx.replace(node, f"{ctx.segment(node)}({keyword})")
     inner = ctx.args_text(node)
-    if "#" in inner:
-        return None
     close = ctx.src.node_span(node)[1] - 1
     content_end = close - (len(inner) - len(inner.rstrip()))
     stripped = inner.strip()
     closing_on_own_line = "\n" in inner[len(inner.rstrip()) :] or "\r" in inner[len(inner.rstrip()) :]
-    if stripped.endswith(",") and closing_on_own_line:  # one argument per line: add another line
+    if "#" in inner:
+        plan = Plan((keyword_insertion(ctx, node, keyword),))
+    elif stripped.endswith(",") and closing_on_own_line:  # one argument per line: add another line
         arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
         last = max(arguments, key=lambda n: (n.lineno, n.col_offset))
         indent = ctx.src.indent_of(last.lineno)
-        return Plan(((content_end, content_end, f"{ctx.src.newline}{indent}{keyword},"),))
-    separator = "" if not stripped else " " if stripped.endswith(",") else ", "
-    return Plan(((content_end, content_end, f"{separator}{keyword}"),))
+        plan = Plan(((content_end, content_end, f"{ctx.src.newline}{indent}{keyword},"),))
+    else:
+        separator = "" if not stripped else " " if stripped.endswith(",") else ", "
+        plan = Plan(((content_end, content_end, f"{separator}{keyword}"),))
+    return ctx.with_rewrite(plan, node, "add_keyword", keyword=keyword)
+
+
+def keyword_insertion(ctx: FixContext, call: ast.Call, keyword: str) -> tuple[int, int, str]:
+    """The text edit that appends `keyword` to a call's arguments (LibCST keeps the layout)."""
+    inner = ctx.args_text(call)
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    if "#" in inner and arguments:  # after the last argument, never inside a comment
+        end = ctx.src.node_span(max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset)))[1]
+        return end, end, f", {keyword}"
+    content_end = ctx.src.node_span(call)[1] - 1 - (len(inner) - len(inner.rstrip()))
+    stripped = inner.strip()
+    sep = "" if not stripped else " " if stripped.endswith(",") else ", "
+    return content_end, content_end, f"{sep}{keyword}"
 
 
 FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType(

@@ -9,12 +9,26 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import io
 import re
+import tokenize
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
+from typing import Any
 
-from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
+from neuron_migrate.analysis.analyze import (
+    EXPRESSION,
+    IMPORTS,
+    STATEMENT,
+    Analysis,
+    Match,
+    Plan,
+    Rewrite,
+    body_of,
+)
+from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
 from neuron_migrate.checks import cuda_fixes, import_uses
+from neuron_migrate.checks.api_fixes import keyword_insertion
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -29,29 +43,45 @@ class FixContext:
     def __init__(self, analysis: Analysis) -> None:
         self.analysis = analysis
         self.src = analysis.src
+        self._names: dict[tuple[str, int], tuple[str, bool] | None] = {}  # name_for's answers by scope
+        self._module_aliases: dict[str, list[str]] | None = None
+        self._parsed: dict[str, ast.expr | None] = {}  # replacement text -> its expression
 
     # -- names --------------------------------------------------------------------------
     def name_for(self, key: str, match: Match) -> tuple[str, bool] | None:
         """The name to use for `torch`, `dist` or `os` at the match, and whether to import it.
 
-        None when the default name means something else here and no alias exists.
+        None when the default name means something else here and no alias exists. The answer
+        depends only on the scope, so it is computed once per scope.
         """
+        cache_key = (key, id(match.scope))
+        if cache_key not in self._names:
+            self._names[cache_key] = self._name_in_scope(key, match)
+        return self._names[cache_key]
+
+    def _name_in_scope(self, key: str, match: Match) -> tuple[str, bool] | None:
         module, _ = IMPORTS[key]
         resolver = self.analysis.resolver
-
-        def imports_module(bindings: list) -> bool:
-            return bool(bindings) and all(b.kind == "import" and b.target == module for b in bindings)
-
-        if imports_module(resolver.lookup(key, match.scope)):
+        if _imports_module(resolver.lookup(key, match.scope), module):
             return key, False
-        for name, bindings in sorted(resolver.module_scope.bindings.items()):
-            if imports_module(bindings) and resolver.lookup(name, match.scope) == bindings:
+        for name in self._aliases_of(module):
+            if resolver.lookup(name, match.scope) == resolver.module_scope.bindings[name]:
                 return name, False
         if resolver.lookup(key, match.scope) or resolver.lookup(key, resolver.module_scope):
             return None
         if resolver.is_loaded(key):
             return None
         return key, True
+
+    def _aliases_of(self, module: str) -> list[str]:
+        """Module-level names bound only by `import <module> [as name]`, sorted (indexed once)."""
+        if self._module_aliases is None:
+            found: dict[str, list[str]] = {}
+            for name, bindings in sorted(self.analysis.resolver.module_scope.bindings.items()):
+                if bindings and bindings[0].kind == "import" and _imports_module(bindings, bindings[0].target):
+                    found.setdefault(bindings[0].target, []).append(name)
+            self._module_aliases = found
+        return self._module_aliases.get(module, [])
 
     def render(self, template: str, match: Match, values: Mapping[str, str] | None = None) -> tuple[str, tuple[str, ...]] | None:
         """Fill `{torch}`, `{dist}`, `{os}`, `{args}` and `{0}`.. in a template; None if impossible."""
@@ -96,9 +126,8 @@ class FixContext:
 
     def wrap(self, node: ast.AST, text: str) -> str:
         """Parenthesise `text` if it replaces `node` where its precedence would change meaning."""
-        try:
-            expr = ast.parse(text.strip(), mode="eval").body
-        except SyntaxError:
+        expr = self._expression(text)
+        if expr is None:
             return text
         parent = self.analysis.parent(node)
         if not isinstance(expr, _LOW_PRECEDENCE):
@@ -109,29 +138,63 @@ class FixContext:
             return text  # comparisons and `not` bind tighter than `and` / `or`
         return f"({text})"
 
-    def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan:
+    def _expression(self, text: str) -> ast.expr | None:
+        """`text` parsed as an expression (memoised: many matches share a replacement)."""
+        if text not in self._parsed:
+            try:
+                self._parsed[text] = ast.parse(text.strip(), mode="eval").body
+            except SyntaxError:
+                self._parsed[text] = None
+        return self._parsed[text]
+
+    def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan | None:
+        """Replace `node` with `text`; None when `text` cannot sit inside the f-string around it."""
         start, end = self.src.node_span(node)
-        return Plan(((start, end, self.fit_quotes(node, self.wrap(node, text))),), imports, **kw)  # type: ignore[arg-type]
+        quotes = self.enclosing_quotes(node)
+        fitted = fit_quotes(text, quotes) if quotes else text
+        if fitted is None:
+            return None
+        return Plan(((start, end, self.wrap(node, fitted)),), imports, **kw)  # type: ignore[arg-type]
 
-    def fit_quotes(self, node: ast.AST, text: str) -> str:
-        """Inside an f-string, write strings with the quote its delimiters do not use.
-
-        Before Python 3.12 an f-string expression cannot contain the f-string's own quote, so
-        `f"{xm.get_ordinal()}"` must become `f"{int(os.environ.get('RANK', 0))}"`.
-        """
-        quotes = set()
+    def enclosing_quotes(self, node: ast.AST) -> tuple[str, ...]:
+        """The quotes of every f-string `node` sits in: before Python 3.12 its code may use none."""
+        quotes: list[str] = []
         current = self.analysis.parent(node)
         while current is not None and not isinstance(current, ast.stmt):
             if isinstance(current, ast.JoinedStr):
-                quotes.add(self.src.segment(current).lstrip("rRbBfFuU")[:1])
+                quote = self._quote_around(current, self.src.node_span(node)[0])
+                if quote is not None:
+                    quotes.append(quote)
             current = self.analysis.parent(current)
-        if len(quotes) != 1:
-            return text  # not in an f-string, or in two with different quotes (verification decides)
-        quote = quotes.pop()
-        other = "'" if quote == '"' else '"'
-        if quote not in text or other in text:
-            return text
-        return text.replace(quote, other)
+        return tuple(quotes)
+
+    def _quote_around(self, joined: ast.JoinedStr, offset: int) -> str | None:
+        """The quote of the part of `joined` (`f"a" f'b'` is one node) that holds `offset`."""
+        start, _ = self.src.node_span(joined)
+        segment = self.segment(joined)
+        lines = [0]
+        for line in segment.splitlines(keepends=True):
+            lines.append(lines[-1] + len(line))
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(segment).readline))
+        except (tokenize.TokenError, SyntaxError):
+            return None
+        opened: list[str] = []  # Python 3.12+ tokenizes f-strings into parts
+        for token in tokens:
+            token_start = start + lines[token.start[0] - 1] + token.start[1]
+            token_end = start + lines[token.end[0] - 1] + token.end[1]
+            if token_start > offset:
+                break
+            name = tokenize.tok_name[token.type]
+            if name == "FSTRING_START":
+                opened.append(token.string)
+            elif name == "FSTRING_END" and opened:
+                opened.pop()
+            elif token.type == tokenize.STRING and token_start <= offset < token_end:
+                opened.append(token.string)
+                break
+        found = STRING_START.match(opened[-1]) if opened else None
+        return found.group(2) if found else None
 
     def statement_lines(self, stmt: ast.stmt) -> tuple[int, int] | None:
         """Offsets covering `stmt`'s whole lines, or None when it shares a line with code."""
@@ -150,7 +213,15 @@ class FixContext:
         span = self.statement_lines(stmt)
         if span is None:
             return None
-        return Plan(((span[0], span[1], ""),), deletes=(stmt,), **kw)  # type: ignore[arg-type]
+        return Plan(((span[0], span[1], self.kept_comment_lines(stmt, span)),), deletes=(stmt,), **kw)  # type: ignore[arg-type]
+
+    def kept_comment_lines(self, stmt: ast.stmt, span: tuple[int, int]) -> str:
+        """The comments of a deleted statement, each on its own line at the statement's indent."""
+        text = self.src.text[span[0] : span[1]]
+        if "#" not in text:
+            return ""
+        indent = self.src.indent_of(stmt.lineno)
+        return "".join(f"{indent}{comment}{self.src.newline}" for comment in kept_comments(text))
 
     def replace_statement(self, stmt: ast.stmt, lines: list[str], imports: tuple[str, ...] = (), **kw: object) -> Plan | None:
         """Replace a statement that stands on its own lines with `lines`, indented like it."""
@@ -159,16 +230,47 @@ class FixContext:
             return None
         start, end = self.src.node_span(stmt)
         indent = self.src.indent_of(stmt.lineno)
-        unit = self.src.indent_unit()
+        unit = self.analysis.indent_unit()
         newline = self.src.newline
         body = newline.join(indent + line.replace("\t", unit) if i else line.replace("\t", unit) for i, line in enumerate(lines))
         return Plan(((start, end, body),), imports, **kw)  # type: ignore[arg-type]
+
+    def with_rewrite(self, plan: Plan | None, node: ast.AST, function: str | Callable[..., Any], **options: str) -> Plan | None:
+        """`plan`, refined when fixing by the LibCST transform `function` applied to `node`.
+
+        `function` is a transform, a `"module:function"` path, or the name of one in
+        `checks/cst_fixes.py`. `node` is an expression (its span is parsed) or a statement
+        standing on its own lines (those lines are parsed); the transform's result replaces every
+        edit of `plan` inside that span. See `analysis/transform.py`.
+        """
+        if plan is None:
+            return None
+        if isinstance(function, str) and ":" not in function:
+            function = _CST_FIXES + function
+        if isinstance(node, ast.stmt):
+            span = self.statement_lines(node)
+            if span is None:
+                return plan
+            rewrite = Rewrite(function, span, STATEMENT, tuple(sorted(options.items())))
+        else:
+            span = self.src.node_span(node)
+            preview = plan.edits[0][2]
+            wrapped = plan.edits[0][:2] == span and preview.startswith("(") and self.wrap(node, preview[1:-1]) == preview
+            rewrite = Rewrite(function, span, EXPRESSION, tuple(sorted(options.items())), self.enclosing_quotes(node), wrapped)
+        return dataclasses.replace(plan, rewrite=rewrite)
 
     def expression_statement(self, match: Match) -> ast.stmt | None:
         """The `Expr` statement when the matched call is used only for its effect."""
         if self.analysis.is_expression_statement(match.node):
             return self.analysis.parent(match.node)  # type: ignore[return-value]
         return None
+
+
+_CST_FIXES = "neuron_migrate.checks.cst_fixes:"  # imported only when fixing
+
+
+def _imports_module(bindings: list, module: str) -> bool:
+    return bool(bindings) and all(b.kind == "import" and b.target == module for b in bindings)
 
 
 def _kwarg(call: ast.Call, name: str) -> ast.keyword | None:
@@ -380,7 +482,25 @@ def step_closure(ctx: FixContext, match: Match) -> Plan | None:
         inner = ", ".join(ctx.segment(e) for e in args.elts)
     else:
         inner = f"*{ctx.segment(args)}"
-    return ctx.replace(call, f"{_operand(ctx, closure)}({inner})")
+    if _comment_between(ctx, call, [closure, args]):
+        return None  # a comment on the call itself has no place in `fn(...)`
+    return ctx.with_rewrite(ctx.replace(call, f"{_operand(ctx, closure)}({inner})"), call, "step_closure")
+
+
+def _comment_between(ctx: FixContext, node: ast.AST, parts: list[ast.AST | None]) -> bool:
+    """Whether `node`'s text has a comment outside `parts` (which the rewrite keeps)."""
+    start, end = ctx.src.node_span(node)
+    text = ctx.src.text
+    if "#" not in text[start:end] or not kept_comments(text[start:end]):
+        return False
+    outside = []
+    last = start
+    for part in sorted((p for p in parts if p is not None), key=ctx.src.node_span):
+        part_start, part_end = ctx.src.node_span(part)
+        outside.append(text[last:part_start])
+        last = part_end
+    outside.append(text[last:end])
+    return any("#" in piece for piece in outside)
 
 
 def step_context(ctx: FixContext, match: Match) -> Plan | None:
@@ -425,7 +545,8 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     guard = ctx.render('if int({os}.environ.get("RANK", 0)) == 0:', match)  # right before init too
     if guard is None:
         return None
-    return ctx.replace_statement(stmt, [guard[0], f"\tprint({', '.join(parts)})"], guard[1])
+    plan = ctx.replace_statement(stmt, [guard[0], f"\tprint({', '.join(parts)})"], guard[1])
+    return ctx.with_rewrite(plan, stmt, "master_print", guard=guard[0][3:-1])
 
 
 def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
@@ -440,7 +561,8 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     barrier = ctx.render("{dist}.barrier()", match)
     if guard is None or barrier is None:
         return None
-    return ctx.replace_statement(stmt, [guard[0], f"\t{barrier[0]}"], guard[1])
+    plan = ctx.replace_statement(stmt, [guard[0], f"\t{barrier[0]}"], guard[1])
+    return ctx.with_rewrite(plan, stmt, "guarded_call", guard=guard[0][3:-1], call=barrier[0])
 
 
 def xla_save(ctx: FixContext, match: Match) -> Plan | None:
@@ -487,15 +609,14 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
         return None
     start, end = ctx.src.node_span(call.func)
     edits = [(start, end, rendered[0])]
+    keyword = ""
     if _kwarg(call, "use_reentrant") is None:
-        inner = ctx.args_text(call)
-        if "#" in inner or any(k.arg is None for k in call.keywords):
-            return None
-        content_end = ctx.src.node_span(call)[1] - 1 - (len(inner) - len(inner.rstrip()))
-        stripped = inner.strip()
-        sep = "" if not stripped else " " if stripped.endswith(",") else ", "
-        edits.append((content_end, content_end, f"{sep}use_reentrant=True"))
-    return Plan(tuple(edits), rendered[1])
+        if any(k.arg is None for k in call.keywords):
+            return None  # `**options` may hold it
+        keyword = "use_reentrant=True"
+        edits.append(keyword_insertion(ctx, call, keyword))
+    plan = Plan(tuple(edits), rendered[1])
+    return ctx.with_rewrite(plan, call, "rename_call", func=rendered[0], keyword=keyword)
 
 
 def xla_compile(ctx: FixContext, match: Match) -> Plan | None:

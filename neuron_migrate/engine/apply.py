@@ -1,19 +1,28 @@
-"""Apply planned fixes: reject overlaps, repair emptied blocks, add imports once, iterate."""
+"""Apply planned fixes: reject overlaps, repair emptied blocks, add imports once, iterate.
+
+Everything here is linear or n log n in the number of edits: a file with 100k fixes is applied
+in seconds (tests/test_fix_scale.py).
+"""
 
 from __future__ import annotations
 
 import ast
 import warnings
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
-from neuron_migrate.analysis.analyze import Analysis, body_of
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.engine.check import (
+    HELPER_END,
     Planned,
-    follows_imports,
-    import_anchor,
-    import_text,
+    import_edits,
+    import_placement,
 )
 from neuron_migrate.model import Finding
+
+Edit = tuple[int, int, str]
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
 @dataclass(frozen=True)
@@ -26,28 +35,98 @@ class Applied:
 
 def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
     """Apply every non-overlapping plan in `chosen` to the analysed text."""
+    accepted = _accept(chosen)
+    edits = _repair_empty_blocks(analysis, accepted, [_effective_edits(analysis, item) for item in accepted])
+    imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
+    edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True))
+    edits = _collapse_blank_lines(analysis.text, edits)
+    text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
+    return Applied(text, tuple(item.finding for item in accepted))
+
+
+def _gap_after_helpers(text: str, newline: str) -> str:
+    """Exactly two blank lines after an inserted helper (none at the end of the file).
+
+    The helper ends at the module's top level, so the blank lines after it are never in a string.
+    """
+    at = text.find(HELPER_END)
+    if at < 0:
+        return text
+    rest = text[at + len(HELPER_END) :]
+    code = rest.lstrip("\r\n")
+    gap = newline * 2 if code else ""
+    return text[:at] + gap + code
+
+
+def _effective_edits(analysis: Analysis, item: Planned) -> tuple[Edit, ...]:
+    """A plan's edits, its first one rewritten by LibCST when the plan has a rewrite."""
+    plan = item.plan
+    assert plan is not None
+    rewrite = plan.rewrite
+    if rewrite is None:
+        return plan.edits
+    from neuron_migrate.analysis import (
+        transform,  # LibCST: only files that get such fixes
+    )
+
+    start, end = rewrite.span
+    new = transform.apply_rewrite(rewrite, analysis.text[start:end], analysis.indent_unit(), analysis.src.newline)
+    if new is None:
+        return plan.edits
+    outside = tuple(e for e in plan.edits if not (start <= e[0] and e[1] <= end))
+    return ((start, end, new), *outside)
+
+
+def splice(text: str, edits: list[Edit]) -> str:
+    """`text` with every edit applied, in one pass (edits must not overlap)."""
+    pieces: list[str] = []
+    last = 0
+    for start, end, content in sorted(edits, key=lambda e: (e[0], e[1])):
+        pieces.append(text[last:start])
+        pieces.append(content)
+        last = max(last, end)
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _accept(chosen: list[Planned]) -> list[Planned]:
+    """The plans that conflict with no earlier one, in order of their first edit.
+
+    `taken` stays sorted and its spans never overlap (only touch), so each new span is checked
+    against its neighbours only.
+    """
     accepted: list[Planned] = []
     taken: list[tuple[int, int]] = []
     for item in sorted(chosen, key=lambda p: min(e[0] for e in p.plan.edits)):  # type: ignore[union-attr]
         spans = [(s, e) for s, e, _ in item.plan.edits]  # type: ignore[union-attr]
-        if any(_overlaps(span, other) for span in spans for other in taken):
+        if any(_conflicts(span, taken) for span in spans):
             continue  # applied in the next round, once the text has settled
         accepted.append(item)
-        taken.extend(spans)
-    edits = _repair_empty_blocks(analysis, accepted)
-    imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
-    if imports:
-        anchor = import_anchor(analysis)
-        text = import_text(imports, analysis.src.newline, analysis.text, anchor, follows_imports(analysis))
-        edits.append((anchor, anchor, text))
-    edits = _collapse_blank_lines(analysis.text, edits)
-    text = analysis.text
-    for start, end, content in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
-        text = text[:start] + content + text[end:]
-    return Applied(text, tuple(item.finding for item in accepted))
+        for span in spans:
+            insort(taken, span)
+    return accepted
 
 
-def _collapse_blank_lines(text: str, edits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+def _conflicts(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    """Whether `span` overlaps any span in the sorted, non-overlapping list `taken`."""
+    start, end = span
+    index = bisect_left(taken, (start, start))
+    for other in taken[index:]:  # spans starting at or after `start`: stop past `end`
+        if other[0] > end:
+            break
+        if _overlaps(span, other):
+            return True
+    for position in range(index - 1, -1, -1):  # spans starting before: ends do not decrease
+        other = taken[position]
+        if _overlaps(span, other):
+            return True
+        if other[1] < start:
+            break
+    return False
+
+
+
+def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
     """Deleting whole lines between two blank lines would leave a double gap; drop one blank."""
     deletions = sorted((s, e) for s, e, c in edits if not c and s < e)
     merged: list[list[int]] = []
@@ -56,15 +135,25 @@ def _collapse_blank_lines(text: str, edits: list[tuple[int, int, str]]) -> list[
             merged[-1][1] = end
         else:
             merged.append([start, end])
+    ordered = sorted(edits, key=lambda e: (e[0], e[1]))
+    starts = [e[0] for e in ordered]
     extra = []
     for start, end in merged:
         at_line_start = start == 0 or text[start - 1] in "\r\n"
         before_blank = start == 0 or _blank_line_before(text, start)
         after = _line_at(text, end)
         if at_line_start and before_blank and after is not None and not after[1].strip():
-            if not any(s <= end < e or (s == end and c) for s, e, c in edits):
+            if not _edit_at(ordered, starts, end):
                 extra.append((end, end + len(after[1]) + len(after[0]), ""))
     return edits + extra
+
+
+def _edit_at(ordered: list[Edit], starts: list[int], offset: int) -> bool:
+    """Whether an edit covers `offset`, or inserts text exactly there (edits do not overlap)."""
+    first, last = bisect_left(starts, offset), bisect_right(starts, offset)
+    if any(content or s < e for s, e, content in ordered[first:last]):
+        return True
+    return first > 0 and ordered[first - 1][1] > offset  # only the nearest earlier span can reach it
 
 
 def _blank_line_before(text: str, start: int) -> bool:
@@ -102,30 +191,122 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _repair_empty_blocks(analysis: Analysis, accepted: list[Planned]) -> list[tuple[int, int, str]]:
-    """Edits of the accepted plans; a block whose statements are all deleted keeps a `pass`."""
-    edits: list[tuple[int, int, str]] = []
-    deleted: dict[int, list[tuple[int, ast.stmt]]] = {}
+def _repair_empty_blocks(analysis: Analysis, accepted: list[Planned], planned_edits: list[tuple[Edit, ...]]) -> list[Edit]:
+    """Edits of the accepted plans; a block whose statements are all deleted keeps a `pass`.
+
+    An emptied `if <torch_xla is available>:` with no `else` goes instead, with its comments
+    kept; its own block is then checked the same way.
+    """
+    edits: list[Edit] = []
+    deleted: dict[int, list[int]] = {}  # id(block) -> indices in `edits` of its deletions
     blocks: dict[int, list[ast.stmt]] = {}
-    for item in accepted:
+    where: dict[int, dict[int, list[ast.stmt]]] = {}  # id(parent) -> id(stmt) -> its block
+    for item, plan_edits in zip(accepted, planned_edits):
         plan = item.plan
         assert plan is not None
         for stmt in plan.deletes:
-            parent = analysis.parent(stmt)
-            block = body_of(parent, stmt) if parent is not None else None
+            block = _block_holding(analysis, stmt, where)
             if block is not None:
-                deleted.setdefault(id(block), []).append((len(edits), stmt))
+                deleted.setdefault(id(block), []).append(len(edits))
                 blocks[id(block)] = block
-        edits.extend(plan.edits)
-    for key, entries in deleted.items():
-        block = blocks[key]
-        if len(entries) < len(block) or analysis.parent(block[0]) is analysis.tree:
+        edits.extend(plan_edits)
+    starts = sorted(e[0] for e in edits)
+    pending = list(deleted)
+    while pending:
+        key = pending.pop()
+        block, entries = blocks[key], deleted[key]
+        if len(entries) < len(block):
             continue
-        index, stmt = entries[-1]
-        start, end, _ = edits[index]
-        indent = analysis.src.indent_of(stmt.lineno)
-        edits[index] = (start, end, f"{indent}pass{analysis.src.newline}")
+        parent = analysis.parent(block[0])
+        if parent is analysis.tree or parent is None:
+            continue
+        span = _guard_span(analysis, parent, block, starts, len(entries))
+        if span is not None:
+            for index in entries:
+                edits[index] = (edits[index][0], edits[index][0], "")
+            edits.append((*span, _comment_lines(analysis, parent, span)))
+            outer = _block_holding(analysis, parent, where)  # type: ignore[arg-type]
+            if outer is not None:
+                deleted.setdefault(id(outer), []).append(len(edits) - 1)
+                blocks[id(outer)] = outer
+                if id(outer) not in pending:
+                    pending.append(id(outer))
+            continue
+        index = entries[-1]
+        start, end, kept = edits[index]
+        indent = analysis.src.indent_of(block[-1].lineno)
+        edits[index] = (start, end, f"{kept}{indent}pass{analysis.src.newline}")
     return edits
+
+
+def _guard_span(analysis: Analysis, parent: ast.AST, block: list[ast.stmt], starts: list[int], inside: int) -> tuple[int, int] | None:
+    """The lines of `if <torch_xla is available>:` whose body is `block`, when it can go whole."""
+    if not isinstance(parent, ast.If) or parent.orelse or parent.body is not block or not is_xla_guard(parent.test):
+        return None
+    src = analysis.src
+    if not src.line_text(parent.lineno).lstrip().startswith("if"):
+        return None  # an `elif`, or the `if` shares its line
+    start = src.line_start(parent.lineno)
+    end = src.line_start((parent.end_lineno or parent.lineno) + 1)
+    if bisect_left(starts, end) - bisect_left(starts, start) != inside:
+        return None  # another fix edits the condition
+    return start, end
+
+
+def _comment_lines(analysis: Analysis, stmt: ast.stmt, span: tuple[int, int]) -> str:
+    text = analysis.text[span[0] : span[1]]
+    if "#" not in text:
+        return ""
+    indent = analysis.src.indent_of(stmt.lineno)
+    return "".join(f"{indent}{c}{analysis.src.newline}" for c in kept_comments(text))
+
+
+_AVAILABILITY = ("is_torch_xla_available", "is_xla_available", "is_torch_tpu_available", "is_tpu_available")
+
+
+def is_xla_guard(test: ast.expr) -> bool:
+    """Whether `test` only asks if torch_xla can be used: after migration its body never runs.
+
+    `is_torch_xla_available()` (any module's), `"torch_xla" in sys.modules` and
+    `importlib.util.find_spec("torch_xla") is not None`.
+    """
+    if isinstance(test, ast.Call) and not test.args and not test.keywords:
+        func = test.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name in _AVAILABILITY
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right = test.left, test.comparators[0]
+        if isinstance(test.ops[0], ast.In) and _is_xla_string(left):
+            return isinstance(right, ast.Attribute) and right.attr == "modules"
+        if isinstance(test.ops[0], ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
+            return isinstance(left, ast.Call) and _calls(left, "find_spec") and len(left.args) == 1 and _is_xla_string(left.args[0])
+    return False
+
+
+def _is_xla_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == "torch_xla"
+
+
+def _calls(call: ast.Call, name: str) -> bool:
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr == name) or (isinstance(func, ast.Name) and func.id == name)
+
+
+def _block_holding(analysis: Analysis, stmt: ast.stmt, where: dict[int, dict[int, list[ast.stmt]]]) -> list[ast.stmt] | None:
+    """The statement list that holds `stmt`; each parent's lists are indexed once."""
+    parent = analysis.parent(stmt)
+    if parent is None:
+        return None
+    index = where.get(id(parent))
+    if index is None:
+        index = where[id(parent)] = {}
+        lists = [getattr(parent, name, None) for name in _BLOCK_FIELDS]
+        lists += [h.body for h in getattr(parent, "handlers", ())] + [c.body for c in getattr(parent, "cases", ())]
+        for block in lists:
+            if isinstance(block, list):
+                for child in block:
+                    index[id(child)] = block
+    return index.get(id(stmt))
 
 
 def verify(text: str, filename: str) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -152,7 +153,7 @@ def _message(match: Match, new: str, path: str, target: str = "neuron") -> str:
 def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Planned]:
     """Turn matches into findings with planned fixes, sorted by position."""
     ctx = FixContext(analysis)
-    anchor = import_anchor(analysis)
+    placement = import_placement(analysis)
     planned: list[Planned] = []
     seen: set[tuple[str, int, int]] = set()
     for match in matches:
@@ -163,7 +164,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         seen.add(key)
         plan = None if _ambiguous(analysis, match) else plan_fix(ctx, match)
         safety = _safety(match, plan, analysis.target)
-        fix = _to_fix(analysis, plan, safety, anchor, match) if plan is not None and safety is not Safety.MANUAL else None
+        fix = _to_fix(analysis, plan, safety, placement, match) if plan is not None and safety is not Safety.MANUAL else None
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
         finding = Finding(
@@ -206,12 +207,11 @@ def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:
     return plan.safety or accel or entry_safety or match.rule.safety
 
 
-def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, anchor: int, match: Match) -> Fix:
+def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, placement: ImportPlacement, match: Match) -> Fix:
     src = analysis.src
     edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
-    if plan.imports:
-        text = import_text(plan.imports, src.newline, analysis.text, anchor, follows_imports(analysis))
-        edits.append(TextEdit(src.position(anchor), src.position(anchor), text))
+    for start, end, text in import_edits(analysis, plan.imports, placement):
+        edits.append(TextEdit(src.position(start), src.position(end), text))
     edits.sort(key=lambda e: (e.start, e.end))
     description = plan.description or _describe(plan, match)
     return Fix(safety, description, tuple(edits))
@@ -245,6 +245,65 @@ def import_anchor(analysis: Analysis) -> int:
     return analysis.src.line_start((last.end_lineno or last.lineno) + 1)
 
 
+@dataclass(frozen=True)
+class ImportPlacement:
+    """Where a file's new imports go: after their group's last import, else after all imports."""
+
+    anchor: int  # after the module's top-level imports
+    follows_imports: bool
+    groups: tuple[tuple[str, int], ...] = ()  # ("stdlib" or a top-level package, offset after its last import)
+
+
+def import_placement(analysis: Analysis) -> ImportPlacement:
+    """Computed once per analysis: the import block's end, and where each group of it ends."""
+    anchor = import_anchor(analysis)
+    groups: dict[str, int] = {}
+    for stmt in analysis.tree.body:
+        if analysis.src.line_start(stmt.lineno) >= anchor:
+            break
+        if isinstance(stmt, ast.Import):
+            roots = {alias.name.split(".")[0] for alias in stmt.names}
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            roots = {stmt.module.split(".")[0]}
+        else:
+            continue
+        end = analysis.src.line_start((stmt.end_lineno or stmt.lineno) + 1)
+        for root in roots:
+            groups["stdlib" if root in sys.stdlib_module_names else root] = end
+    return ImportPlacement(anchor, follows_imports(analysis), tuple(sorted(groups.items())))
+
+
+def import_edits(
+    analysis: Analysis, keys: tuple[str, ...], placement: ImportPlacement, mark_helpers: bool = False
+) -> list[tuple[int, int, str]]:
+    """The insertions that add the imports (and helpers) `keys` ask for.
+
+    `import os` joins the standard-library imports and `import torch...` the torch ones when
+    the file has such a group; the rest (and helpers) go after all the imports.
+    """
+    if not keys:
+        return []
+    from neuron_migrate.analysis.analyze import IMPORTS
+
+    newline = analysis.src.newline
+    groups = dict(placement.groups)
+    by_offset: dict[int, list[str]] = {}
+    rest: list[str] = []
+    for key in keys:
+        module = IMPORTS[key][0] if key in IMPORTS else ""
+        root = module.split(".")[0]
+        offset = groups.get("stdlib" if root in sys.stdlib_module_names else root) if module else None
+        if offset is None or offset == placement.anchor:
+            rest.append(key)
+        else:
+            by_offset.setdefault(offset, []).append(key)
+    edits = [(at, at, "".join(IMPORTS[k][1] + newline for k in _IMPORT_ORDER if k in found)) for at, found in sorted(by_offset.items())]
+    if rest:
+        text = import_text(tuple(rest), newline, analysis.text, placement.anchor, placement.follows_imports, analysis.indent_unit(), mark_helpers)
+        edits.append((placement.anchor, placement.anchor, text))
+    return edits
+
+
 def follows_imports(analysis: Analysis) -> bool:
     """Whether new imports join an existing import block (else they open one)."""
     return any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in analysis.tree.body)
@@ -266,27 +325,58 @@ def _after_header(analysis: Analysis) -> int:
 _IMPORT_ORDER = ("os", "torch", "dist")
 
 
-def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True) -> str:
-    """The import lines (and helper definitions) that `keys` ask for, ready to insert."""
+def import_text(
+    keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True, unit: str = "    ", mark_helpers: bool = False
+) -> str:
+    """The import lines (and helper definitions, indented by `unit`) that `keys` ask for, ready to insert.
+
+    With `mark_helpers`, a helper ends with `HELPER_END`, where `apply` makes two blank lines once
+    every other edit is in (a statement deleted after the imports changes the gap).
+    """
     from neuron_migrate.analysis.analyze import IMPORTS
     from neuron_migrate.checks.fixes import DEVICE_LOADER, helper_text
 
     wanted = set(keys)
     out = "".join(IMPORTS[k][1] + newline for k in _IMPORT_ORDER if k in wanted)
     for key in sorted(k for k in wanted if k.startswith("helper:device_loader:")):
-        helper = DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]).replace("\n", newline)
-        out += newline + newline + helper.rstrip("\n") + newline
+        helper = _reindent(DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]), unit)
+        out += newline + newline + helper.rstrip("\n").replace("\n", newline) + newline
     for key in sorted(k for k in wanted if k.startswith("helper:") and not k.startswith("helper:device_loader:")):
         source = helper_text(key)
         if source is not None:
-            out += newline + newline + source.rstrip("\n").replace("\n", newline) + newline
+            out += newline + newline + _reindent(source, unit).rstrip("\n").replace("\n", newline) + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
-    following = text[anchor:]
-    if not after_imports and following and not following.startswith(("\n", "\r")):
-        gap = 2 if following.startswith(("def ", "class ", "async def ", "@")) else 1
+    if not after_imports and anchor < len(text) and not text.startswith(("\n", "\r"), anchor):
+        gap = 2 if text.startswith(("def ", "class ", "async def ", "@"), anchor) else 1
         out += newline * gap  # keep the inserted block apart from the code after it
+    elif any(k.startswith("helper:") for k in wanted):
+        out += HELPER_END if mark_helpers else newline * max(0, 2 - _blank_lines_at(text, anchor))
     return out
+
+
+HELPER_END = "\x00helper-end\x00"  # cannot occur in Python source; `apply` sets the gap there
+
+
+def _blank_lines_at(text: str, offset: int, most: int = 2) -> int:
+    """How many blank lines start at `offset` (up to `most`); the end of the text counts as enough."""
+    count = 0
+    for line in text[offset : offset + 400].splitlines(keepends=True)[:most]:
+        if line.strip():
+            break
+        count += 1
+    return most if offset >= len(text) else count
+
+
+def _reindent(code: str, unit: str) -> str:
+    """`code`, written with four-space steps, indented with `unit` steps instead."""
+    if unit == "    ":
+        return code
+    lines = []
+    for line in code.split("\n"):
+        stripped = line.lstrip(" ")
+        lines.append(unit * ((len(line) - len(stripped)) // 4) + stripped)
+    return "\n".join(lines)
 
 
 def tool_finding(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Finding:

@@ -10,7 +10,7 @@ from pathlib import Path
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.source import DecodeError, Encoded, decode, encode
 from neuron_migrate.engine import suppress
-from neuron_migrate.engine.apply import apply_once, verify
+from neuron_migrate.engine.apply import Applied, apply_once, verify
 from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
     Planned,
@@ -100,13 +100,21 @@ def _plan_with_analysis(text: str, path: str, ruleset: object) -> tuple[list[Pla
 def _fix_loop(
     text: str, path: str, settings: Settings, ruleset: object, planned: list[Planned], analysis: Analysis | None
 ) -> FileResult:
-    """Apply fixes round by round, each on the analysis its plans came from; verify the result once."""
+    """Apply fixes round by round, each on the analysis its plans came from; verify the result once.
+
+    A fix whose result does not compile is dropped alone: the others are applied, and its finding
+    stays without a fix, with an NM906 finding beside it.
+    """
     original = text
     fixed: list[Finding] = []
+    dropped: set[tuple[str, str, str]] = set()  # plans that broke the file, by what they do
     converged = False
     for _ in range(settings.max_fix_iterations):
         reported = suppress.reporter(text, path, settings)  # suppressed findings are not fixed
-        chosen = [p for p in planned if p.plan is not None and settings.allows(p.applicability.value) and reported(p.finding)]
+        chosen = [
+            p for p in planned
+            if p.plan is not None and settings.allows(p.applicability.value) and reported(p.finding) and _key(p) not in dropped
+        ]
         if not chosen or analysis is None:
             converged = True
             break
@@ -114,24 +122,75 @@ def _fix_loop(
         if applied.text == text:
             converged = True
             break
-        text = applied.text
-        fixed.extend(applied.fixed)
-        planned, error, analysis = _plan_with_analysis(text, path, ruleset)
+        replanned, error, next_analysis = _plan_with_analysis(applied.text, path, ruleset)
+        if error is not None and error.code == "NM901":  # some fix broke the syntax: drop it alone
+            good, bad = _split_breaking(analysis, chosen, path)
+            if not bad:
+                return _rejected(original, path, ruleset, error.message)
+            dropped.update(_key(p) for p in bad)
+            applied = apply_once(analysis, good) if good else Applied(text, ())
+            if applied.text == text:
+                converged = True
+                break
+            replanned, error, next_analysis = _plan_with_analysis(applied.text, path, ruleset)
         if error is not None:
             return _rejected(original, path, ruleset, error.message)
+        text = applied.text
+        fixed.extend(applied.fixed)
+        planned, analysis = replanned, next_analysis
     problem = verify(text, path) if text != original else None
     if problem is not None:
         return _rejected(original, path, ruleset, problem)
-    remaining = [p.finding for p in planned]
+    remaining = [replace(p.finding, fix=None) if _key(p) in dropped else p.finding for p in planned]
+    remaining += [_dropped_finding(path, p.finding) for p in planned if _key(p) in dropped]
     if not converged:
         remaining.append(tool_finding(path, "NM907", f"Review the fixes; they did not settle after {settings.max_fix_iterations} rounds"))
     return FileResult(
         path,
-        tuple(remaining),
+        tuple(sorted(remaining, key=lambda f: f.sort_key)),
         fixed=tuple(fixed),
         source=original,
         fixed_source=text if text != original else None,
     )
+
+
+_MAX_ISOLATED = 200  # beyond this many plans in one round, a broken round rejects the file
+
+
+def _key(item: Planned) -> tuple[str, str, str]:
+    """What a plan does, independent of offsets (they shift between rounds)."""
+    plan = item.plan
+    edit = plan.edits[0][2] if plan is not None and plan.edits else ""
+    return item.finding.code, item.finding.snippet or "", edit
+
+
+def _split_breaking(analysis: Analysis, chosen: list[Planned], path: str) -> tuple[list[Planned], list[Planned]]:
+    """The plans that keep the file compiling when applied alone, and those that break it."""
+    if len(chosen) > _MAX_ISOLATED:
+        return chosen, []
+    good: list[Planned] = []
+    bad: list[Planned] = []
+    for item in chosen:
+        alone = apply_once(analysis, [item]).text
+        (bad if _syntax_problem(alone, path) is not None else good).append(item)
+    return good, bad
+
+
+def _syntax_problem(text: str, path: str) -> str | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    except (RecursionError, MemoryError):
+        return None  # planning reports files nested too deeply
+    return None
+
+
+def _dropped_finding(path: str, finding: Finding) -> Finding:
+    message = f"Fix this `{finding.code}` finding by hand; its automatic fix produced invalid code"
+    return tool_finding(path, "NM906", message, finding.start.line, finding.start.column)
 
 
 def _rejected(original: str, path: str, ruleset: object, problem: str) -> FileResult:
