@@ -304,3 +304,12 @@ class Resolver:
     def is_loaded(self, name: str) -> bool:
         """Whether `name` is read anywhere in the module (any scope)."""
         return any(name in scope.loads for scope in self.scope_of.values())
+
+    def is_loaded_unbound(self, name: str) -> bool:
+        """Whether `name` is read in some scope where no binding of this module defines it.
+
+        Such a read means a global from elsewhere (a builtin, `exec`, an injected name), so a new
+        module-level binding of `name` would change what it reads. A read of a local binding
+        (an `import torch` inside one function) is not one.
+        """
+        return any(name in scope.loads and not self.lookup(name, scope) for scope in self.scope_of.values())

@@ -69,7 +69,7 @@ class FixContext:
                 return name, False
         if resolver.lookup(key, match.scope) or resolver.lookup(key, resolver.module_scope):
             return None
-        if resolver.is_loaded(key):
+        if resolver.is_loaded_unbound(key):
             return None
         return key, True
 
