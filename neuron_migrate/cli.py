@@ -76,7 +76,8 @@ def main() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
-@click.option("--exclude", multiple=True, help="Glob of files or folders to skip (adds to the defaults).")
+@click.option("--exclude", multiple=True, help="Glob of files or folders to skip; replaces the default excludes (and the config's `exclude`).")
+@click.option("--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes.")
 @click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for every finding instead of reporting them.")
@@ -318,6 +319,53 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
+
+
+@main.command("report")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(("html", "md", "json")), default="html", show_default=True, help="Report format.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--smoke", "smoke_script", metavar="SCRIPT", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Also run SCRIPT for a few steps on `neuron` and include the results.")
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
+@click.option("--exclude", multiple=True, help="Glob of files or folders to skip (replaces the default excludes).")
+@click.option("--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes.")
+@click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+def report_command(paths: tuple[Path, ...], fmt: str, output: Path | None, smoke_script: Path | None, **options: Any) -> None:
+    """Summarise the migration of PATHS: status per file, findings, manual work and an effort
+    estimate (html, md or json). Never writes source files."""
+    from neuron_migrate import report
+    from neuron_migrate.report.command import collect
+    from neuron_migrate.run import workflow
+
+    cwd = Path.cwd()
+    smoke = _smoke_report(smoke_script, options, cwd) if smoke_script is not None else None
+    try:
+        text = report.render(fmt, collect(paths, options, cwd, smoke=smoke))
+    except workflow.USER_ERRORS as exc:
+        _fail(str(exc))
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    click.echo(f"Wrote the {fmt} report to {output}", err=True)
+
+
+def _smoke_report(script: Path, options: dict[str, Any], cwd: Path) -> Any:
+    from neuron_migrate.config import config_for
+    from neuron_migrate.smoke import SmokeOptions, run_smoke
+    from neuron_migrate.smoke.runner import INSTALL_HINT, torch_available
+
+    if not torch_available():
+        _fail(INSTALL_HINT)
+    version = options["target_version"] or config_for(cwd, options["config_file"]).target_version or "2.14"
+    return run_smoke(script, (), SmokeOptions(target_version=version, base_dir=cwd))
 
 
 @main.command("rules")

@@ -16,6 +16,7 @@ from neuron_migrate.analysis.source import DecodeError, decode, encode
 from neuron_migrate.config import (
     ConfigError,
     Overrides,
+    check_selectors,
     config_for,
     output_format,
     plan_runs,
@@ -53,17 +54,18 @@ class Request:
     shard: tuple[int, int] | None = None  # (K, N): only shard K of N
 
 
-def _codes(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+def _codes(values: Sequence[str], flag: str) -> tuple[str, ...]:
+    return check_selectors((code for value in values for code in value.split(",") if code.strip()), flag)
 
 
 def overrides_from(options: Mapping[str, Any]) -> Overrides:
     """The CLI flags as config overrides; flags that were not given stay None or empty."""
     return Overrides(
-        select=_codes(options["select"]) or None,
-        ignore=_codes(options["ignore"]),
-        extend_select=_codes(options["extend_select"]),
-        exclude=tuple(options["exclude"]),
+        select=_codes(options["select"], "--select") or None,
+        ignore=_codes(options["ignore"], "--ignore"),
+        extend_select=_codes(options["extend_select"], "--extend-select"),
+        exclude=tuple(options["exclude"]) or None,
+        extend_exclude=tuple(options.get("extend_exclude") or ()),
         target_version=options["target_version"],
         unsafe_fixes=options["unsafe_fixes"],
         output_format=options["output_format"],
