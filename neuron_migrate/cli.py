@@ -28,8 +28,42 @@ class DefaultCheckGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = (*self.commands, *_LAZY_COMMANDS)
         if not args or (args[0] not in known and args[0] not in ("--help", "-h", "--version")):
+            _reject_mistyped_command(args[0] if args else "-", sorted(known))
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """Click's own errors (a bad option, a missing value) in our one style:
+        `neuron-migrate: error: ...` on stderr and exit code 2."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            super().main(args, prog_name or "neuron-migrate", complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            _fail("aborted")
+        except click.ClickException as exc:
+            command = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx is not None else "neuron-migrate"
+            _fail(f"{_lower_first(exc.format_message().rstrip('.'))} (see `{command} --help`)")
+        sys.exit(EXIT_CLEAN)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def _reject_mistyped_command(word: str, commands: Sequence[str]) -> None:
+    """`neuron-migrate chek` is a mistyped command, not a path to check: no such file exists
+    and the word is close to a command name, or a bare word that names nothing."""
+    if word.startswith("-") or os.path.exists(word):
+        return
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
+    if close:
+        _fail(f"unknown command '{word}'; did you mean '{close[0]}'?")
+    if word.isalpha() and word.islower():
+        _fail(f"unknown command '{word}', and no file or folder has that name; commands: {', '.join(commands)}")
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *_LAZY_COMMANDS})
@@ -90,14 +124,21 @@ def main() -> None:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="NEURON_MIGRATE_CACHE_DIR", help="Result cache folder  [default: ./.neuron_migrate_cache]")
 @click.option("--shard", callback=_shard_option, metavar="K/N", help="Check only shard K of N (1-based), split by path; for CI matrices.")
+@click.option("-o", "--output-file", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
+@click.option("--show-settings", is_flag=True, help="Print the settings (after config and flags) each path is checked with, and exit.")
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
     from neuron_migrate.run import workflow
 
     cwd = Path.cwd()
+    if paths == (Path("-"),) and not options["stdin_filename"]:
+        options["stdin_filename"] = "-"  # `check -` reads the code from stdin, as in Ruff
     try:
         request = workflow.request_from(paths, options)
         options["output_format"], options["unsafe_fixes"] = workflow.run_display(request, cwd)
+        if options["show_files"] or options["show_settings"]:
+            _show(request, options, cwd)
         if options["stdin_filename"]:
             _check_stdin(request, options, cwd)
         results = workflow.check_paths(request, cwd, _progress(options))
@@ -105,15 +146,59 @@ def check(paths: tuple[Path, ...], **options: Any) -> None:
             _write_baseline(options["write_baseline"], results)
     except workflow.USER_ERRORS as exc:
         _fail(str(exc))
+    if not results:
+        click.echo("neuron-migrate: warning: no files were checked (no file under the given paths is "
+                   "Python, a notebook, a packaging file or a shell script, or all are excluded)", err=True)
     if options["add_noqa"]:
         _report_noqa(results)
     if options["diff"]:
         click.echo(_diff(results), nl=False)
+        if not options["quiet"]:
+            click.echo(_would_fix(results), err=True)
     smoke_ok = True
     if options["smoke_script"] is not None:
         results, smoke_ok = _smoke(results, options, request, cwd)
     _emit(results, options)
     sys.exit(_exit_code(results, options) or (EXIT_FINDINGS if not smoke_ok else EXIT_CLEAN))
+
+
+def _would_fix(results: Sequence[Any]) -> str:
+    """`--diff`'s summary on stderr, as Ruff prints it."""
+    count = sum(len(r.fixed) for r in results if r.changed)
+    files = sum(1 for r in results if r.changed)
+    if not count:
+        return "No fixes available."
+    return f"Would fix {count} finding{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}."
+
+
+def _show(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
+    """`--show-files` / `--show-settings`: what a check would read, and with which settings."""
+    from dataclasses import fields
+
+    from neuron_migrate.run import workflow
+
+    lines: list[str] = []
+    if options["show_files"]:
+        lines += workflow.files(request, cwd)
+    if options["show_settings"]:
+        for config, paths, settings in workflow.settings_for(request):
+            lines.append(f"Settings for: {' '.join(p.as_posix() for p in paths)}")
+            lines.append(f"Config file: {config.as_posix() if config else '(none; defaults)'}")
+            lines += [f"  {f.name} = {getattr(settings, f.name)!r}" for f in fields(settings)]
+    _write_output("\n".join(lines) + ("\n" if lines else ""), options)
+    sys.exit(EXIT_CLEAN)
+
+
+def _write_output(text: str, options: dict[str, Any]) -> None:
+    """The report: to `--output-file` when given, else stdout."""
+    target = options.get("output_file")
+    if target is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(target).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {target}: {exc.strerror or exc}")
 
 
 def _smoke(results: list[Any], options: dict[str, Any], request: Any, cwd: Path) -> tuple[list[Any], bool]:
@@ -167,7 +252,7 @@ def _progress(options: dict[str, Any]) -> Callable[[int], Callable[[Any], object
     from neuron_migrate.run import progress
 
     def start(total: int) -> Callable[[Any], object] | None:
-        stream = click.get_text_stream("stderr")
+        stream = _stderr()
         if options["quiet"] or not progress.wanted(stream, os.environ, total):
             return None
         bar = progress.ProgressBar(stream, total)
@@ -182,14 +267,19 @@ def _progress(options: dict[str, Any]) -> Callable[[int], Callable[[Any], object
     return start
 
 
+def _stderr() -> Any:
+    """The text stream the progress bar draws on (a function, so tests can give it a terminal)."""
+    return sys.stderr
+
+
 def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
     """`--stdin-filename NAME`: with --fix only the code goes to stdout, the report to stderr."""
     from neuron_migrate.run import workflow
 
-    data = click.get_binary_stream("stdin").read()
+    data = sys.stdin.buffer.read()
     result, output = workflow.check_stdin(data, options["stdin_filename"], request, cwd)
     if options["fix"]:
-        stdout = click.get_binary_stream("stdout")
+        stdout = sys.stdout.buffer
         stdout.write(output)
         stdout.flush()
         _emit([result], options, err=True)
@@ -227,13 +317,23 @@ def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) ->
     """The report on stdout (stderr when stdout carries fixed code), then optional extras."""
     from neuron_migrate.output import show_fixes, statistics
 
+    from neuron_migrate.output import text as text_output
+
     fmt = options["output_format"]
     human = fmt in ("text", "full")
+    report = None
     if options["statistics"]:
         as_json = fmt in ("json", "json-lines")
-        click.echo(statistics.render(results, options["unsafe_fixes"], as_json=as_json), nl=False, err=err)
+        report = statistics.render(results, options["unsafe_fixes"], as_json=as_json)
+        if not as_json and not options["quiet"]:
+            report += "\n".join(text_output.summary(results, options["unsafe_fixes"])) + "\n"
     elif not (options["diff"] and human):
-        click.echo(_report(fmt, results, options), nl=False, err=err)
+        report = _report(fmt, results, options)
+    if report is not None:
+        if err:
+            click.echo(report, nl=False, err=True)
+        else:
+            _write_output(report, options)
     if options["show_fixes"]:
         click.echo(show_fixes.render(results), nl=False, err=err or not human)
     if options["show_suppressed"]:
@@ -275,14 +375,14 @@ def _append_step_summary(path: Path, results: Sequence[Any], options: Any) -> No
         used = path.stat().st_size if path.exists() else 0
         room = github.SUMMARY_LIMIT - used - 1
         if room < 1024:
-            click.echo(f"neuron-migrate: {path} is full; no step summary written", err=True)
+            click.echo(f"neuron-migrate: warning: {path} is full; no step summary written", err=True)
             return
         separator = "\n" if used else ""
         text = github.summary(results, root=options.root, cwd=options.cwd, limit=room - len(separator))
         with path.open("a", encoding="utf-8") as handle:
             handle.write(separator + text)
     except OSError as exc:
-        click.echo(f"neuron-migrate: cannot write the step summary to {path}: {exc.strerror or exc}", err=True)
+        click.echo(f"neuron-migrate: warning: cannot write the step summary to {path}: {exc.strerror or exc}", err=True)
 
 
 def _emit_suppressed(results: Sequence[Any], to_stderr: bool) -> None:
@@ -385,8 +485,7 @@ def explain(code: str) -> None:
 
     text = docs.explain(code.upper())
     if text is None:
-        click.echo(f"neuron-migrate: unknown rule code {code!r}; run `neuron-migrate rules` to list them", err=True)
-        sys.exit(EXIT_ERROR)
+        _fail(f"unknown rule code {code!r}; run `neuron-migrate rules` to list them")
     click.echo(text, nl=False)
 
 

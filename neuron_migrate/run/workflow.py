@@ -120,6 +120,19 @@ def _batches(request: Request, cwd: Path) -> list[tuple[list[Target], Any]]:
     return batches
 
 
+def files(request: Request, cwd: Path) -> list[str]:
+    """`--show-files`: the display paths a check of the request would read, sorted."""
+    return sorted(target.display for targets, _ in _batches(request, cwd) for target in targets)
+
+
+def settings_for(request: Request) -> list[tuple[Path | None, tuple[Path, ...], Any]]:
+    """`--show-settings`: (config file, paths, merged Settings) for each group of PATHS."""
+    from neuron_migrate.config import config_for as _config_for
+
+    groups = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)
+    return [(_config_for(paths[0], request.config_file).path, paths, settings) for paths, settings in groups]
+
+
 def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = None) -> list[FileResult]:
     """Check (and maybe fix) every file under the request's paths, then apply run-wide filters."""
     known = baseline.load(request.baseline) if request.baseline else None

@@ -1,0 +1,141 @@
+"""The rough edges a new user hits (issue 12, part 2), each pinned by a test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from neuron_migrate.cli import main
+
+XLA = "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\nxm.mark_step()\n"
+
+
+def invoke(args: list[str], cwd: Path, stdin: str | None = None) -> Result:
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, args, input=stdin, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "train.py").write_text(XLA, encoding="utf-8")
+    return tmp_path
+
+
+# 1. rule codes on the command line are validated like the config's
+@pytest.mark.parametrize(("flag", "value", "hint"), [
+    ("--select", "NM2O1", "(did you mean NM201?)"),
+    ("--select", "E501", "not a rule code"),
+    ("--ignore", "NM2010", "not a rule code"),
+    ("--extend-select", "NM101,NM8", "matches no rule"),
+])
+def test_bad_rule_codes_stop_the_run(project: Path, flag: str, value: str, hint: str) -> None:
+    result = invoke([flag, value, "."], project)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"neuron-migrate: error: {flag} has ") and hint in result.stderr
+    assert "All checks passed" not in result.output
+
+
+def test_good_rule_codes_still_work(project: Path) -> None:
+    assert invoke(["--select", "nm2,NM101", "."], project).exit_code == 1
+    assert invoke(["--select", "ALL", "--ignore", "NM1,NM2,NM6", "."], project).exit_code == 0
+
+
+# 2. a mistyped command is not a path; `check -` reads stdin
+@pytest.mark.parametrize(("word", "expected"), [("chek", "'check'"), ("rulez", "'rules'"), ("explian", "'explain'")])
+def test_mistyped_command(project: Path, word: str, expected: str) -> None:
+    result = invoke([word], project)
+    assert result.exit_code == 2
+    assert result.stderr == f"neuron-migrate: error: unknown command '{word}'; did you mean {expected}?\n"
+
+
+def test_a_file_named_like_a_command_is_still_checked(project: Path) -> None:
+    (project / "chek").mkdir()
+    (project / "chek" / "t.py").write_text(XLA, encoding="utf-8")
+    assert invoke(["chek"], project).exit_code == 1
+
+
+def test_check_dash_reads_stdin(project: Path) -> None:
+    result = invoke(["check", "-"], project, stdin=XLA)
+    assert result.exit_code == 1 and "-:4:1: NM201" in result.stdout
+
+
+# 4. nothing matched
+def test_warns_when_no_file_was_checked(project: Path) -> None:
+    (project / "NOTES.md").write_text("torch_xla\n", encoding="utf-8")
+    (project / "empty").mkdir()
+    for target in ("NOTES.md", "empty"):
+        result = invoke(["check", target], project)
+        assert result.exit_code == 0
+        assert "neuron-migrate: warning: no files were checked" in result.stderr
+    assert "warning" not in invoke(["check", "train.py"], project).stderr
+
+
+# 5. --diff and --statistics summaries
+def test_diff_prints_what_it_would_fix(project: Path) -> None:
+    result = invoke(["--diff", "."], project)
+    assert result.exit_code == 1 and result.stdout.startswith("--- a/train.py")
+    assert result.stderr == "Would fix 3 findings in 1 file.\n"  # the import goes once its uses are fixed
+
+
+def test_statistics_has_a_total_and_fixable_counts(project: Path) -> None:
+    result = invoke(["--statistics", "."], project)
+    assert result.stdout.splitlines()[-2:] == ["Found 3 findings.", "[*] 2 fixable with the `--fix` option."]
+
+
+# 6. --output-file, --show-files, --show-settings
+def test_output_file(project: Path) -> None:
+    result = invoke([".", "--output-format", "json", "--output-file", "out.json"], project)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert '"code": "NM101"' in (project / "out.json").read_text(encoding="utf-8")
+
+
+def test_show_files_and_settings(project: Path) -> None:
+    (project / "README.md").write_text("x\n", encoding="utf-8")
+    (project / "build").mkdir()
+    (project / "build" / "gen.py").write_text(XLA, encoding="utf-8")
+    result = invoke(["--show-files", "."], project)
+    assert result.exit_code == 0 and result.stdout == "train.py\n"
+    (project / "pyproject.toml").write_text('[tool.neuron-migrate]\nignore = ["NM6"]\n', encoding="utf-8")
+    result = invoke(["--show-settings", "--target-version", "2.13", "."], project)
+    assert result.exit_code == 0
+    assert "Config file: " in result.stdout and "pyproject.toml" in result.stdout
+    assert "  target_version = '2.13'" in result.stdout and "NM601" not in result.stdout.split("select = ")[1].split("\n")[0]
+
+
+# 7. --exclude replaces the default excludes; --extend-exclude adds to them
+def test_exclude_follows_ruff(project: Path) -> None:
+    (project / "build").mkdir()
+    (project / "build" / "gen.py").write_text(XLA, encoding="utf-8")
+    assert invoke(["--show-files", "."], project).stdout == "train.py\n"
+    assert invoke(["--show-files", "--exclude", "train.py", "."], project).stdout == "build/gen.py\n"
+    assert invoke(["--show-files", "--extend-exclude", "train.py", "."], project).stdout == ""
+
+
+# 8. one style for every error line, Click's own included
+@pytest.mark.parametrize(("args", "message"), [
+    (["--no-such-flag"], "neuron-migrate: error: no such option '--no-such-flag'"),
+    (["check", "--output-format", "xml", "."], "neuron-migrate: error: invalid value for '--output-format'"),
+    (["explain"], "neuron-migrate: error: missing argument 'CODE'"),
+    (["explain", "NM999"], "neuron-migrate: error: unknown rule code 'NM999'"),
+    (["check", "--jobs", "0"], "neuron-migrate: error: invalid value for '-j' / '--jobs'"),
+])
+def test_errors_share_one_style(project: Path, args: list[str], message: str) -> None:
+    result = invoke(args, project)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(message) and len(result.stderr.splitlines()) == 1, result.stderr
+    assert "Usage:" not in result.output
+
+
+def test_config_and_io_errors_share_the_style(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.neuron-migrate]\nselct = []\n", encoding="utf-8")
+    result = invoke(["."], project)
+    assert result.exit_code == 2 and result.stderr.startswith("neuron-migrate: error: pyproject.toml: unknown key")
+    result = invoke([".", "--output-file", str(project / "missing" / "out.txt"), "--config", str(project / "none.toml")], project)
+    assert result.exit_code == 2 and result.stderr.startswith("neuron-migrate: error: ")
