@@ -99,6 +99,7 @@ def main() -> None:
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--fix-only", is_flag=True, help="Apply safe fixes in place; report only what was fixed, and exit 0 even when findings remain.")
 @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change behaviour (with --fix or --diff).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing.")
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
@@ -132,6 +133,7 @@ def check(paths: tuple[Path, ...], **options: Any) -> None:
     from neuron_migrate.run import workflow
 
     cwd = Path.cwd()
+    options["fix"] = options["fix"] or options["fix_only"]
     if paths == (Path("-"),) and not options["stdin_filename"]:
         options["stdin_filename"] = "-"  # `check -` reads the code from stdin, as in Ruff
     try:
@@ -322,7 +324,9 @@ def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) ->
     fmt = options["output_format"]
     human = fmt in ("text", "full")
     report = None
-    if options["statistics"]:
+    if options.get("fix_only"):
+        report = "" if options["quiet"] else _fixed_summary(results)
+    elif options["statistics"]:
         as_json = fmt in ("json", "json-lines")
         report = statistics.render(results, options["unsafe_fixes"], as_json=as_json)
         if not as_json and not options["quiet"]:
@@ -338,6 +342,15 @@ def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) ->
         click.echo(show_fixes.render(results), nl=False, err=err or not human)
     if options["show_suppressed"]:
         _emit_suppressed(results, to_stderr=err or not human)
+
+
+def _fixed_summary(results: Sequence[Any]) -> str:
+    """`--fix-only`: what was fixed; the findings left are for `neuron-migrate check` to list."""
+    fixed = sum(len(r.fixed) for r in results)
+    left = sum(1 for r in results for _ in r.findings)
+    files = sum(1 for r in results if r.changed)
+    text = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}"
+    return text + (f" ({left} left; `neuron-migrate check` lists them).\n" if left else ".\n")
 
 
 def _report(fmt: str, results: Sequence[Any], options: dict[str, Any]) -> str:
@@ -415,7 +428,7 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
         return EXIT_ERROR
     if options["diff"] and any(r.changed for r in results):
         return EXIT_FINDINGS
-    if findings and not options["exit_zero"]:
+    if findings and not options["exit_zero"] and not options.get("fix_only"):
         return EXIT_FINDINGS
     return EXIT_CLEAN
 

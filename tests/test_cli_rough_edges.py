@@ -139,3 +139,15 @@ def test_config_and_io_errors_share_the_style(project: Path) -> None:
     assert result.exit_code == 2 and result.stderr.startswith("neuron-migrate: error: pyproject.toml: unknown key")
     result = invoke([".", "--output-file", str(project / "missing" / "out.txt"), "--config", str(project / "none.toml")], project)
     assert result.exit_code == 2 and result.stderr.startswith("neuron-migrate: error: ")
+
+
+# 10. the fix hook (`check --fix-only`) says what it fixed and leaves the findings to the check hook
+def test_fix_only_reports_only_what_it_fixed(project: Path) -> None:
+    (project / "more.py").write_text("import torch_xla.core.xla_model as xm\nxm.all_reduce('sum', [t])\n", encoding="utf-8")
+    result = invoke(["check", "--fix-only", "."], project)
+    assert result.exit_code == 0
+    assert result.stdout == "Fixed 3 findings in 1 file (2 left; `neuron-migrate check` lists them).\n"
+    assert "NM306" not in result.output
+    assert "xla_device" not in (project / "train.py").read_text(encoding="utf-8")
+    hooks = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    assert "entry: neuron-migrate check --fix-only\n" in hooks

@@ -213,3 +213,13 @@ def test_readme_shows_the_report() -> None:
     quickstart = readme[readme.index("## Quickstart"):readme.index("## Usage")]
     first, report_step = quickstart.index("1. "), quickstart.index("neuron-migrate report")
     assert first < report_step < quickstart.index("2. ")
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    """The README's second Quickstart step is `.ci/run`, Chromium install included."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    step = readme[readme.index("\n2. "):readme.index("## Usage")]
+    (block,) = re.findall(r"```sh\n(.*?)```", step, re.S)
+    commands = [line.strip() for line in block.splitlines() if line.strip()]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line and not line.startswith(("#", "set ", "cd "))]
+    assert commands == ci and any("apt-get install -y -qq chromium" in c for c in ci)

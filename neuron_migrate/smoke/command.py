@@ -67,7 +67,7 @@ from neuron_migrate.smoke.runner import (
     type=click.Choice(available_versions()),
     default="2.14",
     show_default=True,
-    help="PyTorch family of the op compat data.",
+    help="torch-neuronx family of the op compat data.",
 )
 def smoke_command(
     script: Path,
