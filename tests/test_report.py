@@ -223,3 +223,56 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     commands = [line.strip() for line in block.splitlines() if line.strip()]
     ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line and not line.startswith(("#", "set ", "cd "))]
     assert commands == ci and any("apt-get install -y -qq chromium" in c for c in ci)
+
+
+# -- issue 12, rough edge 12: `explain` and `rules` ----------------------------------------------
+
+INTERNAL = re.compile(r"torchneuron-facts|facts §|§\d|\[(C|C-old|I|B)\]")
+
+
+@pytest.mark.parametrize("code", ["NM101", "NM201", "NM308", "NM309", "NM601"])
+def test_use_instead_has_no_torch_xla(code: str) -> None:
+    from neuron_migrate import docs
+
+    text = docs.explain(code)
+    assert text is not None and "Use instead" in text
+    assert "torch_xla" not in text.split("Use instead", 1)[1].split("Sources", 1)[0]
+
+
+def test_use_instead_is_fully_migrated_for_every_rule() -> None:
+    """Whatever torch_xla is left in an example's "Use instead" is still needed: fixing it again,
+    with every rule and unsafe fixes on, changes nothing."""
+    from neuron_migrate import docs
+    from neuron_migrate.catalogue import load_catalogue
+
+    for spec in load_catalogue():
+        found = docs.example(spec.code)
+        if found is None or found[1] is None or docs.fence(spec.code) != "python":
+            continue
+        assert docs.migrated(found[1]) == found[1], spec.code
+
+
+def test_sources_are_public_and_listed() -> None:
+    from neuron_migrate import docs
+    from neuron_migrate.catalogue import load_catalogue
+
+    for spec in load_catalogue():
+        text = docs.explain(spec.code) or ""
+        assert not INTERNAL.search(text), (spec.code, INTERNAL.search(text))
+        for tag in re.findall(r"\bS\d+\b", spec.source):
+            assert tag in docs.load_sources(), (spec.code, tag)
+    assert not INTERNAL.search(docs.render_rules("text") + docs.render_rules("markdown") + docs.render_rules("json"))
+    assert (ROOT / "docs" / "sources.md").read_text(encoding="utf-8") == docs.render_sources(), \
+        "docs/sources.md is stale: python -m neuron_migrate.docs sources > docs/sources.md"
+    explained = docs.explain("NM306") or ""
+    assert "S11  How to use torch.distributed on Neuron: https://awsdocs-neuron.readthedocs-hosted.com/" in explained
+
+
+def test_rules_listing_wraps_to_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from neuron_migrate import docs
+
+    for columns in (80, 120):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        lines = docs.render_rules("text").splitlines()
+        assert max(len(line) for line in lines) <= columns
+        assert lines[0].startswith("NM101  xla_device_call")
