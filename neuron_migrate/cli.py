@@ -304,13 +304,24 @@ def _write_baseline(path: Path, results: Sequence[Any]) -> NoReturn:
 def _report_noqa(results: Sequence[Any]) -> NoReturn:
     """`--add-noqa`: say how many directives were written; files that could not be annotated
     (unreadable, unparseable) are listed on stderr and make the exit code 1."""
+    from neuron_migrate.engine.formats.textfiles import NOQA_KINDS, file_kind
     from neuron_migrate.output import text as text_output
+
+    def annotatable(path: str) -> bool:
+        kind = file_kind(path)
+        return kind is None or kind == "setup_py" or kind in NOQA_KINDS
 
     count = sum(1 for r in results if r.changed for f in r.findings if f.category != "tool")
     files = sum(1 for r in results if r.changed)
     problems = [f for r in results for f in r.findings if f.category == "tool"]
     for finding in problems:
         click.echo(text_output.line(finding), err=True)
+    skipped = [f for r in results if not annotatable(r.path) for f in r.findings if f.category != "tool"]
+    for finding in skipped:
+        name = finding.path.rsplit("/", 1)[-1]
+        click.echo(f"{text_output.line(finding)} (no `# noqa` added: {name} has no inline comments; use "
+                   f"per-file-ignores or a `# neuron-migrate: noqa: {finding.code}` line)", err=True)
+    problems += skipped
     click.echo(f"Added `# noqa` for {count} finding{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}.")
     sys.exit(EXIT_FINDINGS if problems else EXIT_CLEAN)
 

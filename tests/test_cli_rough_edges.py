@@ -151,3 +151,31 @@ def test_fix_only_reports_only_what_it_fixed(project: Path) -> None:
     assert "xla_device" not in (project / "train.py").read_text(encoding="utf-8")
     hooks = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
     assert "entry: neuron-migrate check --fix-only\n" in hooks
+
+
+# 3. `# noqa` in requirements files and shell scripts; --add-noqa says what it could not suppress
+def test_noqa_in_requirements_and_shell(project: Path) -> None:
+    (project / "requirements.txt").write_text("torch_xla==2.5.0  # noqa: NM620\ntorch-xla[tpu]\n", encoding="utf-8")
+    (project / "run.sh").write_text("#!/bin/bash\nexport PJRT_DEVICE=TPU  # noqa: NM630\nXLA_USE_BF16=1 \\\n  python t.py\n",
+                                    encoding="utf-8")
+    result = invoke(["check", "requirements.txt", "run.sh"], project)
+    assert [line.split(" ")[0] for line in result.stdout.splitlines()[:-2]] == ["requirements.txt:2:1:", "run.sh:3:1:"]
+    fixed = invoke(["check", "--fix", "--unsafe-fixes", "requirements.txt"], project)
+    assert fixed.exit_code == 0
+    assert (project / "requirements.txt").read_text(encoding="utf-8") == "torch_xla==2.5.0  # noqa: NM620\n"  # a suppressed finding is not fixed
+
+
+def test_add_noqa_in_text_files(project: Path) -> None:
+    (project / "requirements.txt").write_text("torch_xla==2.5.0\n", encoding="utf-8")
+    (project / "run.sh").write_text("XLA_USE_BF16=1 \\\n  python t.py\n", encoding="utf-8")
+    (project / "setup.cfg").write_text("[options]\ninstall_requires =\n    torch_xla==2.5\n", encoding="utf-8")
+    result = invoke(["check", "--add-noqa", "requirements.txt", "run.sh", "setup.cfg"], project)
+    assert result.stdout == "Added `# noqa` for 2 findings in 2 files.\n"
+    assert result.exit_code == 1  # one finding could not be suppressed, and it says why
+    assert "setup.cfg:3:5: NM620" in result.stderr and "no `# noqa` added: setup.cfg has no inline comments" in result.stderr
+    assert (project / "requirements.txt").read_text(encoding="utf-8") == "torch_xla==2.5.0  # noqa: NM620\n"
+    assert (project / "run.sh").read_text(encoding="utf-8") == "XLA_USE_BF16=1 \\\n  python t.py  # noqa: NM630\n"
+    assert invoke(["check", "requirements.txt", "run.sh"], project).exit_code == 0
+    (project / "setup.cfg").write_text("# neuron-migrate: noqa: NM620\n[options]\ninstall_requires =\n    torch_xla==2.5\n",
+                                       encoding="utf-8")
+    assert invoke(["check", "setup.cfg"], project).exit_code == 0

@@ -28,6 +28,7 @@ from neuron_migrate.engine.directives import (
     Directive,
     Layout,
     layout_of,
+    line_layout,
     noqa_edit,
     parse_directives,
     removal_edit,
@@ -60,8 +61,10 @@ def ignored_prefixes(path: str, settings: Settings) -> tuple[str, ...]:
 class Suppressor:
     """Decides, for one file's text, which findings are suppressed and by what."""
 
-    def __init__(self, text: str, path: str, settings: Settings) -> None:
+    def __init__(self, text: str, path: str, settings: Settings, line_comments: bool = False) -> None:
         self.src = SourceText(text)
+        if line_comments:  # not Python: find `# noqa` by a line scan, never by tokenizing
+            self.__dict__["layout"] = line_layout(self.src)
         self.ignored = ignored_prefixes(path, settings)
         self.directives = parse_directives(self.src, self.layout) if _mentions_noqa(text) else ()
         self.by_line: dict[int, list[Directive]] = {}
@@ -246,19 +249,23 @@ def needed(text: str, settings: Settings) -> bool:
     return bool(settings.per_file_ignores) or settings.add_noqa or _mentions_noqa(text)
 
 
-def reporter(text: str, path: str, settings: Settings) -> Callable[[Finding], bool]:
+def reporter(text: str, path: str, settings: Settings, line_comments: bool = False) -> Callable[[Finding], bool]:
     """A test for the fix loop: is this finding reported (so its fix may be applied)?"""
     if not needed(text, settings):
         return lambda finding: True
-    return Suppressor(text, path, settings).reported
+    return Suppressor(text, path, settings, line_comments).reported
 
 
-def finish(result: FileResult, settings: Settings) -> FileResult:
-    """Apply suppressions to a checked file; with `--fix`, also apply the NM910 removals."""
+def finish(result: FileResult, settings: Settings, line_comments: bool = False) -> FileResult:
+    """Apply suppressions to a checked file; with `--fix`, also apply the NM910 removals.
+
+    `line_comments`: the file is a requirements file, shell script or other text file whose
+    `#` comments are found line by line (see `directives.line_layout`).
+    """
     text = result.fixed_source if result.fixed_source is not None else result.source
     if text is None or not needed(text, settings):
         return result
-    suppressor = Suppressor(text, result.path, settings)
+    suppressor = Suppressor(text, result.path, settings, line_comments)
     outcome = split(text, result.path, result.findings, settings, suppressor)
     if settings.add_noqa:
         new_text, noted = add_noqa(text, outcome.kept, suppressor)
