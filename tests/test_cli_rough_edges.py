@@ -218,3 +218,58 @@ def test_an_import_still_used_is_not_counted_fixable(project: Path) -> None:
                                      encoding="utf-8")
     out = invoke(["check", "more.py"], project).stdout
     assert "more.py:1:1: NM601 Remove" in out and "[*] 1 fixable" in out
+
+
+# 14. formatting of fixed code: merged guards, the file's line length, no `(lambda: ...)()`
+def _fixed(text: str) -> str:
+    from neuron_migrate.engine.pipeline import check_source
+    from neuron_migrate.settings import Settings
+
+    result = check_source(text, "t.py", Settings(fix=True))
+    assert result.fixed_source is not None
+    compile(result.fixed_source, "t.py", "exec")
+    return result.fixed_source
+
+
+def test_nested_rank_guards_are_merged() -> None:
+    fixed = _fixed("import torch_xla.core.xla_model as xm\n\n\ndef log(x):\n"
+                   "    if xm.is_master_ordinal():\n        xm.master_print(x)\n"
+                   "    if xm.is_master_ordinal(local=False):\n        xm.master_print('global')\n")
+    assert fixed.endswith(
+        '    if int(os.environ.get("LOCAL_RANK", 0)) == 0 and (not dist.is_initialized() or dist.get_rank() == 0):\n'
+        "        print(x)\n"
+        "    if not dist.is_initialized() or dist.get_rank() == 0:\n"
+        "        print('global')\n"
+    ) or fixed.endswith(
+        '    if int(os.environ.get("LOCAL_RANK", 0)) == 0 and (\n'
+        "        not dist.is_initialized() or dist.get_rank() == 0\n"
+        "    ):\n"
+        "        print(x)\n"
+        "    if not dist.is_initialized() or dist.get_rank() == 0:\n"
+        "        print('global')\n"
+    ), fixed
+
+
+def test_fixed_lines_keep_the_files_line_length() -> None:
+    body = "    if xm.is_master_ordinal():\n        xm.master_print(x)\n"
+    short = _fixed("import torch_xla.core.xla_model as xm\n\n\ndef log(x):\n" + body)
+    assert max(len(line) for line in short.splitlines()) <= 79  # broken inside the parentheses
+    assert "and (\n        not dist.is_initialized() or dist.get_rank() == 0\n    ):\n" in short
+    wide = _fixed("import torch_xla.core.xla_model as xm\n\n\ndef log(x):\n" + body + "    # " + "x" * 116 + "\n")
+    assert 'if int(os.environ.get("LOCAL_RANK", 0)) == 0 and (not dist.is_initialized() or dist.get_rank() == 0):' in wide
+
+
+def test_a_comment_inside_the_if_is_kept() -> None:
+    fixed = _fixed("import torch_xla.core.xla_model as xm\n\n\ndef log(x):\n"
+                   "    if xm.is_master_ordinal():\n        # why\n        xm.master_print(x)\n")
+    assert "        # why\n" in fixed
+
+
+def test_no_fix_emits_an_immediately_called_lambda() -> None:
+    import re
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    outputs = [p for p in fixtures.rglob("*.fixed.py")]
+    assert outputs
+    for path in outputs:
+        assert not re.search(r"\(lambda\b[^\n]*\)\(\)", path.read_text(encoding="utf-8", errors="replace")), path
