@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
-from neuron_migrate.checks import api_fixes
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -714,7 +713,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "process_group": process_group,
         "master_ordinal": master_ordinal,
         "device_loader": device_loader,
-        **api_fixes.FIXES,
     }
 )
 
