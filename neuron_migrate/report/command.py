@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,6 @@ def selection_text(options: Mapping[str, Any]) -> str:
 def collect(paths: Sequence[Path], options: Mapping[str, Any], cwd: Path, now: _dt.datetime | None = None,
             smoke: object | None = None) -> Report:
     """Check `paths` without fixing and build the report."""
-    from dataclasses import replace
-
     from neuron_migrate.config import config_for
     from neuron_migrate.run import workflow
 
@@ -50,18 +49,24 @@ def collect(paths: Sequence[Path], options: Mapping[str, Any], cwd: Path, now: _
         effort=config.report_effort,
     )
     if smoke is not None:
-        from neuron_migrate.cli import join_findings
         from neuron_migrate.smoke.findings import report_findings
 
-        results = join_findings(results, report_findings(smoke))  # type: ignore[arg-type]
+        results = _join(results, report_findings(smoke))  # type: ignore[arg-type]
     return build(results, run, smoke, kinds)
+
+
+def _join(results: Sequence[FileResult], extra: Sequence[Finding]) -> list[FileResult]:
+    """The smoke run's findings added to the results of their files (or as new results)."""
+    by_path: dict[str, list[Finding]] = {}
+    for finding in extra:
+        by_path.setdefault(finding.path, []).append(finding)
+    joined = [replace(r, findings=(*r.findings, *by_path.pop(r.path))) if r.path in by_path else r for r in results]
+    return joined + [FileResult(path, tuple(found)) for path, found in sorted(by_path.items())]
 
 
 def _dry_run(request: Any, unsafe: bool) -> Any:
     """The request as `--diff` (with `--unsafe-fixes` when `unsafe`) would run it: fixes planned
     and applied in memory, nothing written."""
-    from dataclasses import replace
-
     return replace(request, write=False, overrides=replace(request.overrides, fix=True, unsafe_fixes=unsafe))
 
 
