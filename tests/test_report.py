@@ -276,3 +276,19 @@ def test_rules_listing_wraps_to_the_terminal(monkeypatch: pytest.MonkeyPatch) ->
         lines = docs.render_rules("text").splitlines()
         assert max(len(line) for line in lines) <= columns
         assert lines[0].startswith("NM101  xla_device_call")
+
+
+def test_smoke_results_join_the_report(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from neuron_migrate.smoke.report import Event, Fallback, SmokeReport
+
+    smoke = SmokeReport(script="train.py", status="ok", device="emulated", target_version="2.14", nproc=2, steps=2,
+                        forwards=2, backwards=2, stop_reason="steps", wall_time_s=1.0,
+                        fallbacks=(Fallback("aten::linalg_svd", False, "cpu-fallback", "compat"),),
+                        events=(Event("float64", "aten::add", "float64 on neuron", 3),))
+    monkeypatch.chdir(project)
+    rep = collect((), OPTIONS, project, now=NOW, smoke=smoke)
+    assert rep.smoke is not None and rep.smoke.ranks == 2 and rep.smoke.fallbacks == ("aten::linalg_svd",)
+    assert rep.smoke.float64 == 3 and rep.smoke.fallbacks_predicted
+    data = json.loads(report.render("json", rep))
+    jsonschema.Draft7Validator(SCHEMA).validate(data)
+    assert "### Smoke run" in report.render("md", rep) and "aten::linalg_svd" in report.render("html", rep)
