@@ -273,3 +273,10 @@ def test_no_fix_emits_an_immediately_called_lambda() -> None:
     assert outputs
     for path in outputs:
         assert not re.search(r"\(lambda\b[^\n]*\)\(\)", path.read_text(encoding="utf-8", errors="replace")), path
+
+
+def test_an_import_whose_use_is_suppressed_is_not_counted_fixable(project: Path) -> None:
+    (project / "more.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()  # noqa: NM201\n", encoding="utf-8")
+    out = invoke(["check", "more.py"], project).stdout
+    assert "more.py:1:1: NM601 Remove" in out and "fixable" not in out
+    assert invoke(["check", "--fix", "more.py"], project).stdout.endswith("\nFound 1 finding.\n")  # nothing to fix

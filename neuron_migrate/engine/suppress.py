@@ -269,7 +269,7 @@ def finish(result: FileResult, settings: Settings, line_comments: bool = False) 
     if text is None or not needed(text, settings):
         return result
     suppressor = Suppressor(text, result.path, settings, line_comments)
-    outcome = split(text, result.path, result.findings, settings, suppressor)
+    outcome = _keep_imports_of_suppressed_uses(split(text, result.path, result.findings, settings, suppressor))
     if settings.add_noqa:
         new_text, noted = add_noqa(text, outcome.kept, suppressor)
         changed = new_text if new_text != result.source else None
@@ -286,6 +286,18 @@ def finish(result: FileResult, settings: Settings, line_comments: bool = False) 
         fixed_source=new_text if new_text != result.source else None,
         suppressed=tuple(shift(f, deleted) for f in outcome.suppressed),
     )
+
+
+def _keep_imports_of_suppressed_uses(outcome: Outcome) -> Outcome:
+    """A suppressed finding is not fixed, so an import that was to go with its uses stays:
+    drop the "goes with its uses" fix (see `engine.check`) when any fix here is suppressed."""
+    if not any(f.fix is not None and f.fix.edits for f in outcome.suppressed):
+        return outcome
+
+    def plain(finding: Finding) -> Finding:
+        return replace(finding, fix=None) if finding.fix is not None and not finding.fix.edits else finding
+
+    return Outcome(tuple(map(plain, outcome.kept)), tuple(map(plain, outcome.suppressed)), outcome.unused)
 
 
 def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:
