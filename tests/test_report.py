@@ -28,7 +28,7 @@ OPTIONS = {"select": (), "ignore": (), "extend_select": (), "exclude": (), "targ
 FILES = {
     "done.py": 'import torch\ndevice = torch.device("neuron")\n',
     "auto.py": "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\nxm.mark_step()\n",
-    "unsafe.py": "import torch_xla.core.xla_model as xm\n\ndef step(opt):\n    xm.optimizer_step(opt)\n",
+    "unsafe.py": "import torch\n\n\ndef f(t):\n    return t.double()\n",
     "manual.py": "import torch_xla.core.xla_model as xm\n\ndef total(t):\n    return xm.all_reduce(xm.REDUCE_SUM, t)\n",
     "clean.py": "print('hello')\n",
     "requirements.txt": "torch_xla==2.5.0\n",
