@@ -37,7 +37,7 @@ from neuron_migrate.catalogue import (
     parse_rule,
     select_rules,
 )
-from neuron_migrate.checks import api_fixes, fixes
+from neuron_migrate.checks import api_fixes, cuda_fixes, fixes
 from neuron_migrate.checks.detectors import DETECTORS, DetectorFn
 from neuron_migrate.settings import RuleSources
 
@@ -73,7 +73,7 @@ def registry(sources: RuleSources = RuleSources()) -> Registry:
     """The shipped rules plus the project's; raises RuleSpecError naming the bad file or key."""
     specs = list(load_catalogue())
     detectors: dict[str, tuple[tuple[type, ...], DetectorFn]] = dict(DETECTORS)
-    fix_table: dict[str, Callable[..., Any]] = {**fixes.FIXES, **api_fixes.FIXES}
+    fix_table: dict[str, Callable[..., Any]] = {**fixes.FIXES, **api_fixes.FIXES, **cuda_fixes.FIXES}
     examples: dict[str, Path] = {}
     digest = hashlib.sha256(catalogue_digest().encode())
     for folder in sources.extend_rules:
@@ -100,10 +100,14 @@ def rules_digest(sources: RuleSources = RuleSources()) -> str:
 
 @functools.lru_cache(maxsize=64)
 def enabled_codes(
-    sources: RuleSources, select: tuple[str, ...], ignore: tuple[str, ...] = (), extend_select: tuple[str, ...] = ()
+    sources: RuleSources,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...] = (),
+    extend_select: tuple[str, ...] = (),
+    families: tuple[str, ...] | None = None,
 ) -> frozenset[str]:
-    """The codes that Ruff-style select / ignore / extend-select prefixes enable."""
-    return select_rules(registry(sources).specs, select, ignore, extend_select)
+    """The codes that Ruff-style select / ignore / extend-select prefixes enable (of `--from` families)."""
+    return select_rules(registry(sources).specs, select, ignore, extend_select, families)
 
 
 def _import_plugin(name: str, root: str) -> ModuleType:

@@ -33,7 +33,7 @@ def project(tmp_path: Path) -> Path:
     ("--select", "NM2O1", "(did you mean NM201?)"),
     ("--select", "E501", "not a rule code"),
     ("--ignore", "NM2010", "not a rule code"),
-    ("--extend-select", "NM101,NM8", "matches no rule"),
+    ("--extend-select", "NM101,NM0", "matches no rule"),
 ])
 def test_bad_rule_codes_stop_the_run(project: Path, flag: str, value: str, hint: str) -> None:
     result = invoke([flag, value, "."], project)

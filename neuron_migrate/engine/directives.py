@@ -47,7 +47,7 @@ class Layout:
 
 
 def layout_of(src: SourceText) -> Layout:
-    """Tokenize once; when the text does not tokenize, fall back to a line scan."""
+    """Tokenize once; text that does not tokenize has no comments (so no directives)."""
     comments: list[tuple[int, int, int]] = []
     ends: set[int] = set()
     try:
@@ -58,7 +58,7 @@ def layout_of(src: SourceText) -> Layout:
             elif token.type in (tokenize.NL, tokenize.NEWLINE):
                 ends.add(token.start[0])
     except (tokenize.TokenError, SyntaxError):
-        return Layout(_scan_comments(src), None)
+        return Layout((), None)  # no trustworthy comments: a `#` may sit inside a string
     return Layout(tuple(comments), tuple(sorted(ends)))
 
 

@@ -14,8 +14,10 @@ tell whether they are needed.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import os
+import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -67,7 +69,10 @@ class Suppressor:
         if line_comments:  # not Python: find `# noqa` by a line scan, never by tokenizing
             self.__dict__["layout"] = line_layout(self.src)
         self.ignored = ignored_prefixes(path, settings)
-        self.directives = parse_directives(self.src, self.layout) if _mentions_noqa(text) else ()
+        # Text that does not tokenize has no comments we can trust (a directive may sit inside a
+        # string), and its only findings say it is broken: nothing is suppressed by comment.
+        mentioned = _mentions_noqa(text) and self.layout.line_ends is not None
+        self.directives = parse_directives(self.src, self.layout) if mentioned else ()
         self.by_line: dict[int, list[Directive]] = {}
         for directive in self.directives:
             if not directive.file_level:
@@ -122,7 +127,8 @@ def split(text: str, path: str, findings: Sequence[Finding], settings: Settings,
     kept, suppressed, used = _partition(suppressor, findings)
     unused: list[Finding] = []
     if not settings.add_noqa and _judge_unused(findings, settings, suppressor):
-        candidates = unused_findings(suppressor, path, used, enabled_codes(settings), registry(settings.rule_sources).specs)
+        specs = registry(settings.rule_sources).specs
+        candidates = unused_findings(suppressor, path, used, enabled_codes(settings), specs, settings.families)
         more_kept, more_suppressed, _ = _partition(suppressor, candidates)
         unused, suppressed = list(more_kept), [*suppressed, *more_suppressed]
     return Outcome(tuple(kept), tuple(suppressed), tuple(unused))
@@ -146,16 +152,27 @@ def _partition(suppressor: Suppressor, findings: Iterable[Finding]) -> tuple[lis
 def _judge_unused(findings: Sequence[Finding], settings: Settings, suppressor: Suppressor) -> bool:
     if not suppressor.directives or any(f.code in _INCOMPLETE for f in findings):
         return False
+    if suppressor.layout.line_ends is None:
+        return False  # the text does not tokenize: a "comment" may be inside a string
     return UNUSED in enabled_codes(settings) and not any(UNUSED.startswith(p) for p in suppressor.ignored)
 
 
 def unused_findings(
-    suppressor: Suppressor, path: str, used: dict[Directive, set[str]], enabled: frozenset[str], specs: tuple[RuleSpec, ...] | None = None
+    suppressor: Suppressor,
+    path: str,
+    used: dict[Directive, set[str]],
+    enabled: frozenset[str],
+    specs: tuple[RuleSpec, ...] | None = None,
+    families: tuple[str, ...] | None = None,
 ) -> list[Finding]:
-    """An NM910 finding, with its removal fix, for each directive that lists unused codes."""
+    """An NM910 finding, with its removal fix, for each directive that lists unused codes.
+
+    A blanket file-level directive is judged only when every rule of the `--from` families is on.
+    """
     specs = load_catalogue() if specs is None else specs
     known = frozenset(spec.code for spec in specs)
-    every_rule_on = {s.code for s in specs if not s.retired} <= enabled and not suppressor.ignored
+    runnable = {s.code for s in specs if not s.retired and (families is None or set(s.families) & set(families))}
+    every_rule_on = runnable <= enabled and not suppressor.ignored
     out = []
     for directive in suppressor.directives:
         hits = used.get(directive, set())
@@ -276,6 +293,8 @@ def finish(result: FileResult, settings: Settings, line_comments: bool = False) 
         unannotated = tuple(f for f in outcome.kept if f not in noted)
         return replace(result, findings=(*noted, *unannotated), fixed_source=changed, suppressed=outcome.suppressed)
     fixable = [f for f in outcome.unused if settings.allows(Safety.SAFE.value)]
+    if fixable and not _parses(text):
+        fixable = []  # a file that does not parse is never changed
     if not fixable:
         return replace(result, findings=_sorted([*outcome.kept, *outcome.unused]), suppressed=outcome.suppressed)
     new_text, deleted = apply_removals(text, fixable)
@@ -298,6 +317,16 @@ def _keep_imports_of_suppressed_uses(outcome: Outcome) -> Outcome:
         return replace(finding, fix=None) if finding.fix is not None and not finding.fix.edits else finding
 
     return Outcome(tuple(map(plain, outcome.kept)), tuple(map(plain, outcome.suppressed)), outcome.unused)
+
+
+def _parses(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:
