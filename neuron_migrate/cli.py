@@ -29,8 +29,42 @@ class DefaultCheckGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = (*self.commands, *_LAZY_COMMANDS)
         if not args or (args[0] not in known and args[0] not in ("--help", "-h", "--version")):
+            _reject_mistyped_command(args[0] if args else "-", sorted(known))
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """Click's own errors (a bad option, a missing value) in our one style:
+        `neuron-migrate: error: ...` on stderr and exit code 2."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            super().main(args, prog_name or "neuron-migrate", complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            _fail("aborted")
+        except click.ClickException as exc:
+            command = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx is not None else "neuron-migrate"
+            _fail(f"{_lower_first(exc.format_message().rstrip('.'))} (see `{command} --help`)")
+        sys.exit(EXIT_CLEAN)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def _reject_mistyped_command(word: str, commands: Sequence[str]) -> None:
+    """`neuron-migrate chek` is a mistyped command, not a path to check: no such file exists
+    and the word is close to a command name, or a bare word that names nothing."""
+    if word.startswith("-") or os.path.exists(word):
+        return
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
+    if close:
+        _fail(f"unknown command '{word}'; did you mean '{close[0]}'?")
+    if word.isalpha() and word.islower():
+        _fail(f"unknown command '{word}', and no file or folder has that name; commands: {', '.join(commands)}")
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *_LAZY_COMMANDS})
@@ -77,6 +111,7 @@ def main() -> None:
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
+@click.option("--fix-only", is_flag=True, help="Apply safe fixes in place; report only what was fixed, and exit 0 even when findings remain.")
 @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change behaviour (with --fix or --diff).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing.")
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
@@ -88,7 +123,8 @@ def main() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
-@click.option("--exclude", multiple=True, help="Glob of files or folders to skip (adds to the defaults).")
+@click.option("--exclude", multiple=True, help="Glob of files or folders to skip; replaces the default excludes (and the config's `exclude`).")
+@click.option("--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes.")
 @click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
 @click.option("--from", "families", callback=_families_option, metavar="xla,cuda", help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]")
 @click.option("--target", type=click.Choice(TARGETS), default=None, help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]")
@@ -103,14 +139,22 @@ def main() -> None:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="NEURON_MIGRATE_CACHE_DIR", help="Result cache folder  [default: ./.neuron_migrate_cache]")
 @click.option("--shard", callback=_shard_option, metavar="K/N", help="Check only shard K of N (1-based), split by path; for CI matrices.")
+@click.option("-o", "--output-file", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
+@click.option("--show-settings", is_flag=True, help="Print the settings (after config and flags) each path is checked with, and exit.")
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
     from neuron_migrate.run import workflow
 
     cwd = Path.cwd()
+    options["fix"] = options["fix"] or options["fix_only"]
+    if paths == (Path("-"),) and not options["stdin_filename"]:
+        options["stdin_filename"] = "-"  # `check -` reads the code from stdin, as in Ruff
     try:
         request = workflow.request_from(paths, options)
         options["output_format"], options["unsafe_fixes"] = workflow.run_display(request, cwd)
+        if options["show_files"] or options["show_settings"]:
+            _show(request, options, cwd)
         if options["stdin_filename"]:
             _check_stdin(request, options, cwd)
         results = workflow.check_paths(request, cwd, _progress(options))
@@ -118,15 +162,59 @@ def check(paths: tuple[Path, ...], **options: Any) -> None:
             _write_baseline(options["write_baseline"], results)
     except workflow.USER_ERRORS as exc:
         _fail(str(exc))
+    if not results:
+        click.echo("neuron-migrate: warning: no files were checked (no file under the given paths is "
+                   "Python, a notebook, a packaging file or a shell script, or all are excluded)", err=True)
     if options["add_noqa"]:
         _report_noqa(results)
     if options["diff"]:
         click.echo(_diff(results), nl=False)
+        if not options["quiet"]:
+            click.echo(_would_fix(results), err=True)
     smoke_ok = True
     if options["smoke_script"] is not None:
         results, smoke_ok = _smoke(results, options, request, cwd)
     _emit(results, options)
     sys.exit(_exit_code(results, options) or (EXIT_FINDINGS if not smoke_ok else EXIT_CLEAN))
+
+
+def _would_fix(results: Sequence[Any]) -> str:
+    """`--diff`'s summary on stderr, as Ruff prints it."""
+    count = sum(len(r.fixed) for r in results if r.changed)
+    files = sum(1 for r in results if r.changed)
+    if not count:
+        return "No fixes available."
+    return f"Would fix {count} finding{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}."
+
+
+def _show(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
+    """`--show-files` / `--show-settings`: what a check would read, and with which settings."""
+    from dataclasses import fields
+
+    from neuron_migrate.run import workflow
+
+    lines: list[str] = []
+    if options["show_files"]:
+        lines += workflow.files(request, cwd)
+    if options["show_settings"]:
+        for config, paths, settings in workflow.settings_for(request):
+            lines.append(f"Settings for: {' '.join(p.as_posix() for p in paths)}")
+            lines.append(f"Config file: {config.as_posix() if config else '(none; defaults)'}")
+            lines += [f"  {f.name} = {getattr(settings, f.name)!r}" for f in fields(settings)]
+    _write_output("\n".join(lines) + ("\n" if lines else ""), options)
+    sys.exit(EXIT_CLEAN)
+
+
+def _write_output(text: str, options: dict[str, Any]) -> None:
+    """The report: to `--output-file` when given, else stdout."""
+    target = options.get("output_file")
+    if target is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(target).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {target}: {exc.strerror or exc}")
 
 
 def _smoke(results: list[Any], options: dict[str, Any], request: Any, cwd: Path) -> tuple[list[Any], bool]:
@@ -180,7 +268,7 @@ def _progress(options: dict[str, Any]) -> Callable[[int], Callable[[Any], object
     from neuron_migrate.run import progress
 
     def start(total: int) -> Callable[[Any], object] | None:
-        stream = click.get_text_stream("stderr")
+        stream = _stderr()
         if options["quiet"] or not progress.wanted(stream, os.environ, total):
             return None
         bar = progress.ProgressBar(stream, total)
@@ -195,14 +283,19 @@ def _progress(options: dict[str, Any]) -> Callable[[int], Callable[[Any], object
     return start
 
 
+def _stderr() -> Any:
+    """The text stream the progress bar draws on (a function, so tests can give it a terminal)."""
+    return sys.stderr
+
+
 def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
     """`--stdin-filename NAME`: with --fix only the code goes to stdout, the report to stderr."""
     from neuron_migrate.run import workflow
 
-    data = click.get_binary_stream("stdin").read()
+    data = sys.stdin.buffer.read()
     result, output = workflow.check_stdin(data, options["stdin_filename"], request, cwd)
     if options["fix"]:
-        stdout = click.get_binary_stream("stdout")
+        stdout = sys.stdout.buffer
         stdout.write(output)
         stdout.flush()
         _emit([result], options, err=True)
@@ -225,13 +318,24 @@ def _write_baseline(path: Path, results: Sequence[Any]) -> NoReturn:
 def _report_noqa(results: Sequence[Any]) -> NoReturn:
     """`--add-noqa`: say how many directives were written; files that could not be annotated
     (unreadable, unparseable) are listed on stderr and make the exit code 1."""
+    from neuron_migrate.engine.formats.textfiles import NOQA_KINDS, file_kind
     from neuron_migrate.output import text as text_output
+
+    def annotatable(path: str) -> bool:
+        kind = file_kind(path)
+        return kind is None or kind == "setup_py" or kind in NOQA_KINDS
 
     count = sum(1 for r in results if r.changed for f in r.findings if f.category != "tool")
     files = sum(1 for r in results if r.changed)
     problems = [f for r in results for f in r.findings if f.category == "tool"]
     for finding in problems:
         click.echo(text_output.line(finding), err=True)
+    skipped = [f for r in results if not annotatable(r.path) for f in r.findings if f.category != "tool"]
+    for finding in skipped:
+        name = finding.path.rsplit("/", 1)[-1]
+        click.echo(f"{text_output.line(finding)} (no `# noqa` added: {name} has no inline comments; use "
+                   f"per-file-ignores or a `# neuron-migrate: noqa: {finding.code}` line)", err=True)
+    problems += skipped
     click.echo(f"Added `# noqa` for {count} finding{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}.")
     sys.exit(EXIT_FINDINGS if problems else EXIT_CLEAN)
 
@@ -240,17 +344,38 @@ def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) ->
     """The report on stdout (stderr when stdout carries fixed code), then optional extras."""
     from neuron_migrate.output import show_fixes, statistics
 
+    from neuron_migrate.output import text as text_output
+
     fmt = options["output_format"]
     human = fmt in ("text", "full")
-    if options["statistics"]:
+    report = None
+    if options.get("fix_only"):
+        report = "" if options["quiet"] else _fixed_summary(results)
+    elif options["statistics"]:
         as_json = fmt in ("json", "json-lines")
-        click.echo(statistics.render(results, options["unsafe_fixes"], as_json=as_json), nl=False, err=err)
+        report = statistics.render(results, options["unsafe_fixes"], as_json=as_json)
+        if not as_json and not options["quiet"]:
+            report += "\n".join(text_output.summary(results, options["unsafe_fixes"])) + "\n"
     elif not (options["diff"] and human):
-        click.echo(_report(fmt, results, options), nl=False, err=err)
+        report = _report(fmt, results, options)
+    if report is not None:
+        if err:
+            click.echo(report, nl=False, err=True)
+        else:
+            _write_output(report, options)
     if options["show_fixes"]:
         click.echo(show_fixes.render(results), nl=False, err=err or not human)
     if options["show_suppressed"]:
         _emit_suppressed(results, to_stderr=err or not human)
+
+
+def _fixed_summary(results: Sequence[Any]) -> str:
+    """`--fix-only`: what was fixed; the findings left are for `neuron-migrate check` to list."""
+    fixed = sum(len(r.fixed) for r in results)
+    left = sum(1 for r in results for _ in r.findings)
+    files = sum(1 for r in results if r.changed)
+    text = f"Fixed {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}"
+    return text + (f" ({left} left; `neuron-migrate check` lists them).\n" if left else ".\n")
 
 
 def _report(fmt: str, results: Sequence[Any], options: dict[str, Any]) -> str:
@@ -288,14 +413,14 @@ def _append_step_summary(path: Path, results: Sequence[Any], options: Any) -> No
         used = path.stat().st_size if path.exists() else 0
         room = github.SUMMARY_LIMIT - used - 1
         if room < 1024:
-            click.echo(f"neuron-migrate: {path} is full; no step summary written", err=True)
+            click.echo(f"neuron-migrate: warning: {path} is full; no step summary written", err=True)
             return
         separator = "\n" if used else ""
         text = github.summary(results, root=options.root, cwd=options.cwd, limit=room - len(separator))
         with path.open("a", encoding="utf-8") as handle:
             handle.write(separator + text)
     except OSError as exc:
-        click.echo(f"neuron-migrate: cannot write the step summary to {path}: {exc.strerror or exc}", err=True)
+        click.echo(f"neuron-migrate: warning: cannot write the step summary to {path}: {exc.strerror or exc}", err=True)
 
 
 def _emit_suppressed(results: Sequence[Any], to_stderr: bool) -> None:
@@ -328,10 +453,57 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
         return EXIT_ERROR
     if options["diff"] and any(r.changed for r in results):
         return EXIT_FINDINGS
-    if findings and not options["exit_zero"]:
+    if findings and not options["exit_zero"] and not options.get("fix_only"):
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
+
+
+@main.command("report")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(("html", "md", "json")), default="html", show_default=True, help="Report format.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--smoke", "smoke_script", metavar="SCRIPT", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Also run SCRIPT for a few steps on `neuron` and include the results.")
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
+@click.option("--exclude", multiple=True, help="Glob of files or folders to skip (replaces the default excludes).")
+@click.option("--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes.")
+@click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+def report_command(paths: tuple[Path, ...], fmt: str, output: Path | None, smoke_script: Path | None, **options: Any) -> None:
+    """Summarise the migration of PATHS: status per file, findings, manual work and an effort
+    estimate (html, md or json). Never writes source files."""
+    from neuron_migrate import report
+    from neuron_migrate.report.command import collect
+    from neuron_migrate.run import workflow
+
+    cwd = Path.cwd()
+    smoke = _smoke_report(smoke_script, options, cwd) if smoke_script is not None else None
+    try:
+        text = report.render(fmt, collect(paths, options, cwd, smoke=smoke))
+    except workflow.USER_ERRORS as exc:
+        _fail(str(exc))
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    click.echo(f"Wrote the {fmt} report to {output}", err=True)
+
+
+def _smoke_report(script: Path, options: dict[str, Any], cwd: Path) -> Any:
+    from neuron_migrate.config import config_for
+    from neuron_migrate.smoke import SmokeOptions, run_smoke
+    from neuron_migrate.smoke.runner import INSTALL_HINT, torch_available
+
+    if not torch_available():
+        _fail(INSTALL_HINT)
+    version = options["target_version"] or config_for(cwd, options["config_file"]).target_version or "2.14"
+    return run_smoke(script, (), SmokeOptions(target_version=version, base_dir=cwd))
 
 
 _CONFIG_OPTION = click.option(
@@ -370,8 +542,7 @@ def explain(code: str, config_file: Path | None) -> None:
 
     text = docs.explain(code.upper(), _project_rules(config_file))
     if text is None:
-        click.echo(f"neuron-migrate: unknown rule code {code!r}; run `neuron-migrate rules` to list them", err=True)
-        sys.exit(EXIT_ERROR)
+        _fail(f"unknown rule code {code!r}; run `neuron-migrate rules` to list them")
     click.echo(text, nl=False)
 
 

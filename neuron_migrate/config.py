@@ -14,11 +14,11 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.catalogue import FAMILIES, TARGETS, RuleSpecError, select_rules
+from neuron_migrate.catalogue import FAMILIES, TARGETS, RuleSpecError, load_catalogue, select_rules
 from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
 from neuron_migrate.registry import registry
@@ -37,7 +37,7 @@ _CODE_LISTS = ("select", "ignore", "extend-select")
 _GLOB_LISTS = ("exclude", "extend-exclude")
 KEYS = (
     *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format",
-    "extend-rules", "plugins", "from", "target",
+    "extend-rules", "plugins", "from", "target", "report-effort",
 )  # fmt: skip
 
 
@@ -59,6 +59,7 @@ class Config:
     target_version: str | None = None
     unsafe_fixes: bool | None = None
     output_format: str | None = None
+    report_effort: tuple[tuple[str, int], ...] = ()  # minutes per manual finding, by concept
     rule_sources: RuleSources = RuleSources()
     families: tuple[str, ...] | None = None  # `from = ["cuda"]`
     target: str | None = None  # `target = "accelerator"`
@@ -75,7 +76,8 @@ class Overrides:
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = field(default=())  # added to the config's excludes
+    exclude: tuple[str, ...] | None = None  # replaces the config's (or the default) excludes, as in Ruff
+    extend_exclude: tuple[str, ...] = ()  # added to them
     target_version: str | None = None
     unsafe_fixes: bool | None = None
     output_format: str | None = None
@@ -167,6 +169,8 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         values["unsafe_fixes"] = data["unsafe-fixes"]
     if "output-format" in data:
         values["output_format"] = _choice(data["output-format"], FORMATS, where, "output-format")
+    if "report-effort" in data:
+        values["report_effort"] = _effort(data["report-effort"], where)
     if "extend-rules" in data or "plugins" in data:
         values["rule_sources"] = _rule_sources(data, where, path.parent)
     if "from" in data:
@@ -174,6 +178,24 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     if "target" in data:
         values["target"] = _choice(data["target"], TARGETS, where, "target")
     return Config(**values)
+
+
+def _effort(value: object, where: str) -> tuple[tuple[str, int], ...]:
+    """`[report-effort]`: concept = minutes per manual finding (see docs/report.md)."""
+    from neuron_migrate.report.model import CONCEPTS
+
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: `report-effort` must be a table of concept = minutes, not {_type(value)}")
+    entries = []
+    for concept, minutes in value.items():
+        if concept not in CONCEPTS:
+            close = difflib.get_close_matches(concept, CONCEPTS, n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else f"; concepts: {', '.join(CONCEPTS)}"
+            raise ConfigError(f"{where}: `report-effort` has unknown concept `{concept}`{hint}")
+        if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 0:
+            raise ConfigError(f"{where}: `report-effort.{concept}` must be a whole number of minutes, not {minutes!r}")
+        entries.append((concept, minutes))
+    return tuple(entries)
 
 
 def parse_families(value: object, where: str) -> tuple[str, ...]:
@@ -215,10 +237,27 @@ def _strings(value: object, where: str, key: str) -> tuple[str, ...]:
 
 
 def _codes(value: object, where: str, key: str) -> tuple[str, ...]:
-    codes = tuple(code.strip().upper() for code in _strings(value, where, key))
+    return check_selectors(_strings(value, where, key), f"{where}: `{key}`")
+
+
+def check_selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
+    """Rule codes or prefixes (`NM2`, `NM201`, `ALL`), upper-cased; the one check that config
+    keys and the `--select` / `--ignore` / `--extend-select` flags share.
+
+    A selector must look like a code and match at least one rule, so a typo (`NM2O1`) or another
+    tool's code (`E501`) stops the run instead of silently selecting nothing.
+    """
+    known = sorted(spec.code for spec in load_catalogue())
+    codes = tuple(code.strip().upper() for code in values)
     for code in codes:
-        if not _SELECTOR.match(code):
-            raise ConfigError(f"{where}: `{key}` has {code!r}, which is not a rule code or prefix like NM2 or NM201")
+        if _SELECTOR.match(code) and (code in ("ALL", "NM") or any(k.startswith(code) for k in known)):
+            continue
+        if _SELECTOR.match(code) and not code[2:3].isdigit():
+            continue  # a project's own rules (NMX001), loaded from `extend-rules` / `plugins` later
+        close = difflib.get_close_matches(code.replace("O", "0"), known, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close and code.startswith("NM") else ""
+        what = "which is not a rule code or prefix like NM2 or NM201" if not _SELECTOR.match(code) else "which matches no rule"
+        raise ConfigError(f"{where} has {code!r}, {what}{hint}")
     return codes
 
 
@@ -284,7 +323,7 @@ def merge(config: Config, cli: Overrides) -> Settings:
     families = cli.families or config.families or Settings.families
     select, ignore, extend_select, enabled = _selection(config, cli, families)
     unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else config.unsafe_fixes
-    excludes = config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
+    excludes = cli.exclude if cli.exclude is not None else config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
     return Settings(
         select=select,
         ignore=ignore,
@@ -292,8 +331,8 @@ def merge(config: Config, cli: Overrides) -> Settings:
         fix=cli.fix,
         unsafe_fixes=bool(unsafe),
         target_version=cli.target_version or config.target_version or Settings.target_version,
-        exclude=(*excludes, *cli.exclude),
-        extend_exclude=config.extend_exclude,
+        exclude=tuple(excludes),
+        extend_exclude=(*config.extend_exclude, *cli.extend_exclude),
         per_file_ignores=config.per_file_ignores,
         add_noqa=cli.add_noqa,
         rule_sources=config.rule_sources,

@@ -139,8 +139,10 @@ def test_excluded_and_hidden_folders_are_skipped(tmp_path: Path) -> None:
     (tmp_path / "env").mkdir()
     (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
     (tmp_path / "env" / "t.py").write_text(XLA_SCRIPT)
-    code, out = run(["--exclude", "vendored", "."], tmp_path)
+    code, out = run(["--extend-exclude", "vendored", "."], tmp_path)
     assert code == 0, out
+    code, out = run(["--exclude", "vendored", "."], tmp_path)  # replaces the defaults, as in Ruff
+    assert code == 1 and "build/t.py" in out and "node_modules/t.py" in out and "vendored" not in out, out
 
 
 def test_rules_lists_every_rule() -> None:

@@ -169,7 +169,9 @@ def test_cli_scalars_override_config() -> None:
 
 
 def test_exclude_replaces_defaults_and_extend_exclude_adds() -> None:
-    assert merge(Config(exclude=("gen",)), Overrides(exclude=("x",))).exclude == ("gen", "x")
+    assert merge(Config(exclude=("gen",)), Overrides()).exclude == ("gen",)
+    cli = merge(Config(exclude=("gen",), extend_exclude=("e",)), Overrides(exclude=("x",), extend_exclude=("y",)))
+    assert cli.exclude == ("x",) and cli.extend_exclude == ("e", "y")  # --exclude replaces, --extend-exclude adds
     settings = merge(Config(extend_exclude=("gen",)), Overrides())
     assert settings.exclude == DEFAULT_EXCLUDES and settings.extend_exclude == ("gen",)
 

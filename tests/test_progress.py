@@ -60,7 +60,7 @@ def test_cli_shows_no_bar_when_stderr_is_not_a_terminal(many_files: Path) -> Non
 
 
 def test_cli_shows_the_bar_on_a_terminal(many_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("click.get_text_stream", lambda name: Terminal() if name == "stderr" else None)
+    monkeypatch.setattr("neuron_migrate.cli._stderr", lambda: Terminal())
     seen: list[Terminal] = []
     real_bar = progress.ProgressBar
 
@@ -78,7 +78,7 @@ def test_cli_shows_the_bar_on_a_terminal(many_files: Path, monkeypatch: pytest.M
 
 def test_cli_shows_no_bar_in_ci_even_on_a_terminal(many_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "1")
-    monkeypatch.setattr("click.get_text_stream", lambda name: Terminal())
+    monkeypatch.setattr("neuron_migrate.cli._stderr", lambda: Terminal())
     made: list[object] = []
     monkeypatch.setattr(progress, "ProgressBar", lambda *args: made.append(args))
     assert CliRunner().invoke(main, ["."]).exit_code == 1

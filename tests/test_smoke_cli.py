@@ -30,7 +30,8 @@ def test_without_torch_smoke_fails_with_one_install_line(
     result = CliRunner().invoke(smoke_command, [str(TRAIN)])
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert result.stderr.splitlines() == [runner.INSTALL_HINT]
+    assert result.stderr.splitlines() == [f"neuron-migrate: error: {runner.INSTALL_HINT}"]
+    assert "install torch" in runner.INSTALL_HINT
     assert "pip install 'neuron-migrate[smoke]'" in result.stderr
 
 

@@ -542,10 +542,13 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     fd = _kwarg(call, "fd")
     if fd is not None:
         parts.append(f"file={ctx.segment(fd.value)}")
+    body = f"print({', '.join(parts)})"
+    if _sole_body_of_rank_if(ctx, stmt) is not None:
+        return _rank0(ctx, match, stmt, body, ())  # merged into the rank check around it
     guard = ctx.render('if int({os}.environ.get("RANK", 0)) == 0:', match)  # right before init too
     if guard is None:
         return None
-    plan = ctx.replace_statement(stmt, [guard[0], f"\tprint({', '.join(parts)})"], guard[1])
+    plan = ctx.replace_statement(stmt, [guard[0], f"\t{body}"], guard[1])
     return ctx.with_rewrite(plan, stmt, "master_print", guard=guard[0][3:-1])
 
 
@@ -597,6 +600,87 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
         lines += [barrier[0][0], f"\t{barrier[1][0]}"]  # type: ignore[index]
         imports += barrier[0][1]  # type: ignore[index]
     return ctx.replace_statement(stmt, lines, tuple(dict.fromkeys(imports)))
+
+
+_RANK_TEST = re.compile(r"rank|ordinal|master", re.IGNORECASE)
+
+
+def _rank0(ctx: FixContext, match: Match, stmt: ast.stmt, body: str, imports: tuple[str, ...]) -> Plan | None:
+    """`body` run on global rank 0 only (and in a single process), in place of `stmt`.
+
+    When `stmt` is the whole body of an `if` that already tests a rank (`if xm.is_master_ordinal():`,
+    a `LOCAL_RANK` check), the two guards are merged into that `if` rather than nested.
+    """
+    guard = ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)  # right before init too
+    if guard is None:
+        return None
+    outer = _sole_body_of_rank_if(ctx, stmt)
+    if outer is not None and _is_global_rank0(ctx, match, outer.test, guard[0]):
+        return ctx.replace_statement(stmt, [body], imports)  # the `if` already runs on rank 0 only
+    if outer is not None:
+        return _merge_into_if(ctx, outer, stmt, guard[0], body, guard[1] + imports)
+    header = _wrapped_if(ctx, stmt, "", guard[0])
+    return ctx.replace_statement(stmt, [*header, f"\t{body}"], guard[1] + imports)
+
+
+def _merge_into_if(ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, body: str, imports: tuple[str, ...]) -> Plan | None:
+    """`if test:\n    stmt` -> `if test and (guard):\n    body`, by two edits that leave the test's
+    own text alone (another fix may be rewriting it in the same round)."""
+    span = ctx.statement_lines(stmt)
+    if span is None:
+        return None
+    start, end = ctx.src.node_span(outer.test)
+    test = outer.test
+    low = isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or))
+    indent = ctx.src.indent_of(outer.lineno).replace("\t", ctx.src.indent_unit())
+    tail = f" and {guard}"
+    header = len(indent) + len("if ") + (end - start) + 2 * low + len(tail) + 1
+    if header > line_length(ctx.src.text):
+        newline, unit = ctx.src.newline, ctx.src.indent_unit()
+        tail = f" and ({newline}{indent}{unit}{guard}{newline}{indent})"
+    s_start, s_end = ctx.src.node_span(stmt)
+    edits = [(end, end, (")" if low else "") + tail), (s_start, s_end, body)]
+    if low:
+        edits.insert(0, (start, start, "("))
+    return Plan(tuple(edits), imports)
+
+
+def _is_global_rank0(ctx: FixContext, match: Match, test: ast.expr, guard: str) -> bool:
+    """Whether `test` is the rank-0 guard itself, or `xm.is_master_ordinal(local=False)`
+    (which NM303 rewrites into that guard)."""
+    if " ".join(ctx.segment(test).split()) == guard:
+        return True
+    if not isinstance(test, ast.Call) or "torch_xla.core.xla_model.is_master_ordinal" not in ctx.analysis.call_names(test, match.scope):
+        return False
+    local = _arg(test, "local", 0)
+    return isinstance(local, ast.Constant) and local.value is False and len(test.args) + len(test.keywords) == 1
+
+
+def _sole_body_of_rank_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
+    """The `if` whose only statement is `stmt`, when its test is a rank check and nothing but
+    `:` and whitespace lies between them (no comment to lose)."""
+    parent = ctx.analysis.parent(stmt)
+    if not isinstance(parent, ast.If) or parent.orelse or len(parent.body) != 1 or parent.body[0] is not stmt:
+        return None
+    if not _RANK_TEST.search(ctx.segment(parent.test)):
+        return None
+    between = ctx.src.text[ctx.src.node_span(parent.test)[1] : ctx.src.node_span(stmt)[0]]
+    return parent if between.strip() == ":" else None
+
+
+def _wrapped_if(ctx: FixContext, stmt: ast.stmt, head: str, condition: str) -> list[str]:
+    """`if head condition:` as one line, or, when that passes the file's line length and
+    `condition` is parenthesised, broken inside the parentheses as Black does."""
+    line = f"if {head} {condition}:".replace("if  ", "if ")
+    indent = ctx.src.indent_of(stmt.lineno).replace("\t", ctx.src.indent_unit())
+    if len(indent) + len(line) <= line_length(ctx.src.text) or not (condition.startswith("(") and condition.endswith(")")):
+        return [line]
+    return [f"if {head} (".replace("if  ", "if "), f"\t{condition[1:-1]}", "):"]
+
+
+def line_length(text: str) -> int:
+    """The file's apparent line length: its longest line, but at least 79 (PEP 8)."""
+    return max([79, *(len(line) for line in text.splitlines())])
 
 
 def checkpoint(ctx: FixContext, match: Match) -> Plan | None:

@@ -62,6 +62,24 @@ def layout_of(src: SourceText) -> Layout:
     return Layout(tuple(comments), tuple(sorted(ends)))
 
 
+def line_layout(src: SourceText) -> Layout:
+    """The layout of a requirements file, shell script or other `#`-comment text file: directives
+    found by a line scan; a comment goes on the last line of a backslash continuation."""
+    ends = tuple(n for n in range(1, src.text.count("\n") + 2) if not src.line_text(n).rstrip().endswith("\\"))
+    return Layout(_scan_comments(src), ends)
+
+
+def _scan_comments(src: SourceText) -> tuple[tuple[int, int, int], ...]:
+    """Comments found without tokenizing: from the first `#` that starts a directive."""
+    found = []
+    for match in re.finditer(r"[^\r\n]*", src.text):
+        text = match.group(0)
+        hit = _LINE_DIRECTIVE.search(text) or _FILE_DIRECTIVE.search(text)
+        if hit is not None:
+            found.append((src.position(match.start()).line, match.start() + hit.start(), match.end()))
+    return tuple(dict.fromkeys(found))
+
+
 def parse_directives(src: SourceText, layout: Layout) -> tuple[Directive, ...]:
     """Every suppression directive in the file's comments."""
     out = []

@@ -30,6 +30,7 @@ from neuron_migrate.engine.directives import (
     Directive,
     Layout,
     layout_of,
+    line_layout,
     noqa_edit,
     parse_directives,
     removal_edit,
@@ -63,8 +64,10 @@ def ignored_prefixes(path: str, settings: Settings) -> tuple[str, ...]:
 class Suppressor:
     """Decides, for one file's text, which findings are suppressed and by what."""
 
-    def __init__(self, text: str, path: str, settings: Settings) -> None:
+    def __init__(self, text: str, path: str, settings: Settings, line_comments: bool = False) -> None:
         self.src = SourceText(text)
+        if line_comments:  # not Python: find `# noqa` by a line scan, never by tokenizing
+            self.__dict__["layout"] = line_layout(self.src)
         self.ignored = ignored_prefixes(path, settings)
         # Text that does not tokenize has no comments we can trust (a directive may sit inside a
         # string), and its only findings say it is broken: nothing is suppressed by comment.
@@ -266,20 +269,24 @@ def needed(text: str, settings: Settings) -> bool:
     return bool(settings.per_file_ignores) or settings.add_noqa or _mentions_noqa(text)
 
 
-def reporter(text: str, path: str, settings: Settings) -> Callable[[Finding], bool]:
+def reporter(text: str, path: str, settings: Settings, line_comments: bool = False) -> Callable[[Finding], bool]:
     """A test for the fix loop: is this finding reported (so its fix may be applied)?"""
     if not needed(text, settings):
         return lambda finding: True
-    return Suppressor(text, path, settings).reported
+    return Suppressor(text, path, settings, line_comments).reported
 
 
-def finish(result: FileResult, settings: Settings) -> FileResult:
-    """Apply suppressions to a checked file; with `--fix`, also apply the NM910 removals."""
+def finish(result: FileResult, settings: Settings, line_comments: bool = False) -> FileResult:
+    """Apply suppressions to a checked file; with `--fix`, also apply the NM910 removals.
+
+    `line_comments`: the file is a requirements file, shell script or other text file whose
+    `#` comments are found line by line (see `directives.line_layout`).
+    """
     text = result.fixed_source if result.fixed_source is not None else result.source
     if text is None or not needed(text, settings):
         return result
-    suppressor = Suppressor(text, result.path, settings)
-    outcome = split(text, result.path, result.findings, settings, suppressor)
+    suppressor = Suppressor(text, result.path, settings, line_comments)
+    outcome = _keep_imports_of_suppressed_uses(split(text, result.path, result.findings, settings, suppressor))
     if settings.add_noqa:
         new_text, noted = add_noqa(text, outcome.kept, suppressor)
         changed = new_text if new_text != result.source else None
@@ -298,6 +305,18 @@ def finish(result: FileResult, settings: Settings) -> FileResult:
         fixed_source=new_text if new_text != result.source else None,
         suppressed=tuple(shift(f, deleted) for f in outcome.suppressed),
     )
+
+
+def _keep_imports_of_suppressed_uses(outcome: Outcome) -> Outcome:
+    """A suppressed finding is not fixed, so an import that was to go with its uses stays:
+    drop the "goes with its uses" fix (see `engine.check`) when any fix here is suppressed."""
+    if not any(f.fix is not None and f.fix.edits for f in outcome.suppressed):
+        return outcome
+
+    def plain(finding: Finding) -> Finding:
+        return replace(finding, fix=None) if finding.fix is not None and not finding.fix.edits else finding
+
+    return Outcome(tuple(map(plain, outcome.kept)), tuple(map(plain, outcome.suppressed)), outcome.unused)
 
 
 def _parses(text: str) -> bool:

@@ -111,8 +111,8 @@ def _artifact(path: str, root: str | None, cwd: str | None) -> dict[str, str]:
 
 
 def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:
-    if finding.fix is None:
-        return []
+    if finding.fix is None or not finding.fix.edits:
+        return []  # no fix, or one `--fix` makes together with others (an import that goes with its uses)
     replacements = [
         {
             "deletedRegion": {"startLine": e.start.line, "startColumn": e.start.column,

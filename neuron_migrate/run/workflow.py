@@ -17,6 +17,7 @@ from neuron_migrate.analysis.source import DecodeError, decode, encode
 from neuron_migrate.config import (
     ConfigError,
     Overrides,
+    check_selectors,
     config_for,
     output_format,
     plan_runs,
@@ -55,17 +56,18 @@ class Request:
     shard: tuple[int, int] | None = None  # (K, N): only shard K of N
 
 
-def _codes(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+def _codes(values: Sequence[str], flag: str) -> tuple[str, ...]:
+    return check_selectors((code for value in values for code in value.split(",") if code.strip()), flag)
 
 
 def overrides_from(options: Mapping[str, Any]) -> Overrides:
     """The CLI flags as config overrides; flags that were not given stay None or empty."""
     return Overrides(
-        select=_codes(options["select"]) or None,
-        ignore=_codes(options["ignore"]),
-        extend_select=_codes(options["extend_select"]),
-        exclude=tuple(options["exclude"]),
+        select=_codes(options["select"], "--select") or None,
+        ignore=_codes(options["ignore"], "--ignore"),
+        extend_select=_codes(options["extend_select"], "--extend-select"),
+        exclude=tuple(options["exclude"]) or None,
+        extend_exclude=tuple(options.get("extend_exclude") or ()),
         target_version=options["target_version"],
         unsafe_fixes=options["unsafe_fixes"],
         output_format=options["output_format"],
@@ -122,6 +124,19 @@ def _batches(request: Request, cwd: Path) -> list[tuple[list[Target], Any]]:
                 targets.append(target)
         batches.append((targets, settings))
     return batches
+
+
+def files(request: Request, cwd: Path) -> list[str]:
+    """`--show-files`: the display paths a check of the request would read, sorted."""
+    return sorted(target.display for targets, _ in _batches(request, cwd) for target in targets)
+
+
+def settings_for(request: Request) -> list[tuple[Path | None, tuple[Path, ...], Any]]:
+    """`--show-settings`: (config file, paths, merged Settings) for each group of PATHS."""
+    from neuron_migrate.config import config_for as _config_for
+
+    groups = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)
+    return [(_config_for(paths[0], request.config_file).path, paths, settings) for paths, settings in groups]
 
 
 def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = None) -> list[FileResult]:

@@ -67,7 +67,7 @@ from neuron_migrate.smoke.runner import (
     type=click.Choice(available_versions()),
     default="2.14",
     show_default=True,
-    help="PyTorch family of the op compat data.",
+    help="torch-neuronx family of the op compat data.",
 )
 def smoke_command(
     script: Path,
@@ -85,7 +85,7 @@ def smoke_command(
     Pass the script's own arguments after `--`.
     """
     if not torch_available():
-        click.echo(INSTALL_HINT, err=True)
+        click.echo(f"neuron-migrate: error: {INSTALL_HINT}", err=True)
         click.get_current_context().exit(2)
     options = SmokeOptions(
         device=device, steps=steps, timeout_s=timeout_s, nproc=nproc, compare_cpu=compare_cpu,

@@ -31,7 +31,7 @@ from neuron_migrate.smoke.assemble import (
 from neuron_migrate.smoke.protocol import ChildConfig, rank_report_name
 from neuron_migrate.smoke.report import EMULATED, ERROR, NEURON, Failure, SmokeReport
 
-INSTALL_HINT = "neuron-migrate smoke needs PyTorch; install it with: pip install 'neuron-migrate[smoke]'"
+INSTALL_HINT = "`smoke` needs torch, which is not installed; install torch with `pip install 'neuron-migrate[smoke]'` (or `pip install torch`)"
 PEER_GRACE_S = 10.0  # after one rank fails, before its peers (maybe stuck in a collective) are killed
 PROBE_TIMEOUT_S = 120.0
 LOG_TAIL_CHARS = 4000

@@ -226,11 +226,28 @@ def packaging_findings(text: str, path: str, settings: Settings) -> tuple[Findin
     return tuple(replace(f, fix=None) for f, _ in text_findings(text, path, settings, "setup_py"))
 
 
+# Text files whose lines can end in a `# noqa: CODE` comment that `--add-noqa` writes. A
+# setup.cfg has no inline comments (configparser would read one as part of the value), so
+# there only per-file-ignores and a `# neuron-migrate: noqa` line work.
+NOQA_KINDS = frozenset({"requirements", "pyproject", "shell"})
+
+
 def check_text_file(text: str, path: str, settings: Settings) -> FileResult:
-    """Check (and with `settings.fix`, fix) a packaging file or shell script."""
+    """Check (and with `settings.fix`, fix) a packaging file or shell script, then apply
+    `# noqa` comments and per-file-ignores as for Python."""
+    from neuron_migrate.engine import suppress
+
     kind = file_kind(path) or "shell"
+    if settings.add_noqa and kind not in NOQA_KINDS:
+        settings = replace(settings, add_noqa=False)  # its findings are reported as not annotated
+    result = _check_text(text, path, settings, kind, suppress.reporter(text, path, settings, line_comments=True))
+    return suppress.finish(result, settings, line_comments=True)
+
+
+def _check_text(text: str, path: str, settings: Settings, kind: str, reported: Callable[[Finding], bool]) -> FileResult:
     found = text_findings(text, path, settings, kind)
-    chosen = [(f, span) for f, span in found if span is not None and f.fix is not None and settings.allows(f.fix.applicability.value)]
+    chosen = [(f, span) for f, span in found
+              if span is not None and f.fix is not None and settings.allows(f.fix.applicability.value) and reported(f)]
     if not chosen:
         return FileResult(path, tuple(f for f, _ in found), source=text)
     fixed_text, applied = _delete_spans(text, chosen)
