@@ -632,11 +632,11 @@ def _merge_into_if(ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, b
     start, end = ctx.src.node_span(outer.test)
     test = outer.test
     low = isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or))
-    indent = ctx.src.indent_of(outer.lineno).replace("\t", ctx.src.indent_unit())
+    indent = ctx.src.indent_of(outer.lineno).replace("\t", ctx.analysis.indent_unit())
     tail = f" and {guard}"
     header = len(indent) + len("if ") + (end - start) + 2 * low + len(tail) + 1
     if header > line_length(ctx.src.text):
-        newline, unit = ctx.src.newline, ctx.src.indent_unit()
+        newline, unit = ctx.src.newline, ctx.analysis.indent_unit()
         tail = f" and ({newline}{indent}{unit}{guard}{newline}{indent})"
     s_start, s_end = ctx.src.node_span(stmt)
     edits = [(end, end, (")" if low else "") + tail), (s_start, s_end, body)]
@@ -672,7 +672,7 @@ def _wrapped_if(ctx: FixContext, stmt: ast.stmt, head: str, condition: str) -> l
     """`if head condition:` as one line, or, when that passes the file's line length and
     `condition` is parenthesised, broken inside the parentheses as Black does."""
     line = f"if {head} {condition}:".replace("if  ", "if ")
-    indent = ctx.src.indent_of(stmt.lineno).replace("\t", ctx.src.indent_unit())
+    indent = ctx.src.indent_of(stmt.lineno).replace("\t", ctx.analysis.indent_unit())
     if len(indent) + len(line) <= line_length(ctx.src.text) or not (condition.startswith("(") and condition.endswith(")")):
         return [line]
     return [f"if {head} (".replace("if  ", "if "), f"\t{condition[1:-1]}", "):"]

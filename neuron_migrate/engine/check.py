@@ -7,7 +7,7 @@ import functools
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from neuron_migrate import compat
@@ -155,7 +155,6 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
     ctx = FixContext(analysis)
     placement = import_placement(analysis)
     planned: list[Planned] = []
-    imports: list[tuple[int, ast.stmt]] = []  # import findings without a fix, by index in `planned`
     seen: set[tuple[str, int, int]] = set()
     for match in matches:
         start, end = analysis.src.node_span(match.node)
@@ -182,10 +181,6 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             snippet=analysis.src.text[start:end].strip()[:200],
         )
         planned.append(Planned(finding, plan if fix is not None else None, safety))
-        if fix is None and isinstance(match.node, (ast.Import, ast.ImportFrom)) and match.rule.detector == "xla_import":
-            imports.append((len(planned) - 1, match.node))
-    if imports:
-        _mark_removed_with_uses(analysis, planned, imports)
     planned.sort(key=lambda p: p.finding.sort_key)
     return planned
 
@@ -203,33 +198,6 @@ def _ambiguous(analysis: Analysis, match: Match) -> bool:
 
 
 IMPORT_GOES_WITH_USES = "Remove the import; `--fix` removes it once the fixes of its uses leave it unused"
-
-
-def _mark_removed_with_uses(analysis: Analysis, planned: list[Planned], imports: list[tuple[int, ast.stmt]]) -> None:
-    """Give a torch_xla import the safe, edit-less fix "goes with its uses" when every use of
-    the names it binds lies inside a safe fix's edit that drops the name, so that `--fix`
-    removes the import in a later round. The counts before `--fix` then match what it reports;
-    applying the fixes one by one (JSON, SARIF) still leaves the import to `--fix`."""
-    spans = [(start, end, text) for p in planned if p.plan is not None and p.applicability is Safety.SAFE
-             for start, end, text in p.plan.edits]
-    if not spans:
-        return
-    loads: dict[str, list[int]] = {}
-    for node in ast.walk(analysis.tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            loads.setdefault(node.id, []).append(analysis.src.node_span(node)[0])
-    for index, stmt in imports:
-        assert isinstance(stmt, (ast.Import, ast.ImportFrom))
-        parent = analysis.parent(stmt)
-        if isinstance(parent, ast.Try) or len(stmt.names) > 1:
-            continue  # remove_import may keep these for other reasons
-        bound = stmt.names[0].asname or stmt.names[0].name.split(".")[0]
-        sites = loads.get(bound, [])
-        pattern = re.compile(rf"(?<![\w.]){re.escape(bound)}(?!\w)")
-        if sites and all(any(start <= site < end and not pattern.search(text) for start, end, text in spans) for site in sites):
-            item = planned[index]
-            fix = Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ())
-            planned[index] = Planned(replace(item.finding, fix=fix), None, item.applicability)
 
 
 def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from neuron_migrate.engine import suppress
 from neuron_migrate.engine.apply import Applied, apply_once, verify
 from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
+    IMPORT_GOES_WITH_USES,
     Planned,
     analyze,
     build_ruleset,
@@ -28,7 +30,7 @@ from neuron_migrate.engine.formats.textfiles import (
     packaging_findings,
 )
 from neuron_migrate.engine.writeback import snapshot, write_back
-from neuron_migrate.model import FileResult, Finding
+from neuron_migrate.model import FileResult, Finding, Fix, Safety
 from neuron_migrate.settings import Settings
 
 
@@ -68,8 +70,33 @@ def _check(text: str, path: str, settings: Settings) -> FileResult:
         findings = sorted((*(p.finding for p in planned), refused), key=lambda f: f.sort_key)
         return FileResult(path, tuple(findings), source=text)
     if not settings.fix:
-        return FileResult(path, tuple(p.finding for p in planned), source=text)
+        return FileResult(path, tuple(_imports_fixed_later(text, path, settings, ruleset, planned, analysis)), source=text)
     return _fix_loop(text, path, settings, ruleset, planned, analysis)
+
+
+def _imports_fixed_later(
+    text: str, path: str, settings: Settings, ruleset: object, planned: list[Planned], analysis: Analysis | None
+) -> list[Finding]:
+    """The findings, with torch_xla imports that `--fix` removes once other fixes leave them unused
+    marked as safely fixable (an edit-less fix), so the summary's count is what `--fix` reports.
+
+    Whether an import goes depends on every other fix (its uses, the `"xla"` strings a backend
+    import serves, names from a star import), so it is found by running the safe fixes in memory,
+    only for files that have such an import and some safe fix.
+    """
+    findings = [p.finding for p in planned]
+    import_codes = {spec.code for spec in ruleset.index.import_rules}  # type: ignore[attr-defined]
+    waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
+    if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
+        return findings
+    fixed = _fix_loop(text, path, replace(settings, fix=True, unsafe_fixes=False), ruleset, planned, analysis).fixed
+    gone = Counter((f.code, f.snippet) for f in fixed)
+    for index in waiting:
+        finding = findings[index]
+        if gone[(finding.code, finding.snippet)] > 0:
+            gone[(finding.code, finding.snippet)] -= 1
+            findings[index] = replace(finding, fix=Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ()))
+    return findings
 
 
 def _plan(text: str, path: str, ruleset: object) -> tuple[list[Planned], Finding | None]:
