@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
-from neuron_migrate.checks import api_fixes
+from neuron_migrate.checks import api_fixes, fsdp_fixes, port_fixes
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -391,17 +391,6 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     return Plan(tuple(edits), rendered[1])
 
 
-def xla_compile(ctx: FixContext, match: Match) -> Plan | None:
-    """`torch_xla.compile(fn)` -> `torch.compile(fn, backend="neuron", dynamic=False)`."""
-    call = match.node
-    if not isinstance(call, ast.Call):
-        return None  # referenced, not called: a finding without a fix
-    if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
-        return None
-    rendered = ctx.render('{torch}.compile({0}, backend="neuron", dynamic=False)', match)
-    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
-
-
 def spawn(ctx: FixContext, match: Match) -> Plan | None:
     """`xmp.spawn(fn, args=(a,))` -> `fn(int(os.environ.get("LOCAL_RANK", 0)), a)` for torchrun."""
     call = match.node
@@ -523,6 +512,8 @@ def _move_to_device(data, device):
     return data
 '''
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
+# Code a fix writes into the file once (import key `helper:<name>:<torch>`), by name.
+HELPERS: Mapping[str, str] = MappingProxyType({"device_loader": DEVICE_LOADER, **port_fixes.HELPERS})
 
 
 def device_loader(ctx: FixContext, match: Match) -> Plan | None:
@@ -628,7 +619,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "rendezvous": rendezvous,
         "xla_save": xla_save,
         "checkpoint": checkpoint,
-        "xla_compile": xla_compile,
         "spawn": spawn,
         "autocast": autocast,
         "remove_import": remove_import,
@@ -638,6 +628,8 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "master_ordinal": master_ordinal,
         "device_loader": device_loader,
         **api_fixes.FIXES,
+        **port_fixes.FIXES,
+        **fsdp_fixes.FIXES,
     }
 )
 

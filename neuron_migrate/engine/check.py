@@ -264,18 +264,19 @@ def _after_header(analysis: Analysis) -> int:
         return offset
 
 
-_IMPORT_ORDER = ("os", "torch", "dist")
+_IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp")
 
 
 def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True) -> str:
     """The import lines (and helper definitions) that `keys` ask for, ready to insert."""
     from neuron_migrate.analysis.analyze import IMPORTS
-    from neuron_migrate.checks.fixes import DEVICE_LOADER
+    from neuron_migrate.checks.fixes import HELPERS
 
     wanted = set(keys)
     out = "".join(IMPORTS[k][1] + newline for k in _IMPORT_ORDER if k in wanted)
-    for key in sorted(k for k in wanted if k.startswith("helper:device_loader:")):
-        helper = DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]).replace("\n", newline)
+    for key in sorted(k for k in wanted if k.startswith("helper:")):
+        _, name, torch_name = key.split(":")
+        helper = HELPERS[name].replace("{torch}", torch_name).replace("\n", newline)
         out += newline + newline + helper.rstrip("\n") + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out

@@ -1,0 +1,92 @@
+"""Migrate the e2e programs and run them under `smoke`: shared by test_e2e.py and table.py.
+
+Each program in `programs/` is a torch_xla script written from scratch after a common public
+pattern, with its data made in code. `PROGRAMS` says which findings are documented to stay
+after `--fix --unsafe-fixes`, and whether the migrated script runs and is distributed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from neuron_migrate.engine.pipeline import check_source
+from neuron_migrate.model import FileResult
+from neuron_migrate.settings import Settings
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS_DIR = HERE / "programs"
+ROOT = HERE.parent.parent
+
+
+@dataclass(frozen=True)
+class Program:
+    """What a program is expected to leave and do after `--fix --unsafe-fixes`."""
+
+    name: str
+    left: tuple[str, ...] = ()  # codes of the findings that stay manual, with multiplicity
+    distributed: bool = False  # on 2 ranks it must show collectives and agreeing replicas
+    runs: bool = True  # False where the documented manual findings block the run
+    why_left: str = ""
+
+    @property
+    def path(self) -> Path:
+        return PROGRAMS_DIR / f"{self.name}.py"
+
+    @property
+    def fixed_path(self) -> Path:
+        return PROGRAMS_DIR / f"{self.name}.fixed.py"
+
+
+PROGRAMS: tuple[Program, ...] = (
+    Program("mnist_mlp"),
+    Program("spawn_dp", distributed=True),
+    Program("torchrun_ddp", distributed=True),
+    Program("resnet_loader"),
+    Program("decoder_lm"),
+    Program("hf_finetune", distributed=True),
+    Program("xla_fsdp", distributed=True),
+    Program("eager_mode"),
+    Program(
+        "spmd",
+        left=("NM312", "NM312", "NM312", "NM103", "NM601", "NM601"),
+        runs=False,
+        why_left="GSPMD sharding has no mechanical mapping; NM312 gives the DeviceMesh/DTensor port",
+    ),
+)
+
+
+def by_name(name: str) -> Program:
+    return next(p for p in PROGRAMS if p.name == name)
+
+
+def migrate(program: Program, *, fix: bool, unsafe: bool) -> FileResult:
+    """Check (and fix) the program with every rule on, as `neuron-migrate --fix [--unsafe-fixes]`."""
+    text = program.path.read_text(encoding="utf-8")
+    return check_source(text, program.path.name, Settings(select=("NM",), fix=fix, unsafe_fixes=unsafe))
+
+
+def fixed_text(program: Program) -> str:
+    result = migrate(program, fix=True, unsafe=True)
+    return result.fixed_source if result.fixed_source is not None else program.path.read_text(encoding="utf-8")
+
+
+def codes(result: FileResult) -> Counter[str]:
+    return Counter(f.code for f in result.findings)
+
+
+def collectives(report: object) -> dict[str, int]:
+    """The c10d ops a smoke report saw, with their counts."""
+    return {op.op: op.count for op in getattr(report, "ops", ()) if op.op.startswith("c10d::")}
+
+
+def run_fixed(program: Program, folder: Path, nproc: int) -> object:
+    """Write the migrated program into `folder` and run it under `smoke` on `nproc` emulated ranks."""
+    from neuron_migrate.smoke import run_smoke
+    from neuron_migrate.smoke.runner import SmokeOptions
+
+    script = folder / program.path.name
+    script.write_text(fixed_text(program), encoding="utf-8")
+    options = SmokeOptions(device="emulate", timeout_s=180.0, nproc=nproc, base_dir=folder)
+    return run_smoke(script, (), options)
