@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
-from neuron_migrate.checks import api_fixes, fsdp_fixes, port_fixes
+from neuron_migrate.checks import api_fixes, collective_fixes, fsdp_fixes, port_fixes
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -350,7 +350,24 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     barrier = ctx.render("{dist}.barrier()", match)
     if guard is None or barrier is None:
         return None
+    one_line = _one_line_if(ctx, stmt)
+    if one_line is not None:  # `if c: xm.rendezvous(t)` -> `if c and dist.is_initialized(): dist.barrier()`
+        test = ctx.segment(one_line.test)
+        if isinstance(one_line.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda)):
+            test = f"({test})"
+        condition = guard[0][len("if ") : -1]
+        return ctx.replace_statement(one_line, [f"if {test} and {condition}: {barrier[0]}"], guard[1])
     return ctx.replace_statement(stmt, [guard[0], f"\t{barrier[0]}"], guard[1])
+
+
+def _one_line_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
+    """The `if` whose whole body is `stmt`, written on one line with no `else`."""
+    parent = ctx.analysis.parent(stmt)
+    if not isinstance(parent, ast.If) or parent.body != [stmt] or parent.orelse:
+        return None
+    if parent.lineno != stmt.lineno or ctx.statement_lines(parent) is None:
+        return None
+    return parent
 
 
 def xla_save(ctx: FixContext, match: Match) -> Plan | None:
@@ -513,7 +530,7 @@ def _move_to_device(data, device):
 '''
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
 # Code a fix writes into the file once (import key `helper:<name>:<torch>`), by name.
-HELPERS: Mapping[str, str] = MappingProxyType({"device_loader": DEVICE_LOADER, **port_fixes.HELPERS})
+HELPERS: Mapping[str, str] = MappingProxyType({"device_loader": DEVICE_LOADER, **port_fixes.HELPERS, **collective_fixes.HELPERS})
 
 
 def device_loader(ctx: FixContext, match: Match) -> Plan | None:
@@ -630,6 +647,7 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         **api_fixes.FIXES,
         **port_fixes.FIXES,
         **fsdp_fixes.FIXES,
+        **collective_fixes.FIXES,
     }
 )
 

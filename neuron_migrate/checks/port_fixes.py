@@ -90,13 +90,27 @@ def xla_compile(ctx: FixContext, match: Match) -> Plan | None:
     extra = []
     for keyword in call.keywords:
         if keyword.arg == "full_graph":
-            extra.append(f", fullgraph={ctx.segment(keyword.value)}")
+            if not _runs_backward(ctx, match, call.args[0]):
+                extra.append(f", fullgraph={ctx.segment(keyword.value)}")
         elif keyword.arg not in _COMPILE_DROPPED:
             return None  # `num_different_graphs_allowed` and the like: a human decides
     rendered = ctx.render('{torch}.compile({0}, backend="neuron", dynamic=False', match)
     if rendered is None:
         return None
     return ctx.replace(call, rendered[0] + "".join(extra) + ")", rendered[1])
+
+
+def _runs_backward(ctx: FixContext, match: Match, fn: ast.expr) -> bool:
+    """Whether `fn` is a function of this file that calls `.backward()`.
+
+    torch_xla traced such a step into one graph; Dynamo with `fullgraph=True` raises at the
+    backward call instead, so the fix leaves `fullgraph` out and lets Dynamo split the graph.
+    """
+    bindings = ctx.analysis.resolver.lookup(fn.id, match.scope) if isinstance(fn, ast.Name) else []
+    node = bindings[0].node if len(bindings) == 1 else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward" for n in ast.walk(node))
 
 
 # -- utilities --------------------------------------------------------------------------
@@ -130,8 +144,19 @@ def now(ctx: FixContext, match: Match) -> Plan | None:
     call = _call(match)
     if call is None or call.args or call.keywords:
         return None
-    rendered = ctx.render('{datetime}.datetime.now().strftime("%H:%M:%S")', match)
+    quote = "'" if _inside_double_quoted_fstring(ctx, call) else '"'
+    rendered = ctx.render(f"{{datetime}}.datetime.now().strftime({quote}%H:%M:%S{quote})", match)
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+
+
+def _inside_double_quoted_fstring(ctx: FixContext, node: ast.AST) -> bool:
+    """Whether `node` sits in an f-string delimited by `"` (before 3.12 its quote cannot recur inside)."""
+    current = ctx.analysis.parent(node)
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.JoinedStr):
+            return ctx.segment(current).lstrip("rRfFbBuU").startswith('"')
+        current = ctx.analysis.parent(current)
+    return False
 
 
 def training_update(ctx: FixContext, match: Match) -> Plan | None:

@@ -37,7 +37,13 @@ def test_fix_leaves_only_the_documented_manual_findings(program: Program, update
     assert again.fixed_source is None, "a second --fix must change nothing"
 
 
-RUNS = [pytest.param(p, n, id=f"{p.name}-{n}rank") for p in PROGRAMS if p.runs for n in (1, 2)]
+def _run(program: Program, nproc: int) -> object:
+    pending = program.pending_2rank if nproc > 1 else ""
+    marks = [pytest.mark.xfail(reason=pending, strict=True)] if pending else []
+    return pytest.param(program, nproc, id=f"{program.name}-{nproc}rank", marks=marks)
+
+
+RUNS = [_run(p, n) for p in PROGRAMS if p.runs for n in (1, 2)]
 
 
 @pytest.mark.slow

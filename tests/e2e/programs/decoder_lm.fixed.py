@@ -2,7 +2,6 @@
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import torch_xla
 
 VOCAB, WIDTH, CONTEXT = 64, 32, 16
 
@@ -57,7 +56,7 @@ def main():
         optimizer.step()
         return loss
 
-    compiled_step = torch_xla.compile(train_step, full_graph=True, name="decoder_train_step")
+    compiled_step = torch.compile(train_step, backend="neuron", dynamic=False)
     for step, tokens in enumerate(synthetic_tokens()):
         loss = compiled_step(tokens.to(device))
         (lambda s, l: print(f"step {s} loss {l.item():.3f}"))(step, loss)

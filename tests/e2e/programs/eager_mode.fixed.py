@@ -1,15 +1,11 @@
 # Eager-mode script: eager_mode(True), torch_xla.device(), device_type checks and sync calls.
 import torch
 import torch.nn as nn
-import torch_xla
-import torch_xla.runtime as xr
-
-torch_xla.experimental.eager_mode(True)
 
 
 def main():
     device = torch.device("neuron")
-    if xr.device_type() == "NEURON":
+    if getattr(torch.accelerator.current_accelerator(), "type", None) == "neuron":
         print("running on Trainium")
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).to(device)

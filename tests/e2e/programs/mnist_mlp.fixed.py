@@ -2,7 +2,6 @@
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import torch_xla.debug.metrics as met
 from torch.utils.data import DataLoader, TensorDataset
 
 
@@ -40,7 +39,6 @@ def train():
             optimizer.step()
             if step % 2 == 0:
                 print(f"epoch {epoch} step {step} loss {loss.item():.4f}")
-    print(met.metrics_report())
 
 
 if __name__ == "__main__":

@@ -1,9 +1,8 @@
 # ResNet-style model with MpDeviceLoader, optimizer_step, RateTracker and test_utils logging.
 import torch
 import torch.nn as nn
-import torch_xla.core.xla_model as xm
-import torch_xla.test.test_utils as test_utils
 from torch.utils.data import DataLoader, TensorDataset
+import datetime
 
 
 class _DeviceLoader:
@@ -31,6 +30,56 @@ def _move_to_device(data, device):
     if isinstance(data, (list, tuple)):
         return type(data)(_move_to_device(v, device) for v in data)
     return data
+
+
+class _RateTracker:
+    """Samples per second, smoothed and since the start (what `xm.RateTracker` reported)."""
+
+    def __init__(self, smooth_factor=None):
+        import time
+
+        self._clock = time.time
+        self._smooth_factor = 0.4 if smooth_factor is None else smooth_factor
+        self._start_time = self._partial_time = self._clock()
+        self._partial_count = self._count = 0.0
+        self._partial_rate = None
+
+    def add(self, count):
+        self._count += count
+
+    def rate(self):
+        now = self._clock()
+        delta = now - self._partial_time
+        if delta <= 0:
+            return 0.0
+        rate = self._count / delta
+        if self._partial_rate is not None:
+            rate = (1 - self._smooth_factor) * rate + self._smooth_factor * self._partial_rate
+        self._partial_count += self._count
+        self._count = 0.0
+        self._partial_time, self._partial_rate = now, rate
+        return rate
+
+    def global_rate(self):
+        delta = self._clock() - self._start_time
+        return (self._partial_count + self._count) / delta if delta > 0 else 0.0
+
+
+def _print_training_update(device, step, loss, rate, global_rate, epoch=None, summary_writer=None):
+    """Print one training line, as torch_xla's `test_utils.print_training_update` did."""
+    import datetime
+
+    items = [
+        "Training",
+        f"Device={device}",
+        f"Epoch={epoch}" if epoch is not None else None,
+        f"Step={step}",
+        f"Loss={loss:.5f}",
+        f"Rate={rate:.2f}",
+        f"GlobalRate={global_rate:.2f}",
+        f"Time={datetime.datetime.now():%H:%M:%S}",
+    ]
+    print("|", " ".join(item for item in items if item), flush=True)
 
 
 class Block(nn.Module):
@@ -64,7 +113,7 @@ def synthetic_images(count=32):
 
 
 def train_loop_fn(loader, model, optimizer, loss_fn, epoch):
-    tracker = xm.RateTracker()
+    tracker = _RateTracker()
     model.train()
     for step, (data, target) in enumerate(loader):
         optimizer.zero_grad()
@@ -73,7 +122,7 @@ def train_loop_fn(loader, model, optimizer, loss_fn, epoch):
         optimizer.step()
         tracker.add(data.size(0))
         if step % 2 == 0:
-            test_utils.print_training_update(torch.device("neuron"), step, loss.item(), tracker.rate(), tracker.global_rate(), epoch)
+            _print_training_update(torch.device("neuron"), step, loss.item(), tracker.rate(), tracker.global_rate(), epoch)
 
 
 def main():
@@ -85,7 +134,7 @@ def main():
     train_loader = _DeviceLoader(DataLoader(synthetic_images(), batch_size=8), device)
     for epoch in range(1, 3):
         train_loop_fn(train_loader, model, optimizer, loss_fn, epoch)
-        print(f"epoch {epoch} finished at {test_utils.now()}")
+        print(f"epoch {epoch} finished at {datetime.datetime.now().strftime('%H:%M:%S')}")
 
 
 if __name__ == "__main__":

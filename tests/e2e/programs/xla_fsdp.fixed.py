@@ -4,8 +4,7 @@ import functools
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP
-from torch_xla.distributed.fsdp.wrap import transformer_auto_wrap_policy
+import torch.distributed.fsdp as fsdp
 
 
 class Block(nn.Module):
@@ -31,8 +30,11 @@ def main():
     dist.init_process_group("neuron")
     device = torch.device("neuron")
     torch.manual_seed(0)
-    policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block})
-    model = FSDP(Model().to(device), auto_wrap_policy=policy, compute_dtype=torch.bfloat16, pin_layout_in_collective_ops=False)
+    model = Model().to(device)
+    for submodule in model.modules():
+        if isinstance(submodule, (Block,)):
+            fsdp.fully_shard(submodule, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=torch.bfloat16))
+    fsdp.fully_shard(model, mp_policy=fsdp.MixedPrecisionPolicy(param_dtype=torch.bfloat16))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     generator = torch.Generator().manual_seed(dist.get_rank())
     for step in range(4):

@@ -1,0 +1,110 @@
+"""`xm.all_reduce`, `xm.all_gather` and `xm.reduce_scatter` -> helpers with their exact meaning.
+
+Each call keeps its arguments and calls a helper written into the file once, which does what
+torch_xla did with `torch.distributed`: a list is reduced in place and returned, a tensor is
+reduced into a new one, `scale=` multiplies the result, and without a process group the call
+acts on one rank. `groups=` other than None, and list forms of the gather and scatter, stay
+findings. Pure functions (FixContext, Match) -> Plan | None, merged into `fixes.FIXES`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from neuron_migrate.analysis.analyze import Match, Plan
+
+if TYPE_CHECKING:
+    from neuron_migrate.checks.fixes import FixContext
+
+# Parameters of each torch_xla collective, by position (the helpers take the same ones).
+_PARAMETERS = {
+    "all_reduce": ("reduce_type", "inputs", "scale", "groups", "pin_layout"),
+    "all_gather": ("value", "dim", "groups", "output", "pin_layout"),
+    "reduce_scatter": ("reduce_type", "input", "scale", "scatter_dim", "shard_count", "groups", "output", "pin_layout"),
+}
+_TENSOR_ONLY = {"all_gather": "value", "reduce_scatter": "input"}
+
+
+def collective(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.all_reduce(...)` -> `_all_reduce(...)` (and the same for all_gather and reduce_scatter)."""
+    call = match.node
+    kind = match.qualified.rsplit(".", 1)[-1]
+    if not isinstance(call, ast.Call) or kind not in _PARAMETERS:
+        return None
+    parameters = _PARAMETERS[kind]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    if len(call.args) > len(parameters) or any(k.arg not in parameters for k in call.keywords):
+        return None
+    given = dict(zip(parameters, call.args)) | {k.arg: k.value for k in call.keywords if k.arg}
+    groups = given.get("groups")
+    if groups is not None and not (isinstance(groups, ast.Constant) and groups.value is None):
+        return None  # replica groups become `dist.new_group` process groups; a human maps them
+    tensor_arg = given.get(_TENSOR_ONLY.get(kind, ""))
+    if isinstance(tensor_arg, (ast.List, ast.Tuple)):
+        return None  # the list forms of all_gather / reduce_scatter are rare; port by hand
+    name = f"_{kind}"
+    resolver = ctx.analysis.resolver
+    existing = resolver.lookup(name, resolver.module_scope)
+    if existing and not (len(existing) == 1 and isinstance(existing[0].node, ast.FunctionDef)):
+        return None
+    torch_name = ctx.render("{torch}", match)
+    if torch_name is None:
+        return None
+    needed = () if existing else (f"helper:{kind}:{torch_name[0]}", *torch_name[1])
+    start, end = ctx.src.node_span(call.func)
+    return Plan(((start, end, name),), needed)
+
+
+_REDUCE_OPS = '{"sum": "SUM", "mul": "PRODUCT", "min": "MIN", "max": "MAX", "and": "BAND", "or": "BOR"}'
+
+HELPERS: Mapping[str, str] = MappingProxyType(
+    {
+        "all_reduce": f'''def _all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
+    """What `xm.all_reduce` did: reduce a list of tensors in place, or a tensor into a new one."""
+    single = isinstance(inputs, {{torch}}.Tensor)
+    tensors = [inputs.clone()] if single else list(inputs)
+    if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
+        op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
+        for tensor in tensors:
+            {{torch}}.distributed.all_reduce(tensor, op=op)
+    if scale != 1.0:
+        for tensor in tensors:
+            tensor.mul_(scale)
+    return tensors[0] if single else inputs
+''',
+        "all_gather": '''def _all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
+    """What `xm.all_gather` did: every rank's `value`, concatenated along `dim`."""
+    parts = [value]
+    if {torch}.distributed.is_available() and {torch}.distributed.is_initialized():
+        parts = [{torch}.empty_like(value) for _ in range({torch}.distributed.get_world_size())]
+        {torch}.distributed.all_gather(parts, value.contiguous())
+    result = {torch}.cat(parts, dim=dim)
+    if output is None:
+        return result
+    output.copy_(result)
+    return output
+''',
+        "reduce_scatter": f'''def _reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None, output=None, pin_layout=True):
+    """What `xm.reduce_scatter` did: reduce `input` over the ranks and keep this rank's shard."""
+    if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
+        op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
+        moved = input.movedim(scatter_dim, 0).contiguous()
+        result = moved.new_empty((moved.shape[0] // shard_count, *moved.shape[1:]))
+        {{torch}}.distributed.reduce_scatter_tensor(result, moved, op=op)
+        result = result.movedim(0, scatter_dim)
+    else:
+        result = input.clone()
+    result.mul_(scale)
+    if output is None:
+        return result
+    output.copy_(result)
+    return output
+''',
+    }
+)
+
+FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType({"collective": collective})
