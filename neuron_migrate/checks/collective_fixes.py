@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks.helper_code import HELPER_NAMES
 
 if TYPE_CHECKING:
     from neuron_migrate.checks.fixes import FixContext
@@ -46,7 +47,7 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     tensor_arg = given.get(_TENSOR_ONLY.get(kind, ""))
     if isinstance(tensor_arg, (ast.List, ast.Tuple)):
         return None  # the list forms of all_gather / reduce_scatter are rare; port by hand
-    name = f"_{kind}"
+    name = HELPER_NAMES[kind]
     resolver = ctx.analysis.resolver
     existing = resolver.lookup(name, resolver.module_scope)
     if existing and not (len(existing) == 1 and isinstance(existing[0].node, ast.FunctionDef)):
@@ -58,53 +59,5 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     start, end = ctx.src.node_span(call.func)
     return Plan(((start, end, name),), needed)
 
-
-_REDUCE_OPS = '{"sum": "SUM", "mul": "PRODUCT", "min": "MIN", "max": "MAX", "and": "BAND", "or": "BOR"}'
-
-HELPERS: Mapping[str, str] = MappingProxyType(
-    {
-        "all_reduce": f'''def _all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
-    """What `xm.all_reduce` did: reduce a list of tensors in place, or a tensor into a new one."""
-    single = isinstance(inputs, {{torch}}.Tensor)
-    tensors = [inputs.clone()] if single else list(inputs)
-    if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
-        op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
-        for tensor in tensors:
-            {{torch}}.distributed.all_reduce(tensor, op=op)
-    if scale != 1.0:
-        for tensor in tensors:
-            tensor.mul_(scale)
-    return tensors[0] if single else inputs
-''',
-        "all_gather": '''def _all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
-    """What `xm.all_gather` did: every rank's `value`, concatenated along `dim`."""
-    parts = [value]
-    if {torch}.distributed.is_available() and {torch}.distributed.is_initialized():
-        parts = [{torch}.empty_like(value) for _ in range({torch}.distributed.get_world_size())]
-        {torch}.distributed.all_gather(parts, value.contiguous())
-    result = {torch}.cat(parts, dim=dim)
-    if output is None:
-        return result
-    output.copy_(result)
-    return output
-''',
-        "reduce_scatter": f'''def _reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None, output=None, pin_layout=True):
-    """What `xm.reduce_scatter` did: reduce `input` over the ranks and keep this rank's shard."""
-    if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
-        op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
-        moved = input.movedim(scatter_dim, 0).contiguous()
-        result = moved.new_empty((moved.shape[0] // shard_count, *moved.shape[1:]))
-        {{torch}}.distributed.reduce_scatter_tensor(result, moved, op=op)
-        result = result.movedim(0, scatter_dim)
-    else:
-        result = input.clone()
-    result.mul_(scale)
-    if output is None:
-        return result
-    output.copy_(result)
-    return output
-''',
-    }
-)
 
 FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType({"collective": collective})

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
-from neuron_migrate.checks import api_fixes, collective_fixes, fsdp_fixes, port_fixes
+from neuron_migrate.checks import api_fixes, collective_fixes, fsdp_fixes, helper_code, port_fixes
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -530,7 +530,7 @@ def _move_to_device(data, device):
 '''
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
 # Code a fix writes into the file once (import key `helper:<name>:<torch>`), by name.
-HELPERS: Mapping[str, str] = MappingProxyType({"device_loader": DEVICE_LOADER, **port_fixes.HELPERS, **collective_fixes.HELPERS})
+HELPERS: Mapping[str, str] = MappingProxyType({"device_loader": DEVICE_LOADER, **helper_code.HELPERS})
 
 
 def device_loader(ctx: FixContext, match: Match) -> Plan | None:

@@ -10,11 +10,14 @@ this module imports `fixes` only for type checking, so `fixes` can import it wit
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks.helper_code import HELPER_NAMES
+from neuron_migrate.model import Safety
 
 if TYPE_CHECKING:
     from neuron_migrate.checks.fixes import FixContext
@@ -179,6 +182,35 @@ def _logging_helper(ctx: FixContext, match: Match, name: str, writer: str, write
     return _helper(ctx, match, name, f"{HELPER_NAMES[name]}({ctx.args_text(call)})", call)
 
 
+def write_to_summary(ctx: FixContext, match: Match) -> Plan | None:
+    """`test_utils.write_to_summary(w, step, values)` -> `_write_to_summary(...)`; not with XLA metrics."""
+    call = _call(match)
+    if call is None or not _plain_args(call):
+        return None
+    metrics = _argument(call, "write_xla_metrics", 3)
+    if metrics is not None and not (isinstance(metrics, ast.Constant) and metrics.value is False):
+        return None  # the XLA metrics it also wrote do not exist on TorchNeuron
+    return _same_arguments(ctx, match, "write_to_summary")
+
+
+def close_summary_writer(ctx: FixContext, match: Match) -> Plan | None:
+    """`test_utils.close_summary_writer(w)` -> `_close_summary_writer(w)`."""
+    return _same_arguments(ctx, match, "close_summary_writer")
+
+
+def get_summary_writer(ctx: FixContext, match: Match) -> Plan | None:
+    """`test_utils.get_summary_writer(logdir)` -> `_get_summary_writer(logdir)`, with torch's TensorBoard writer."""
+    plan = _same_arguments(ctx, match, "get_summary_writer")
+    return dataclasses.replace(plan, safety=Safety.UNSAFE) if plan is not None else None
+
+
+def _same_arguments(ctx: FixContext, match: Match, name: str) -> Plan | None:
+    call = _call(match)
+    if call is None or not _plain_args(call):
+        return None
+    return _helper(ctx, match, name, f"{HELPER_NAMES[name]}({ctx.args_text(call)})", call)
+
+
 _LOGGING = ("print", "info", "debug", "warning", "log")
 
 
@@ -236,101 +268,6 @@ def mesh_reduce(ctx: FixContext, match: Match) -> Plan | None:
     return _helper(ctx, match, "mesh_reduce", text, call)
 
 
-# Helpers written into the migrated file once, after its imports. `{torch}` is torch's name there.
-HELPERS: Mapping[str, str] = MappingProxyType(
-    {
-        "rate_tracker": '''class _RateTracker:
-    """Samples per second, smoothed and since the start (what `xm.RateTracker` reported)."""
-
-    def __init__(self, smooth_factor=None):
-        import time
-
-        self._clock = time.time
-        self._smooth_factor = 0.4 if smooth_factor is None else smooth_factor
-        self._start_time = self._partial_time = self._clock()
-        self._partial_count = self._count = 0.0
-        self._partial_rate = None
-
-    def add(self, count):
-        self._count += count
-
-    def rate(self):
-        now = self._clock()
-        delta = now - self._partial_time
-        if delta <= 0:
-            return 0.0
-        rate = self._count / delta
-        if self._partial_rate is not None:
-            rate = (1 - self._smooth_factor) * rate + self._smooth_factor * self._partial_rate
-        self._partial_count += self._count
-        self._count = 0.0
-        self._partial_time, self._partial_rate = now, rate
-        return rate
-
-    def global_rate(self):
-        delta = self._clock() - self._start_time
-        return (self._partial_count + self._count) / delta if delta > 0 else 0.0
-''',
-        "training_update": '''def _print_training_update(device, step, loss, rate, global_rate, epoch=None, summary_writer=None):
-    """Print one training line, as torch_xla's `test_utils.print_training_update` did."""
-    import datetime
-
-    items = [
-        "Training",
-        f"Device={device}",
-        f"Epoch={epoch}" if epoch is not None else None,
-        f"Step={step}",
-        f"Loss={loss:.5f}",
-        f"Rate={rate:.2f}",
-        f"GlobalRate={global_rate:.2f}",
-        f"Time={datetime.datetime.now():%H:%M:%S}",
-    ]
-    print("|", " ".join(item for item in items if item), flush=True)
-''',
-        "test_update": '''def _print_test_update(device, accuracy, epoch=None, step=None):
-    """Print one test line, as torch_xla's `test_utils.print_test_update` did."""
-    import datetime
-
-    items = [
-        "Test",
-        f"Device={device}",
-        f"Step={step}" if step is not None else None,
-        f"Epoch={epoch}" if epoch is not None else None,
-        f"Accuracy={accuracy:.2f}" if accuracy is not None else None,
-        f"Time={datetime.datetime.now():%H:%M:%S}",
-    ]
-    print("|", " ".join(item for item in items if item), flush=True)
-''',
-        "broadcast_master_param": '''def _broadcast_master_param(model):
-    """Copy rank 0's parameters to every rank (what `xm.broadcast_master_param` did); no-op alone."""
-    if not {torch}.distributed.is_available() or not {torch}.distributed.is_initialized():
-        return
-    with {torch}.no_grad():
-        for parameter in model.parameters():
-            {torch}.distributed.broadcast(parameter.data, src=0)
-''',
-        "mesh_reduce": '''def _mesh_reduce(data, reduce_fn):
-    """Gather `data` from every rank and reduce the list (what `xm.mesh_reduce` did)."""
-    if isinstance(data, {torch}.Tensor):
-        data = data.cpu()
-    if not {torch}.distributed.is_available() or not {torch}.distributed.is_initialized():
-        return reduce_fn([data])
-    values = [None] * {torch}.distributed.get_world_size()
-    {torch}.distributed.all_gather_object(values, data)
-    return reduce_fn(values)
-''',
-    }
-)
-HELPER_NAMES: Mapping[str, str] = MappingProxyType(
-    {
-        "rate_tracker": "_RateTracker",
-        "training_update": "_print_training_update",
-        "test_update": "_print_test_update",
-        "broadcast_master_param": "_broadcast_master_param",
-        "mesh_reduce": "_mesh_reduce",
-    }
-)
-
 FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType(
     {
         "device_type": device_type,
@@ -340,6 +277,9 @@ FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyTy
         "now": now,
         "training_update": training_update,
         "test_update": test_update,
+        "write_to_summary": write_to_summary,
+        "close_summary_writer": close_summary_writer,
+        "get_summary_writer": get_summary_writer,
         "printed_report": printed_report,
         "profiler_trace": profiler_trace,
         "start_server": start_server,
