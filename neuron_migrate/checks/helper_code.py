@@ -70,6 +70,7 @@ _PORT_HELPERS: Mapping[str, str] = MappingProxyType(
         "close_summary_writer": '''def _close_summary_writer(summary_writer):
     """Close the writer if there is one, as torch_xla's `test_utils.close_summary_writer` did."""
     if summary_writer is not None:
+        summary_writer.flush()
         summary_writer.close()
 ''',
         "get_summary_writer": '''def _get_summary_writer(logdir):
@@ -131,6 +132,9 @@ _PORT_HELPERS: Mapping[str, str] = MappingProxyType(
         f"Time={datetime.datetime.now():%H:%M:%S}",
     ]
     print("|", " ".join(item for item in items if item), flush=True)
+    if summary_writer:
+        summary_writer.add_scalar("examples/sec", rate, None)
+        summary_writer.add_scalar("average_examples/sec", global_rate, None)
 ''',
         "test_update": '''def _print_test_update(device, accuracy, epoch=None, step=None):
     """Print one test line, as torch_xla's `test_utils.print_test_update` did."""

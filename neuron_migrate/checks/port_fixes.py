@@ -143,12 +143,16 @@ def rate_tracker(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def now(ctx: FixContext, match: Match) -> Plan | None:
-    """`test_utils.now()` -> `datetime.datetime.now().strftime("%H:%M:%S")`."""
+    """`test_utils.now()` -> `datetime.datetime.now().strftime("%H:%M:%S")`; `now(fmt)` keeps `fmt`."""
     call = _call(match)
-    if call is None or call.args or call.keywords:
+    if call is None or not _plain_args(call) or len(call.args) + len(call.keywords) > 1:
+        return None
+    given = _argument(call, "format", 0)
+    if call.keywords and given is None:
         return None
     quote = "'" if _inside_double_quoted_fstring(ctx, call) else '"'
-    rendered = ctx.render(f"{{datetime}}.datetime.now().strftime({quote}%H:%M:%S{quote})", match)
+    fmt = ctx.segment(given) if given is not None else f"{quote}%H:%M:%S{quote}"
+    rendered = ctx.render("{datetime}.datetime.now().strftime({fmt})", match, {"fmt": fmt})
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
 
 
@@ -164,22 +168,12 @@ def _inside_double_quoted_fstring(ctx: FixContext, node: ast.AST) -> bool:
 
 def training_update(ctx: FixContext, match: Match) -> Plan | None:
     """`test_utils.print_training_update(...)` -> `_print_training_update(...)`, printing the same line."""
-    return _logging_helper(ctx, match, "training_update", "summary_writer", 6)
+    return _same_arguments(ctx, match, "training_update")
 
 
 def test_update(ctx: FixContext, match: Match) -> Plan | None:
     """`test_utils.print_test_update(...)` -> `_print_test_update(...)`, printing the same line."""
-    return _logging_helper(ctx, match, "test_update", "", -1)
-
-
-def _logging_helper(ctx: FixContext, match: Match, name: str, writer: str, writer_pos: int) -> Plan | None:
-    call = _call(match)
-    if call is None or not _plain_args(call) or ctx.expression_statement(match) is None:
-        return None
-    written = _argument(call, writer, writer_pos) if writer else None
-    if written is not None and not (isinstance(written, ast.Constant) and written.value is None):
-        return None  # a summary writer also gets the values; port write_to_summary by hand
-    return _helper(ctx, match, name, f"{HELPER_NAMES[name]}({ctx.args_text(call)})", call)
+    return _same_arguments(ctx, match, "test_update")
 
 
 def write_to_summary(ctx: FixContext, match: Match) -> Plan | None:
