@@ -80,6 +80,9 @@ def _print_training_update(device, step, loss, rate, global_rate, epoch=None, su
         f"Time={datetime.datetime.now():%H:%M:%S}",
     ]
     print("|", " ".join(item for item in items if item), flush=True)
+    if summary_writer:
+        summary_writer.add_scalar("examples/sec", rate, None)
+        summary_writer.add_scalar("average_examples/sec", global_rate, None)
 
 
 class Block(nn.Module):
