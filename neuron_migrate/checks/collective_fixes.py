@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from neuron_migrate.analysis.analyze import Match, Plan
-from neuron_migrate.checks.helper_code import HELPER_NAMES
+from neuron_migrate.checks.helper_code import HELPER_NAMES, helper_imports
 
 if TYPE_CHECKING:
     from neuron_migrate.checks.fixes import FixContext
@@ -47,17 +47,11 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     tensor_arg = given.get(_TENSOR_ONLY.get(kind, ""))
     if isinstance(tensor_arg, (ast.List, ast.Tuple)):
         return None  # the list forms of all_gather / reduce_scatter are rare; port by hand
-    name = HELPER_NAMES[kind]
-    resolver = ctx.analysis.resolver
-    existing = resolver.lookup(name, resolver.module_scope)
-    if existing and not (len(existing) == 1 and isinstance(existing[0].node, ast.FunctionDef)):
+    needed = helper_imports(ctx, match, kind)
+    if needed is None:
         return None
-    torch_name = ctx.render("{torch}", match)
-    if torch_name is None:
-        return None
-    needed = () if existing else (f"helper:{kind}:{torch_name[0]}", *torch_name[1])
     start, end = ctx.src.node_span(call.func)
-    return Plan(((start, end, name),), needed)
+    return Plan(((start, end, HELPER_NAMES[kind]),), needed)
 
 
 FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType({"collective": collective})

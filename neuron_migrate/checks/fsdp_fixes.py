@@ -104,6 +104,8 @@ def _policy_classes(ctx: FixContext, match: Match, policy: ast.expr) -> tuple[tu
     if TRANSFORMER_POLICY not in ctx.analysis.qualified(policy.args[0], scope) or policy.keywords[0].arg != "transformer_layer_cls":
         return None
     layers = policy.keywords[0].value
+    if isinstance(layers, (ast.Name, ast.Attribute)):
+        return (f"*{ctx.segment(layers)}",), definition  # a set built elsewhere: `isinstance(m, (*s,))`
     if not isinstance(layers, (ast.Set, ast.Tuple, ast.List)) or not layers.elts:
         return None
     if not all(isinstance(e, (ast.Name, ast.Attribute)) for e in layers.elts):

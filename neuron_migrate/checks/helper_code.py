@@ -7,8 +7,39 @@ function or class each helper defines, which the fix calls.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from neuron_migrate.analysis.analyze import Match
+
+if TYPE_CHECKING:
+    from neuron_migrate.checks.fixes import FixContext
+
+
+def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
+    """The import keys that write helper `name` into the file; () when this file has it already.
+
+    None when the helper's name is bound to something else here, or torch's name is taken at
+    module scope, where the helper lives.
+    """
+    resolver = ctx.analysis.resolver
+    bindings = resolver.lookup(HELPER_NAMES[name], resolver.module_scope)
+    if bindings:
+        node = bindings[0].node
+        ours = len(bindings) == 1 and isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        return () if ours and ast.get_docstring(node) == _docstring(HELPERS[name]) else None  # type: ignore[arg-type]
+    rendered = ctx.render("{torch}", dataclasses.replace(match, scope=resolver.module_scope))
+    if rendered is None:
+        return None
+    return (f"helper:{name}:{rendered[0]}", *rendered[1])
+
+
+def _docstring(template: str) -> str:
+    return template.split('"""')[1]
+
 
 _REDUCE_OPS = '{"sum": "SUM", "mul": "PRODUCT", "min": "MIN", "max": "MAX", "and": "BAND", "or": "BOR"}'
 

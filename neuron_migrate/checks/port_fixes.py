@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from neuron_migrate.analysis.analyze import Match, Plan
-from neuron_migrate.checks.helper_code import HELPER_NAMES
+from neuron_migrate.checks.helper_code import HELPER_NAMES, helper_imports
 from neuron_migrate.model import Safety
 
 if TYPE_CHECKING:
@@ -43,16 +43,8 @@ def _string(node: ast.AST | None) -> str | None:
 
 def _helper(ctx: FixContext, match: Match, name: str, call_text: str, node: ast.AST) -> Plan | None:
     """Replace `node` with `call_text`, which calls the helper `HELPERS[name]` written into the file."""
-    function = HELPER_NAMES[name]
-    resolver = ctx.analysis.resolver
-    existing = resolver.lookup(function, resolver.module_scope)
-    if existing and not (len(existing) == 1 and isinstance(existing[0].node, (ast.ClassDef, ast.FunctionDef))):
-        return None  # the helper's name means something else in this file
-    torch_name = ctx.render("{torch}", match)
-    if torch_name is None:
-        return None
-    needed = () if existing else (f"helper:{name}:{torch_name[0]}", *torch_name[1])
-    return ctx.replace(node, call_text, needed)
+    needed = helper_imports(ctx, match, name)
+    return ctx.replace(node, call_text, needed) if needed is not None else None
 
 
 # -- execution model --------------------------------------------------------------------
