@@ -182,12 +182,12 @@ _PORT_HELPERS: Mapping[str, str] = MappingProxyType(
     print("|", " ".join(item for item in items if item), flush=True)
 ''',
         "broadcast_master_param": '''def _broadcast_master_param(model):
-    """Copy rank 0's parameters to every rank (what `xm.broadcast_master_param` did); no-op alone."""
+    """Copy rank 0's parameters and buffers to every rank (what `xm.broadcast_master_param` did)."""
     if not {torch}.distributed.is_available() or not {torch}.distributed.is_initialized():
         return
     with {torch}.no_grad():
-        for parameter in model.parameters():
-            {torch}.distributed.broadcast(parameter.data, src=0)
+        for tensor in [*model.parameters(), *model.buffers()]:
+            {torch}.distributed.broadcast(tensor.data, src=0)
 ''',
         "mesh_reduce": '''def _mesh_reduce(data, reduce_fn):
     """Gather `data` from every rank and reduce the list (what `xm.mesh_reduce` did)."""

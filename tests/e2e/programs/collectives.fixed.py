@@ -32,12 +32,12 @@ def _all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
 
 
 def _broadcast_master_param(model):
-    """Copy rank 0's parameters to every rank (what `xm.broadcast_master_param` did); no-op alone."""
+    """Copy rank 0's parameters and buffers to every rank (what `xm.broadcast_master_param` did)."""
     if not torch.distributed.is_available() or not torch.distributed.is_initialized():
         return
     with torch.no_grad():
-        for parameter in model.parameters():
-            torch.distributed.broadcast(parameter.data, src=0)
+        for tensor in [*model.parameters(), *model.buffers()]:
+            torch.distributed.broadcast(tensor.data, src=0)
 
 
 def _mesh_reduce(data, reduce_fn):
