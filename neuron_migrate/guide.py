@@ -92,7 +92,21 @@ CONCEPTS: tuple[Concept, ...] = (
     ),
 )
 
-_FIX_WORDS = {Safety.SAFE: "fixed by `--fix`", Safety.UNSAFE: "fixed by `--fix --unsafe-fixes`", Safety.MANUAL: "manual"}
+def fix_words(spec: RuleSpec) -> str:
+    """How the rule's findings get fixed, from the safety of its rule and of each map entry."""
+    if spec.detector != "qualified" or not spec.maps:
+        kinds = {spec.safety}
+        partly = False
+    else:
+        fixable = [m for m in spec.maps if m.fix or m.new or m.new_call]
+        kinds = {m.safety or spec.safety for m in fixable} - {Safety.MANUAL}
+        partly = bool(kinds) and len(fixable) < len(spec.maps)
+    if not kinds or kinds == {Safety.MANUAL}:
+        return "manual"
+    words = "`--fix`" if Safety.SAFE in kinds else "`--fix --unsafe-fixes`"
+    if kinds == {Safety.SAFE, Safety.UNSAFE}:
+        words += ", some with `--unsafe-fixes`"
+    return ("partly fixed by " if partly else "fixed by ") + words
 
 
 def guided_codes() -> set[str]:
@@ -117,7 +131,7 @@ def render() -> str:
         out += ["", f"## {concept.title}", "", concept.intro, ""]
         rules = [specs[code] for code in concept.codes if code in specs]
         out += ["### What the tool checks and fixes", ""]
-        out += [f"- {_link(s)} ({_FIX_WORDS[s.safety]}): {_sentence(s.doc.get('what', s.message))}" for s in rules]
+        out += [f"- {_link(s)} ({fix_words(s)}): {_sentence(s.doc.get('what', s.message))}" for s in rules]
         manual = [line for s in rules for line in _manual(s)]
         if manual:
             out += ["", "### What stays manual, and how", "", *manual]
@@ -127,7 +141,7 @@ def render() -> str:
 def _manual(spec: RuleSpec) -> list[str]:
     """What a human still does for this rule: its reasoning for manual rules, else its caveats."""
     doc = spec.doc
-    parts = [doc["why"]] if spec.safety is Safety.MANUAL and doc.get("why") else []
+    parts = [doc["why"]] if fix_words(spec) != "fixed by `--fix`" and doc.get("why") else []
     parts += [doc[key] for key in ("fix_safety", "known_problems") if doc.get(key)]
     return [f"- {_link(spec)}: {' '.join(_sentence(p) for p in parts)}"] if parts else []
 
