@@ -20,6 +20,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 DOCS_URL = "https://github.com/neuron-migrate/neuron-migrate/blob/main/rules/README.md#{code}"
 _CODE = re.compile(r"^NM\d{3}$")
+_PROJECT_CODE = re.compile(r"^NM[A-Z]\d{3}$")  # a project's own rules: NMX001, NMA120, ...
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _RULE_KEYS = {
     "code", "name", "message", "severity", "safety", "since", "detector", "retired",
@@ -27,10 +28,6 @@ _RULE_KEYS = {
 }
 _MAP_KEYS = {"old", "new", "new_call", "fix", "safety", "message", "severity", "source", "prefix", "calls_only"}
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
-# Detectors that read non-Python files (engine/textfiles.py), not the ast walk.
-# Rules whose findings come from `neuron-migrate smoke` (running the script), never from a static check.
-RUNTIME_DETECTORS = frozenset({"smoke"})
-FILE_DETECTORS = frozenset({"package_name", "neuronx_xla_pin", "neuronx_family", "neuronx_index", "shell_env", "shell_launch"})
 
 
 class RuleSpecError(ValueError):
@@ -122,14 +119,20 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
     )
 
 
-def parse_rule(data: dict[str, Any], where: str) -> RuleSpec:
-    """Validate one rule's TOML table and build its spec."""
+def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleSpec:
+    """Validate one rule's TOML table and build its spec (`project`: a user's own rule)."""
     _check_keys(data, _RULE_KEYS, where)
     for key in ("code", "name", "message", "severity", "safety"):
         if not isinstance(data.get(key), str):
             raise RuleSpecError(f"{where}: `{key}` is required and must be a string")
-    if not _CODE.match(data["code"]):
+    if project and not _PROJECT_CODE.match(data["code"]):
+        raise RuleSpecError(f"{where}: `code` of a project rule must look like NMX001 (NM, a letter, three digits), not {data['code']!r}")
+    if not project and not _CODE.match(data["code"]):
         raise RuleSpecError(f"{where}: `code` must look like NM123, not {data['code']!r}")
+    if not isinstance(data.get("doc", {}), dict) or not isinstance(data.get("map", []), list):
+        raise RuleSpecError(f"{where}: `doc` must be a table and `map` an array of tables")
+    if not all(isinstance(m, dict) for m in data.get("map", [])):
+        raise RuleSpecError(f"{where}: every `[[map]]` entry must be a table")
     if not _NAME.match(data["name"]):
         raise RuleSpecError(f"{where}: `name` must be snake_case, not {data['name']!r}")
     doc = data.get("doc", {})
@@ -155,19 +158,28 @@ def parse_rule(data: dict[str, Any], where: str) -> RuleSpec:
 @functools.cache
 def load_catalogue(directory: Path | None = None) -> tuple[RuleSpec, ...]:
     """Every rule in `directory` (default: the shipped rules), sorted by code."""
-    folder = directory or rules_dir()
+    return load_rule_folder(directory or rules_dir())
+
+
+def load_rule_folder(folder: Path, project: bool = False) -> tuple[RuleSpec, ...]:
+    """The rules in one folder's `NM*.toml` files; errors name the file (and for projects its path)."""
+    if project and not folder.is_dir():
+        raise RuleSpecError(f"{folder}: extend-rules folder not found")
     specs: list[RuleSpec] = []
     seen: dict[str, str] = {}
     for path in sorted(folder.glob("NM*.toml")):
+        where = str(path) if project else path.name
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise RuleSpecError(f"{path.name}: invalid TOML: {exc}") from None
-        spec = parse_rule(data, path.name)
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
+            raise RuleSpecError(f"{where}: invalid TOML: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RuleSpecError(f"{where}: cannot read the rule file: {exc}") from None
+        spec = parse_rule(data, where, project=project)
         if spec.code in seen:
-            raise RuleSpecError(f"{path.name}: code {spec.code} is already used by {seen[spec.code]}")
+            raise RuleSpecError(f"{where}: code {spec.code} is already used by {seen[spec.code]}")
         if path.stem != spec.code:
-            raise RuleSpecError(f"{path.name}: file name must match `code` ({spec.code})")
+            raise RuleSpecError(f"{where}: file name must match `code` ({spec.code})")
         seen[spec.code] = path.name
         specs.append(spec)
     return tuple(specs)

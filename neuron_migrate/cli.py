@@ -320,22 +320,41 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
 
 
 
+_CONFIG_OPTION = click.option(
+    "--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+    help="Read the project's own rules (extend-rules, plugins) from this config instead of the nearest one.",
+)  # fmt: skip
+
+
+def _project_rules(config_file: Path | None) -> Any:
+    """The registry with the project's own rules, from the config governing the current folder."""
+    from neuron_migrate.config import ConfigError, config_for
+    from neuron_migrate.registry import registry
+
+    try:
+        return registry(config_for(Path.cwd(), config_file).rule_sources)
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
-def rules_command(fmt: str) -> None:
-    """List every rule: code, name, severity, fix safety and summary."""
+@_CONFIG_OPTION
+def rules_command(fmt: str, config_file: Path | None) -> None:
+    """List every rule (the project's own too): code, name, severity, fix safety and summary."""
     from neuron_migrate import docs
 
-    click.echo(docs.render_rules(fmt), nl=False)
+    click.echo(docs.render_rules(fmt, _project_rules(config_file)), nl=False)
 
 
 @main.command("explain")
 @click.argument("code")
-def explain(code: str) -> None:
+@_CONFIG_OPTION
+def explain(code: str, config_file: Path | None) -> None:
     """Explain a rule: what it flags, why, an example and the fix."""
     from neuron_migrate import docs
 
-    text = docs.explain(code.upper())
+    text = docs.explain(code.upper(), _project_rules(config_file))
     if text is None:
         click.echo(f"neuron-migrate: unknown rule code {code!r}; run `neuron-migrate rules` to list them", err=True)
         sys.exit(EXIT_ERROR)

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.catalogue import load_catalogue, select_rules
+from neuron_migrate.catalogue import RuleSpecError, select_rules
 from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
-from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings
+from neuron_migrate.registry import registry
+from neuron_migrate.settings import DEFAULT_EXCLUDES, RuleSources, Settings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,10 +32,13 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 CONFIG_FILE = "neuron-migrate.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "tool.neuron-migrate"
-_SELECTOR = re.compile(r"^(ALL|NM\d{0,3})$")
+_SELECTOR = re.compile(r"^(ALL|NM\d{0,3}|NM[A-Z]\d{0,3})$")  # NMX001: a project's own rules
 _CODE_LISTS = ("select", "ignore", "extend-select")
 _GLOB_LISTS = ("exclude", "extend-exclude")
-KEYS = (*_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format")
+KEYS = (
+    *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format",
+    "extend-rules", "plugins",
+)  # fmt: skip
 
 
 class ConfigError(ValueError):
@@ -55,6 +59,7 @@ class Config:
     target_version: str | None = None
     unsafe_fixes: bool | None = None
     output_format: str | None = None
+    rule_sources: RuleSources = RuleSources()
 
     @property
     def selects_rules(self) -> bool:
@@ -156,7 +161,24 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         values["unsafe_fixes"] = data["unsafe-fixes"]
     if "output-format" in data:
         values["output_format"] = _choice(data["output-format"], FORMATS, where, "output-format")
+    if "extend-rules" in data or "plugins" in data:
+        values["rule_sources"] = _rule_sources(data, where, path.parent)
     return Config(**values)
+
+
+def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSources:
+    """`extend-rules` folders (relative to the config file) and `plugins` modules, loaded and checked."""
+    folders = tuple(str((root / folder).resolve()) for folder in _strings(data.get("extend-rules", []), where, "extend-rules"))
+    plugins = _strings(data.get("plugins", []), where, "plugins")
+    for name in plugins:
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
+            raise ConfigError(f"{where}: `plugins` has {name!r}, which is not an importable module name")
+    sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
+    try:
+        registry(sources)
+    except RuleSpecError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return sources
 
 
 def _did_you_mean(key: str) -> str:
@@ -210,10 +232,10 @@ def anchor_glob(glob: str, root: Path) -> str:
     return ("!" if negate else "") + body
 
 
-def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple[str, ...]) -> frozenset[str]:
+def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple[str, ...], sources: RuleSources) -> frozenset[str]:
     """Adjust an enabled set by one layer's extend-select and ignore; the most specific prefix wins."""
     enabled = set(current)
-    for spec in load_catalogue():
+    for spec in registry(sources).specs:
         if spec.retired:
             continue
         best_on = max((len(p) for p in extend if p == "ALL" or spec.code.startswith(p)), default=-1)
@@ -225,18 +247,20 @@ def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple
     return frozenset(enabled)
 
 
-def _selection(config: Config, cli: Overrides) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(select, ignore, extend_select) for Settings after layering CLI over the config file."""
+def _selection(config: Config, cli: Overrides) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], frozenset[str]]:
+    """(select, ignore, extend_select, enabled codes) for Settings after layering CLI over the config."""
+    specs = registry(config.rule_sources).specs
     if cli.select is not None or not config.selects_rules:
-        return cli.select or ("NM",), cli.ignore, cli.extend_select
-    base = select_rules(load_catalogue(), config.select or ("NM",), config.ignore, config.extend_select)
-    codes = _apply_layer(base, cli.extend_select, cli.ignore)
-    return tuple(sorted(codes)), (), ()  # exact codes; empty selects nothing
+        select = cli.select or ("NM",)
+        return select, cli.ignore, cli.extend_select, select_rules(specs, select, cli.ignore, cli.extend_select)
+    base = select_rules(specs, config.select or ("NM",), config.ignore, config.extend_select)
+    codes = _apply_layer(base, cli.extend_select, cli.ignore, config.rule_sources)
+    return tuple(sorted(codes)), (), (), codes  # exact codes; empty selects nothing
 
 
 def merge(config: Config, cli: Overrides) -> Settings:
     """The Settings for files governed by `config`, with the CLI flags on top."""
-    select, ignore, extend_select = _selection(config, cli)
+    select, ignore, extend_select, enabled = _selection(config, cli)
     unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else config.unsafe_fixes
     excludes = config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
     return Settings(
@@ -250,6 +274,8 @@ def merge(config: Config, cli: Overrides) -> Settings:
         extend_exclude=config.extend_exclude,
         per_file_ignores=config.per_file_ignores,
         add_noqa=cli.add_noqa,
+        rule_sources=config.rule_sources,
+        enabled=enabled,
     )
 
 

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
     "node_modules", "site-packages", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     ".neuron_migrate_cache", ".ipynb_checkpoints",
 )
+
+
+@dataclass(frozen=True)
+class RuleSources:
+    """Where a project's own rules come from (paths absolute, resolved by config)."""
+
+    extend_rules: tuple[str, ...] = ()  # folders of project rule TOML files (`extend-rules`)
+    plugins: tuple[str, ...] = ()  # importable module names (`plugins`)
+    plugin_root: str = ""  # folder put on sys.path to import the plugins: the config file's
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,11 @@ class Settings:
     add_noqa: bool = False  # write `# noqa: CODE` for each finding instead of reporting it
     max_file_bytes: int = 10 * 1024 * 1024
     max_fix_iterations: int = 10
+    rule_sources: RuleSources = RuleSources()
+    # The enabled rule codes: config.merge resolves them once and every layer below reads them.
+    # None (Settings built by hand) means: resolve select / ignore / extend_select on first use.
+    # A pure function of the selectors and rule sources, so it takes no part in equality.
+    enabled: frozenset[str] | None = field(default=None, compare=False)
 
     def allows(self, applicability: str) -> bool:
         """Whether a fix of this applicability may be applied under these settings."""

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES
 
-from neuron_migrate.catalogue import FILE_DETECTORS, load_catalogue
+from neuron_migrate.catalogue import load_catalogue
+from neuron_migrate.registry import FILE_DETECTORS
 from neuron_migrate.cli import main
 from neuron_migrate.docs import render_rules
 from neuron_migrate.engine.check import build_ruleset, might_match

@@ -142,7 +142,7 @@ def test_rules_dir_uses_the_copy_inside_an_installed_package(tmp_path: Path) -> 
     shutil.copytree(
         ROOT / "neuron_migrate", package, ignore=shutil.ignore_patterns("__pycache__")
     )
-    shutil.copytree(ROOT / "rules" / "compat", package / "rules" / "compat")
+    shutil.copytree(ROOT / "rules", package / "rules")  # the whole folder, as the wheel ships it
     code = "from neuron_migrate.smoke import compat; print(compat.rules_dir()); compat.load_ops('2.13')"
     done = subprocess.run(
         [sys.executable, "-c", code],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from neuron_migrate.analysis.names import Resolver, Scope, dotted
@@ -63,6 +63,7 @@ class Analysis:
         self.handled: set[int] = set()  # ids of chains already reported as part of a call
         self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules with the xla_import detector
         self._call_names: dict[int, set[str]] = {}
+        self.fixes: Mapping[str, Callable[..., Plan | None]] = {}  # `fix = "..."` names, set by the engine
 
     # -- names --------------------------------------------------------------------------
     def qualified(self, node: ast.AST, scope: Scope) -> set[str]:
@@ -88,12 +89,6 @@ class Analysis:
     @staticmethod
     def parent(node: ast.AST) -> ast.AST | None:
         return getattr(node, PARENT, None)
-
-    def statement_of(self, node: ast.AST) -> ast.stmt | None:
-        current: ast.AST | None = node
-        while current is not None and not isinstance(current, ast.stmt):
-            current = self.parent(current)
-        return current
 
     def is_expression_statement(self, node: ast.AST) -> bool:
         parent = self.parent(node)

@@ -56,12 +56,6 @@ def dotted(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
-def chain_head(node: ast.AST) -> ast.Name | None:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node if isinstance(node, ast.Name) else None
-
-
 class _Collector(ast.NodeVisitor):
     """Builds the scope tree and records every binding and every load."""
 

@@ -1,6 +1,6 @@
 """Fixes for the API, dtype and torch.compile rules (see api_detectors / compile_detectors).
 
-Pure functions (FixContext, Match) -> Plan | None, merged into `fixes.FIXES`. This module imports
+Pure functions (FixContext, Match) -> Plan | None, joined with `fixes.FIXES` by the registry. This module imports
 `fixes` only for type checking, so `fixes` can import it without a cycle.
 """
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
-from neuron_migrate.checks import api_fixes, collective_fixes, fsdp_fixes, helper_code, port_fixes
+from neuron_migrate.checks import helper_code
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -644,10 +644,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "process_group": process_group,
         "master_ordinal": master_ordinal,
         "device_loader": device_loader,
-        **api_fixes.FIXES,
-        **port_fixes.FIXES,
-        **fsdp_fixes.FIXES,
-        **collective_fixes.FIXES,
     }
 )
 

@@ -90,7 +90,7 @@ def _policy_classes(ctx: FixContext, match: Match, policy: ast.expr) -> tuple[tu
     definition: ast.stmt | None = None
     if isinstance(policy, ast.Name):
         bindings = ctx.analysis.resolver.lookup(policy.id, match.scope)
-        node = ctx.analysis.statement_of(bindings[0].node) if len(bindings) == 1 and bindings[0].node else None
+        node = _statement_of(ctx, bindings[0].node) if len(bindings) == 1 and bindings[0].node else None
         if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             return None
         loads = sum(1 for n in ast.walk(ctx.analysis.tree) if isinstance(n, ast.Name) and n.id == policy.id and isinstance(n.ctx, ast.Load))
@@ -111,6 +111,13 @@ def _policy_classes(ctx: FixContext, match: Match, policy: ast.expr) -> tuple[tu
     if not all(isinstance(e, (ast.Name, ast.Attribute)) for e in layers.elts):
         return None
     return tuple(ctx.segment(e) for e in layers.elts), definition
+
+
+def _statement_of(ctx: FixContext, node: ast.AST) -> ast.stmt | None:
+    current: ast.AST | None = node
+    while current is not None and not isinstance(current, ast.stmt):
+        current = ctx.analysis.parent(current)
+    return current
 
 
 FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType({"xla_fsdp": xla_fsdp})

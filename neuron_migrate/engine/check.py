@@ -5,23 +5,24 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from neuron_migrate import compat
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan, RuleIndex, walk
-from neuron_migrate.catalogue import (
+from neuron_migrate.catalogue import RuleSpec, load_catalogue
+from neuron_migrate.checks.fixes import FixContext
+from neuron_migrate.engine.prefilter import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
+from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
+from neuron_migrate.registry import (
+    CATCH_ALL,
     FILE_DETECTORS,
     RUNTIME_DETECTORS,
-    RuleSpec,
-    load_catalogue,
-    select_rules,
+    registry,
 )
-from neuron_migrate.checks.detectors import DETECTORS
-from neuron_migrate.checks.fixes import FIXES, FixContext
-from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
-from neuron_migrate.settings import Settings
-
-CATCH_ALL = "NM299"
+from neuron_migrate.registry import enabled_codes as registry_codes
+from neuron_migrate.settings import RuleSources, Settings
 
 
 @dataclass(frozen=True)
@@ -42,20 +43,22 @@ class Ruleset:
     codes: frozenset[str]
     target_version: str = "2.14"  # selects rules/compat/<version>/ for `compat = true` rules
     names: tuple[tuple[str, re.Pattern[str]], ...] = ()  # or one of these as a whole identifier
+    fixes: Mapping[str, Callable[..., Plan | None]] = field(default_factory=lambda: MappingProxyType({}), compare=False)  # `fix = "..."` names
 
 
 @functools.lru_cache(maxsize=64)
-def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Ruleset:
-    """Index the enabled rules for the walk; cached per set of codes and target version."""
+def build_ruleset(codes: frozenset[str], target_version: str = "2.14", sources: RuleSources = RuleSources()) -> Ruleset:
+    """Index the enabled rules for the walk; cached per set of codes, target version and sources."""
+    rules = registry(sources)
     index = RuleIndex()
     triggers: set[str] = set()
     names: set[str] = set()
     import_rules: list[RuleSpec] = []
-    for spec in load_catalogue():
+    for spec in rules.specs:
         if spec.code not in codes or spec.detector in FILE_DETECTORS or spec.detector in RUNTIME_DETECTORS:
             continue  # rules for packaging files and scripts run in engine/textfiles.py
         triggers.update(spec.triggers)
-        if spec.code == CATCH_ALL:
+        if spec.detector == CATCH_ALL:
             index.catch_all = spec
             triggers.add("torch_xla")
             continue
@@ -65,7 +68,7 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
                 table.setdefault(entry.old, []).append((spec, entry))
                 names.add(entry.old)
             continue
-        node_types, detector = DETECTORS[spec.detector]
+        node_types, detector = rules.detectors[spec.detector]
         for node_type in node_types:
             index.detectors.setdefault(node_type, []).append((spec, detector))
         if spec.detector == "xla_import":
@@ -75,41 +78,12 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14") -> Rulese
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
     substrings = minimal_triggers(triggers)
-    return Ruleset(index, substrings, codes, target_version, _name_patterns(names, substrings))
-
-
-def minimal_triggers(triggers: set[str]) -> tuple[str, ...]:
-    """Drop every trigger that contains another one: `xla` already catches `torch_xla`."""
-    return tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
-
-
-def _name_patterns(qualified: set[str], substrings: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """For each qualified name, an identifier every spelling of it contains: its last part.
-
-    Each part of a qualified name is written out as an identifier wherever the name is used:
-    an import spells the module path and the imported name, an attribute chain the rest, and an
-    alias (`f = torch.fft`) spells its source. So `fft` (a whole identifier) must be in any file
-    that uses `torch.fft`, and it is far rarer than `torch`, which nearly every PyTorch file
-    contains. A name with a part that contains a substring trigger (`torch_xla` and `xla`) needs
-    nothing more.
-    """
-    wanted = set()
-    for name in qualified:
-        parts = name.split(".")
-        if not any(token in part for part in parts for token in substrings):
-            wanted.add(parts[-1])
-    return tuple((n, re.compile(rf"(?<!\w){re.escape(n)}(?!\w)")) for n in sorted(wanted))
-
-
-def might_match(text: str, ruleset: Ruleset) -> bool:
-    """The cheap prefilter: can any enabled rule fire on this text at all?"""
-    if any(token in text for token in ruleset.triggers):
-        return True
-    return any(name in text and pattern.search(text) is not None for name, pattern in ruleset.names)
+    return Ruleset(index, substrings, codes, target_version, name_patterns(names, substrings), rules.fixes)
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
     analysis = Analysis(text, tree, ruleset.target_version)
+    analysis.fixes = ruleset.fixes
     return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)
 
 
@@ -128,7 +102,7 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     if entry is None:
         return None
     if entry.fix:
-        return FIXES[entry.fix](ctx, match)
+        return ctx.analysis.fixes[entry.fix](ctx, match)
     call = match.node if isinstance(match.node, ast.Call) else None
     if entry.new_call and call is not None:
         rendered = ctx.render(entry.new_call, match)
@@ -303,6 +277,8 @@ def tool_finding(path: str, code: str, message: str, line: int = 1, column: int 
     )
 
 
-@functools.lru_cache(maxsize=16)
 def enabled_codes(settings: Settings) -> frozenset[str]:
-    return select_rules(load_catalogue(), settings.select, settings.ignore, settings.extend_select)
+    """The codes enabled for these settings (resolved once by config; else from their selectors)."""
+    if settings.enabled is not None:
+        return settings.enabled
+    return registry_codes(settings.rule_sources, settings.select, settings.ignore, settings.extend_select)

@@ -54,7 +54,7 @@ def check_python(text: str, path: str, settings: Settings) -> FileResult:
 
 
 def _check(text: str, path: str, settings: Settings) -> FileResult:
-    ruleset = build_ruleset(enabled_codes(settings), settings.target_version)
+    ruleset = build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources)
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
     planned, error, analysis = _plan_with_analysis(text, path, ruleset)

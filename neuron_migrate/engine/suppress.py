@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from neuron_migrate.analysis.source import SourceText
-from neuron_migrate.catalogue import load_catalogue
+from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.engine.check import enabled_codes, tool_finding
 from neuron_migrate.engine.directives import (
     Directive,
@@ -33,6 +33,7 @@ from neuron_migrate.engine.directives import (
     removal_edit,
 )
 from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, TextEdit
+from neuron_migrate.registry import registry
 from neuron_migrate.settings import Settings
 
 UNUSED = "NM910"
@@ -118,7 +119,7 @@ def split(text: str, path: str, findings: Sequence[Finding], settings: Settings,
     kept, suppressed, used = _partition(suppressor, findings)
     unused: list[Finding] = []
     if not settings.add_noqa and _judge_unused(findings, settings, suppressor):
-        candidates = unused_findings(suppressor, path, used, enabled_codes(settings))
+        candidates = unused_findings(suppressor, path, used, enabled_codes(settings), registry(settings.rule_sources).specs)
         more_kept, more_suppressed, _ = _partition(suppressor, candidates)
         unused, suppressed = list(more_kept), [*suppressed, *more_suppressed]
     return Outcome(tuple(kept), tuple(suppressed), tuple(unused))
@@ -145,9 +146,11 @@ def _judge_unused(findings: Sequence[Finding], settings: Settings, suppressor: S
     return UNUSED in enabled_codes(settings) and not any(UNUSED.startswith(p) for p in suppressor.ignored)
 
 
-def unused_findings(suppressor: Suppressor, path: str, used: dict[Directive, set[str]], enabled: frozenset[str]) -> list[Finding]:
+def unused_findings(
+    suppressor: Suppressor, path: str, used: dict[Directive, set[str]], enabled: frozenset[str], specs: tuple[RuleSpec, ...] | None = None
+) -> list[Finding]:
     """An NM910 finding, with its removal fix, for each directive that lists unused codes."""
-    specs = load_catalogue()
+    specs = load_catalogue() if specs is None else specs
     known = frozenset(spec.code for spec in specs)
     every_rule_on = {s.code for s in specs if not s.retired} <= enabled and not suppressor.ignored
     out = []

@@ -2,124 +2,32 @@
 
 `render(fmt, results, options)` dispatches to them; the CLI gathers what they need (the
 repository root, the catalogue) into `RenderOptions`, so no renderer reads files or the
-environment.
+environment. What renderers share lives in `output/base.py`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import posixpath
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import PurePath
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
-from neuron_migrate.analysis.source import SourceText
-from neuron_migrate.model import FileResult, Finding, Safety
+from neuron_migrate.model import FileResult
+from neuron_migrate.output.base import (
+    FORMATS,
+    TOOL_NAME,
+    TOOL_URL,
+    RenderOptions,
+    all_findings,
+    all_fixed,
+    applicable,
+    byte_column,
+    line_hashes,
+    line_of,
+    located_message,
+    repo_path,
+    sources,
+)
 
-if TYPE_CHECKING:
-    from neuron_migrate.catalogue import RuleSpec
-
-FORMATS = ("text", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson")
-TOOL_NAME = "neuron-migrate"
-TOOL_URL = "https://github.com/neuron-migrate/neuron-migrate"
-
-
-@dataclass(frozen=True)
-class RenderOptions:
-    """What the renderers need from outside the results; gathered by the CLI."""
-
-    unsafe_fixes: bool = False
-    quiet: bool = False
-    root: str | None = None  # repository root, absolute, forward slashes
-    cwd: str | None = None  # the folder the results' paths are relative to, absolute
-    rules: tuple[RuleSpec, ...] = ()  # the catalogue, for rule metadata (SARIF)
-
-# Every value `--output-format` and the `output-format` config key accept; the one list both use.
-FORMATS = ("text", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson")
-
-
-def all_findings(results: Sequence[FileResult]) -> list[Finding]:
-    """Every remaining finding, sorted by (path, notebook cell, line, column, code)."""
-    return sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
-
-
-def all_fixed(results: Sequence[FileResult]) -> list[Finding]:
-    return sorted((f for r in results for f in r.fixed), key=lambda f: f.sort_key)
-
-
-def applicable(finding: Finding, unsafe_fixes: bool) -> bool:
-    """Whether `--fix` (with `--unsafe-fixes` when given) would apply this finding's fix."""
-    fix = finding.fix
-    return fix is not None and (fix.applicability is Safety.SAFE or unsafe_fixes)
-
-
-def repo_path(path: str, root: str | None, cwd: str | None) -> str:
-    """`path` (as shown, relative to `cwd` or absolute) relative to the repository root.
-
-    Falls back to `path` itself when either folder is unknown or the file lies outside the root.
-    """
-    if root is None:
-        return path
-    absolute = path if PurePath(path).is_absolute() else posixpath.join(cwd or root, path)
-    absolute = posixpath.normpath(PurePath(absolute).as_posix())
-    root = posixpath.normpath(root)
-    if absolute == root or not absolute.startswith(root.rstrip("/") + "/"):
-        return path
-    return absolute[len(root.rstrip("/")) + 1 :]
-
-
-def sources(results: Sequence[FileResult]) -> dict[str, SourceText]:
-    """Each file's text, indexed for line lookups, keyed by path (files that could be read)."""
-    return {r.path: SourceText(r.source) for r in results if r.source is not None}
-
-
-def line_of(finding: Finding, texts: Mapping[str, SourceText], line: int | None = None) -> str | None:
-    """The text of the finding's first line (or of `line` in its file).
-
-    None when the file could not be read, or for a notebook cell, whose lines are not the
-    lines of the file's text.
-    """
-    text = texts.get(finding.path)
-    if text is None or finding.cell is not None:
-        return None
-    return text.line_text(finding.start.line if line is None else line)
-
-
-def byte_column(line_text: str | None, column: int) -> int:
-    """A 1-based code-point column as a 1-based UTF-8 byte column on a line with this text.
-
-    Without the text (None) the column is returned unchanged.
-    """
-    if line_text is None:
-        return column
-    return len(line_text[: column - 1].encode("utf-8")) + 1
-
-
-def line_hashes(findings: Sequence[Finding], texts: Mapping[str, SourceText]) -> list[tuple[str, int]]:
-    """For each finding: a hash of its rule and whitespace-free line text, and its occurrence.
-
-    The line number is left out, so the pair survives code moving up or down; the occurrence
-    (1-based, counted in file order among equal hashes) keeps repeated lines apart.
-    """
-    seen: dict[tuple[str, str], int] = {}
-    out = []
-    for finding in findings:
-        context = line_of(finding, texts)
-        if context is None:
-            context = f"{finding.cell}:{finding.snippet}" if finding.cell is not None else finding.snippet
-        normal = re.sub(r"\s+", "", context)
-        digest = hashlib.sha256(f"{finding.code}\0{normal}".encode()).hexdigest()[:16]
-        seen[(finding.path, digest)] = seen.get((finding.path, digest), 0) + 1
-        out.append((digest, seen[(finding.path, digest)]))
-    return out
-
-
-def located_message(finding: Finding) -> str:
-    """The message, prefixed with the notebook cell for formats that have no place for it."""
-    return f"cell {finding.cell}: {finding.message}" if finding.cell is not None else finding.message
+__all__ = ["FORMATS", "RenderOptions", "TOOL_NAME", "TOOL_URL", "all_findings", "all_fixed", "applicable", "byte_column", "line_hashes", "line_of", "located_message", "repo_path", "sources", "render"]
 
 
 def _text(results: Sequence[FileResult], o: RenderOptions) -> str:

@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Position
-from neuron_migrate.output import all_findings, sources
 from neuron_migrate.output import text as text_output
+from neuron_migrate.output.base import all_findings, sources
 
 CONTEXT = 1  # lines shown above and below the finding
 MAX_SPAN = 4  # lines of a long finding shown before eliding the rest

@@ -10,7 +10,12 @@ from collections import Counter
 from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult, Finding, Severity
-from neuron_migrate.output import all_findings, applicable, located_message, repo_path
+from neuron_migrate.output.base import (
+    all_findings,
+    applicable,
+    located_message,
+    repo_path,
+)
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuron_migrate.model import FileResult, Finding, Severity
-from neuron_migrate.output import (
+from neuron_migrate.output.base import (
     all_findings,
     line_hashes,
     located_message,

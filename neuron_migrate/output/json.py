@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuron_migrate.model import FileResult, Finding, Position
-from neuron_migrate.output import all_findings
+from neuron_migrate.output.base import all_findings
 
 
 def _location(position: Position) -> dict[str, int]:

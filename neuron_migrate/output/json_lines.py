@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult
-from neuron_migrate.output import all_findings
+from neuron_migrate.output.base import all_findings
 from neuron_migrate.output.json import finding_to_dict
 
 

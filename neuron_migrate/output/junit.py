@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from itertools import groupby
 
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.output import TOOL_NAME
+from neuron_migrate.output.base import TOOL_NAME
 
 CLEAN_CASE = "all rules"
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # characters XML 1.0 cannot hold

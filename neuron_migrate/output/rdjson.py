@@ -12,7 +12,7 @@ from typing import Any
 
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Position, Severity
-from neuron_migrate.output import (
+from neuron_migrate.output.base import (
     TOOL_NAME,
     TOOL_URL,
     all_findings,

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from neuron_migrate import __version__
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.model import FileResult, Finding, Position, Severity
-from neuron_migrate.output import (
+from neuron_migrate.output.base import (
     TOOL_NAME,
     TOOL_URL,
     all_findings,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from neuron_migrate.model import FileResult, Finding, Safety
-from neuron_migrate.output import all_findings, applicable
+from neuron_migrate.output.base import all_findings, applicable
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult, Finding, Safety
-from neuron_migrate.output import all_findings, all_fixed
+from neuron_migrate.output.base import all_findings, all_fixed
 
 
 def marker(finding: Finding, unsafe_fixes: bool) -> str:

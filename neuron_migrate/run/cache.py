@@ -214,6 +214,6 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def open_cache(folder: Path, settings: Settings, cwd: Path) -> ResultCache:
     """The cache for this configuration under `folder` (created on the first save)."""
-    from neuron_migrate.catalogue import catalogue_digest
+    from neuron_migrate.registry import rules_digest
 
-    return ResultCache(folder, config_key(settings, cwd, catalogue_digest()), fixing=settings.fix, cwd=cwd)
+    return ResultCache(folder, config_key(settings, cwd, rules_digest(settings.rule_sources)), fixing=settings.fix, cwd=cwd)

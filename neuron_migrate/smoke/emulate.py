@@ -126,11 +126,6 @@ class NeuronTensor(torch.Tensor):
             self._raw = new._raw
 
 
-def is_neuron(value: object) -> bool:
-    """True for a tensor on the emulated `neuron` device."""
-    return isinstance(value, NeuronTensor)
-
-
 def run_on_cpu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run one ATen op on the CPU copies and wrap the results that belong on `neuron`."""
     name = func._schema.name

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from neuron_migrate.catalogue import load_catalogue
 from neuron_migrate.model import Finding, Position, Severity
 from neuron_migrate.smoke.report import ERROR, OK, TIMEOUT, SmokeReport
 from neuron_migrate.smoke.sites import Site
@@ -21,14 +22,20 @@ class SmokeRule:
     name: str
     severity: Severity
 
+    @classmethod
+    def declared(cls, code: str) -> SmokeRule:
+        """The rule as `rules/<code>.toml` declares it (the one place a smoke rule is defined)."""
+        spec = next(s for s in load_catalogue() if s.code == code and s.detector == "smoke")
+        return cls(spec.code, spec.name, spec.severity)
 
-PREDICTED_FALLBACK = SmokeRule("NM701", "predicted_cpu_fallback", Severity.WARNING)
-MEASURED_FALLBACK = SmokeRule("NM702", "measured_cpu_fallback", Severity.WARNING)
-FLOAT64 = SmokeRule("NM703", "float64_on_neuron", Severity.WARNING)
-DEVICE_MIXING = SmokeRule("NM704", "device_mixing", Severity.ERROR)
-PARITY_MISMATCH = SmokeRule("NM705", "parity_mismatch", Severity.ERROR)
-SCRIPT_FAILURE = SmokeRule("NM706", "script_failure", Severity.ERROR)
-SMOKE_TIMEOUT = SmokeRule("NM707", "smoke_timeout", Severity.ERROR)
+
+PREDICTED_FALLBACK = SmokeRule.declared("NM701")
+MEASURED_FALLBACK = SmokeRule.declared("NM702")
+FLOAT64 = SmokeRule.declared("NM703")
+DEVICE_MIXING = SmokeRule.declared("NM704")
+PARITY_MISMATCH = SmokeRule.declared("NM705")
+SCRIPT_FAILURE = SmokeRule.declared("NM706")
+SMOKE_TIMEOUT = SmokeRule.declared("NM707")
 RULES = (
     PREDICTED_FALLBACK, MEASURED_FALLBACK, FLOAT64, DEVICE_MIXING,
     PARITY_MISMATCH, SCRIPT_FAILURE, SMOKE_TIMEOUT,

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-CONFIG_ENV = "NEURON_MIGRATE_SMOKE_CONFIG"  # path of the JSON-encoded ChildConfig
-
 
 @dataclass(frozen=True)
 class ChildConfig:

@@ -192,13 +192,20 @@ def floor_child(kind: str, list_file: Path) -> None:
 
 def corpus_stats(root: Path) -> tuple[int, int, list[Path], int]:
     """(files, lines, files a check parses, their lines), using the tool's own discovery and prefilter."""
-    from neuron_migrate.engine.prefilter import files_to_parse
+    from neuron_migrate.engine.check import build_ruleset, enabled_codes, might_match
+    from neuron_migrate.engine.pipeline import read_source
+    from neuron_migrate.model import Finding
     from neuron_migrate.run.discover import discover
     from neuron_migrate.settings import Settings
 
     settings = Settings()
     targets = discover([root], settings, root)
-    parsed = files_to_parse(targets, settings)
+    ruleset = build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources)
+    parsed = []
+    for target in targets:  # readable, decodable, and passing the prefilter
+        read = read_source(target.path, target.display, settings)
+        if not isinstance(read, Finding) and might_match(read[0], ruleset):
+            parsed.append(target)
     lines = {t.path: t.path.read_bytes().count(b"\n") for t in targets}
     return len(targets), sum(lines.values()), [t.path for t in parsed], sum(lines[t.path] for t in parsed)
 

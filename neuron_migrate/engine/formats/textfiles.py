@@ -16,18 +16,17 @@ from types import MappingProxyType
 
 from neuron_migrate import compat
 from neuron_migrate.analysis.source import SourceText
-from neuron_migrate.catalogue import FILE_DETECTORS, MapEntry, RuleSpec, load_catalogue
+from neuron_migrate.catalogue import MapEntry, RuleSpec, load_catalogue
 from neuron_migrate.engine.check import enabled_codes, tool_finding
 from neuron_migrate.engine.formats import packaging, shell
 from neuron_migrate.model import FileResult, Finding, Fix, Safety, TextEdit
+from neuron_migrate.registry import FILE_DETECTORS
 from neuron_migrate.settings import Settings
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
-
-PACKAGE_KINDS = ("requirements", "pyproject", "setup_cfg", "setup_py")
 
 
 def file_kind(path: str) -> str | None:
