@@ -37,7 +37,7 @@ CONCEPTS: tuple[Concept, ...] = (
     ),
     Concept(
         "Compilation",
-        "Graphs are compiled with `torch.compile(backend=\"neuron\")` through TorchDynamo, with static shapes.",
+        'Graphs are compiled with `torch.compile(backend="neuron")` through TorchDynamo, with static shapes.',
         ("NM206", "NM501", "NM502", "NM503", "NM504", "NM505", "NM506", "NM507"),
     ),
     Concept(
@@ -62,7 +62,7 @@ CONCEPTS: tuple[Concept, ...] = (
     ),
     Concept(
         "Launching and process groups",
-        "One process per NeuronCore, started by `torchrun`, with `init_process_group(\"neuron\")`.",
+        'One process per NeuronCore, started by `torchrun`, with `init_process_group("neuron")`.',
         ("NM309", "NM310", "NM313"),
     ),
     Concept(
@@ -78,12 +78,40 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept(
         "APIs and dtypes the beta lacks",
         "Some PyTorch features fall back to the CPU or fail on Neuron; the `--target-version` compat data says which.",
-        ("NM401", "NM402", "NM403", "NM404", "NM405", "NM406", "NM407", "NM408", "NM409", "NM410", "NM411", "NM412", "NM413"),
+        (
+            "NM401",
+            "NM402",
+            "NM403",
+            "NM404",
+            "NM405",
+            "NM406",
+            "NM407",
+            "NM408",
+            "NM409",
+            "NM410",
+            "NM411",
+            "NM412",
+            "NM413",
+        ),
     ),
     Concept(
         "Environment, packages and shell scripts",
         "XLA-era environment variables, requirement pins and launchers in shell scripts.",
-        ("NM601", "NM602", "NM603", "NM604", "NM605", "NM620", "NM621", "NM622", "NM623", "NM624", "NM630", "NM631", "NM632"),
+        (
+            "NM601",
+            "NM602",
+            "NM603",
+            "NM604",
+            "NM605",
+            "NM620",
+            "NM621",
+            "NM622",
+            "NM623",
+            "NM624",
+            "NM630",
+            "NM631",
+            "NM632",
+        ),
     ),
     Concept(
         "Checking the result: `neuron-migrate smoke`",
@@ -91,6 +119,7 @@ CONCEPTS: tuple[Concept, ...] = (
         ("NM701", "NM702", "NM703", "NM704", "NM705", "NM706", "NM707"),
     ),
 )
+
 
 def fix_words(spec: RuleSpec) -> str:
     """How the rule's findings get fixed, from the safety of its rule and of each map entry."""
@@ -131,7 +160,10 @@ def render() -> str:
         out += ["", f"## {concept.title}", "", concept.intro, ""]
         rules = [specs[code] for code in concept.codes if code in specs]
         out += ["### What the tool checks and fixes", ""]
-        out += [f"- {_link(s)} ({fix_words(s)}): {_sentence(s.doc.get('what', s.message))}" for s in rules]
+        out += [
+            f"- {_link(s)} ({fix_words(s)}): {_sentence(s.doc.get('what', s.message))}"
+            for s in rules
+        ]
         manual = [line for s in rules for line in _manual(s)]
         if manual:
             out += ["", "### What stays manual, and how", "", *manual]
@@ -141,9 +173,13 @@ def render() -> str:
 def _manual(spec: RuleSpec) -> list[str]:
     """What a human still does for this rule: its reasoning for manual rules, else its caveats."""
     doc = spec.doc
-    parts = [doc["why"]] if fix_words(spec) != "fixed by `--fix`" and doc.get("why") else []
+    parts = (
+        [doc["why"]] if fix_words(spec) != "fixed by `--fix`" and doc.get("why") else []
+    )
     parts += [doc[key] for key in ("fix_safety", "known_problems") if doc.get(key)]
-    return [f"- {_link(spec)}: {' '.join(_sentence(p) for p in parts)}"] if parts else []
+    return (
+        [f"- {_link(spec)}: {' '.join(_sentence(p) for p in parts)}"] if parts else []
+    )
 
 
 def _link(spec: RuleSpec) -> str:

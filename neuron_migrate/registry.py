@@ -37,7 +37,13 @@ from neuron_migrate.catalogue import (
     parse_rule,
     select_rules,
 )
-from neuron_migrate.checks import api_fixes, collective_fixes, fixes, fsdp_fixes, port_fixes
+from neuron_migrate.checks import (
+    api_fixes,
+    collective_fixes,
+    fixes,
+    fsdp_fixes,
+    port_fixes,
+)
 from neuron_migrate.checks.detectors import DETECTORS, DetectorFn
 from neuron_migrate.settings import RuleSources
 

@@ -24,7 +24,16 @@ if TYPE_CHECKING:
 _PARAMETERS = {
     "all_reduce": ("reduce_type", "inputs", "scale", "groups", "pin_layout"),
     "all_gather": ("value", "dim", "groups", "output", "pin_layout"),
-    "reduce_scatter": ("reduce_type", "input", "scale", "scatter_dim", "shard_count", "groups", "output", "pin_layout"),
+    "reduce_scatter": (
+        "reduce_type",
+        "input",
+        "scale",
+        "scatter_dim",
+        "shard_count",
+        "groups",
+        "output",
+        "pin_layout",
+    ),
 }
 _TENSOR_ONLY = {"all_gather": "value", "reduce_scatter": "input"}
 
@@ -36,17 +45,27 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call) or kind not in _PARAMETERS:
         return None
     parameters = _PARAMETERS[kind]
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
         return None
-    if len(call.args) > len(parameters) or any(k.arg not in parameters for k in call.keywords):
+    if len(call.args) > len(parameters) or any(
+        k.arg not in parameters for k in call.keywords
+    ):
         return None
-    given = dict(zip(parameters, call.args)) | {k.arg: k.value for k in call.keywords if k.arg}
+    given = dict(zip(parameters, call.args)) | {
+        k.arg: k.value for k in call.keywords if k.arg
+    }
     groups = given.get("groups")
-    if groups is not None and not (isinstance(groups, ast.Constant) and groups.value is None):
+    if groups is not None and not (
+        isinstance(groups, ast.Constant) and groups.value is None
+    ):
         return None  # replica groups become `dist.new_group` process groups; a human maps them
     tensor_arg = given.get(_TENSOR_ONLY.get(kind, ""))
     if isinstance(tensor_arg, (ast.List, ast.Tuple)):
-        return None  # the list forms of all_gather / reduce_scatter are rare; port by hand
+        return (
+            None  # the list forms of all_gather / reduce_scatter are rare; port by hand
+        )
     needed = helper_imports(ctx, match, kind)
     if needed is None:
         return None
@@ -54,4 +73,6 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     return Plan(((start, end, HELPER_NAMES[kind]),), needed)
 
 
-FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType({"collective": collective})
+FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType(
+    {"collective": collective}
+)

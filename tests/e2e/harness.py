@@ -25,11 +25,17 @@ class Program:
     """What a program is expected to leave and do after `--fix --unsafe-fixes`."""
 
     name: str
-    left: tuple[str, ...] = ()  # codes of the findings that stay manual, with multiplicity
-    distributed: bool = False  # on 2 ranks it must show collectives and agreeing replicas
+    left: tuple[
+        str, ...
+    ] = ()  # codes of the findings that stay manual, with multiplicity
+    distributed: bool = (
+        False  # on 2 ranks it must show collectives and agreeing replicas
+    )
     runs: bool = True  # False where the documented manual findings block the run
     why_left: str = ""
-    pending_2rank: str = ""  # why the 2-rank run cannot pass yet (the test is a strict xfail)
+    pending_2rank: str = (
+        ""  # why the 2-rank run cannot pass yet (the test is a strict xfail)
+    )
 
     @property
     def path(self) -> Path:
@@ -70,12 +76,18 @@ def by_name(name: str) -> Program:
 def migrate(program: Program, *, fix: bool, unsafe: bool) -> FileResult:
     """Check (and fix) the program with every rule on, as `neuron-migrate --fix [--unsafe-fixes]`."""
     text = program.path.read_text(encoding="utf-8")
-    return check_source(text, program.path.name, Settings(select=("NM",), fix=fix, unsafe_fixes=unsafe))
+    return check_source(
+        text, program.path.name, Settings(select=("NM",), fix=fix, unsafe_fixes=unsafe)
+    )
 
 
 def fixed_text(program: Program) -> str:
     result = migrate(program, fix=True, unsafe=True)
-    return result.fixed_source if result.fixed_source is not None else program.path.read_text(encoding="utf-8")
+    return (
+        result.fixed_source
+        if result.fixed_source is not None
+        else program.path.read_text(encoding="utf-8")
+    )
 
 
 def codes(result: FileResult) -> Counter[str]:
@@ -84,7 +96,11 @@ def codes(result: FileResult) -> Counter[str]:
 
 def collectives(report: object) -> dict[str, int]:
     """The c10d ops a smoke report saw, with their counts."""
-    return {op.op: op.count for op in getattr(report, "ops", ()) if op.op.startswith("c10d::")}
+    return {
+        op.op: op.count
+        for op in getattr(report, "ops", ())
+        if op.op.startswith("c10d::")
+    }
 
 
 def run_fixed(program: Program, folder: Path, nproc: int) -> object:
@@ -94,5 +110,7 @@ def run_fixed(program: Program, folder: Path, nproc: int) -> object:
 
     script = folder / program.path.name
     script.write_text(fixed_text(program), encoding="utf-8")
-    options = SmokeOptions(device="emulate", timeout_s=180.0, nproc=nproc, base_dir=folder)
+    options = SmokeOptions(
+        device="emulate", timeout_s=180.0, nproc=nproc, base_dir=folder
+    )
     return run_smoke(script, (), options)

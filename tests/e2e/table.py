@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import PROGRAMS, Program, collectives, migrate, run_fixed  # noqa: E402
+from harness import PROGRAMS, Program, collectives, migrate, run_fixed
 
 
 def _ran(program: Program, nproc: int) -> tuple[str, dict[str, int]]:
@@ -31,20 +31,30 @@ def row(program: Program) -> str:
     before = len(migrate(program, fix=False, unsafe=False).findings)
     safe = len(migrate(program, fix=True, unsafe=False).findings)
     unsafe = migrate(program, fix=True, unsafe=True).findings
-    left = f"{len(unsafe)}" + (f" ({', '.join(sorted({f.code for f in unsafe}))})" if unsafe else "")
+    left = f"{len(unsafe)}" + (
+        f" ({', '.join(sorted({f.code for f in unsafe}))})" if unsafe else ""
+    )
     one, _ = _ran(program, 1)
     two, seen = _ran(program, 2)
-    ops = ", ".join(f"{op.removeprefix('c10d::')}×{n}" for op, n in sorted(seen.items())) or "none"
+    ops = (
+        ", ".join(f"{op.removeprefix('c10d::')}×{n}" for op, n in sorted(seen.items()))
+        or "none"
+    )
     return f"| {program.name} | {before} | {safe} | {left} | {one} | {two} | {ops} |"
 
 
 def main() -> None:
     start = time.monotonic()
-    print("| Program | Findings before | Left after `--fix` | Left after `--unsafe-fixes` | Runs, 1 rank | Runs, 2 ranks | Collectives seen (2 ranks) |")
+    print(
+        "| Program | Findings before | Left after `--fix` | Left after `--unsafe-fixes` | Runs, 1 rank | Runs, 2 ranks | Collectives seen (2 ranks) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for program in PROGRAMS:
         print(row(program), flush=True)
-    print(f"\n{len(PROGRAMS)} programs in {time.monotonic() - start:.0f} s", file=sys.stderr)
+    print(
+        f"\n{len(PROGRAMS)} programs in {time.monotonic() - start:.0f} s",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":
