@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.model import FileResult
@@ -94,16 +95,52 @@ def codes(result: FileResult) -> Counter[str]:
     return Counter(f.code for f in result.findings)
 
 
-def collectives(report: object) -> dict[str, int]:
-    """The c10d ops a smoke report saw, with their counts."""
+def collectives(report: Any) -> dict[str, int]:
+    """The c10d collectives a smoke report saw, with their counts."""
+    seen = getattr(report, "collectives", ())  # smoke's own list, where it has one
+    if seen:
+        return {c.op: c.count for c in seen}
     return {
         op.op: op.count
-        for op in getattr(report, "ops", ())
-        if op.op.startswith("c10d::")
+        for op in report.ops
+        if op.op.startswith("c10d::") and "barrier" not in op.op
     }
 
 
-def run_fixed(program: Program, folder: Path, nproc: int) -> object:
+def problems(program: Program, report: Any, nproc: int) -> list[str]:
+    """Why a migrated program's smoke run is not what the e2e suite expects; [] when it is.
+
+    Every run must succeed and reach an optimizer step. On 2 ranks a distributed program must
+    exchange tensors and end with agreeing replicas; a single-device program trains one copy
+    per rank, which smoke must report (NM708) rather than pass.
+    """
+    found = (
+        [] if report.status == "ok" else [f"status {report.status}: {report.failure}"]
+    )
+    if report.steps < 1:
+        found.append("no optimizer step")
+    independent = getattr(report, "independent", None)  # NM708, where smoke checks it
+    found += [
+        p
+        for p in report.problems
+        if p != independent and not p.startswith("the run ended")
+    ]
+    if nproc < 2:
+        return found
+    if program.distributed:
+        if not collectives(report):
+            found.append("no collective exchanged a tensor between the ranks")
+        replicas = getattr(report, "replicas", None)
+        if replicas is not None and replicas.status != "agree":
+            found.append(f"replicas {replicas.status}: {replicas.detail}")
+        if independent:
+            found.append(independent)
+    elif independent == "" and report.status == "ok":
+        found.append("smoke did not report the independently trained ranks (NM708)")
+    return found
+
+
+def run_fixed(program: Program, folder: Path, nproc: int) -> Any:
     """Write the migrated program into `folder` and run it under `smoke` on `nproc` emulated ranks."""
     from neuron_migrate.smoke import run_smoke
     from neuron_migrate.smoke.runner import SmokeOptions

@@ -13,18 +13,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import PROGRAMS, Program, collectives, migrate, run_fixed
+from harness import PROGRAMS, Program, collectives, migrate, problems, run_fixed
 
 
 def _ran(program: Program, nproc: int) -> tuple[str, dict[str, int]]:
     if not program.runs:
-        return "n/a (manual)", {}
+        return "n/a (stays manual)", {}
     with tempfile.TemporaryDirectory() as folder:
         report = run_fixed(program, Path(folder), nproc)
-    verdict = "yes" if report.ok else f"no ({report.status})"  # type: ignore[attr-defined]
-    if nproc > 1 and program.distributed and not collectives(report):
-        verdict = "no (no collective)"
-    return verdict, collectives(report)
+    found = problems(program, report, nproc)
+    if found:
+        return f"no: {found[0]}", collectives(report)
+    if getattr(report, "independent", ""):
+        return "yes; NM708 flags the independent ranks", collectives(report)
+    replicas = getattr(report, "replicas", None)
+    agree = (
+        f", replicas agree ({replicas.compared} params)"
+        if replicas is not None and replicas.status == "agree"
+        else ""
+    )
+    return f"yes{agree}", collectives(report)
 
 
 def row(program: Program) -> str:
