@@ -26,17 +26,17 @@ class Program:
     """What a program is expected to leave and do after `--fix --unsafe-fixes`."""
 
     name: str
-    left: tuple[
-        str, ...
-    ] = ()  # codes of the findings that stay manual, with multiplicity
-    distributed: bool = (
-        False  # on 2 ranks it must show collectives and agreeing replicas
-    )
-    runs: bool = True  # False where the documented manual findings block the run
+    # Codes of the findings that stay manual, with multiplicity.
+    left: tuple[str, ...] = ()
+    # On 2 ranks it must show collectives and agreeing replicas.
+    distributed: bool = False
+    # False where the documented manual findings block the migrated program.
+    runs: bool = True
     why_left: str = ""
-    pending_2rank: str = (
-        ""  # why the 2-rank run cannot pass yet (the test is a strict xfail)
-    )
+    # Why the 2-rank run cannot pass yet (that test is a strict xfail).
+    pending_2rank: str = ""
+    # `<name>.ported.py` is the manual port the findings describe; the smoke runs use it.
+    ported: bool = False
 
     @property
     def path(self) -> Path:
@@ -45,6 +45,10 @@ class Program:
     @property
     def fixed_path(self) -> Path:
         return PROGRAMS_DIR / f"{self.name}.fixed.py"
+
+    @property
+    def ported_path(self) -> Path:
+        return PROGRAMS_DIR / f"{self.name}.ported.py"
 
 
 PROGRAMS: tuple[Program, ...] = (
@@ -65,6 +69,8 @@ PROGRAMS: tuple[Program, ...] = (
         "spmd",
         left=("NM312", "NM312", "NM312", "NM103", "NM601", "NM601"),
         runs=False,
+        distributed=True,
+        ported=True,
         why_left="GSPMD sharding has no mechanical mapping; NM312 gives the DeviceMesh/DTensor port",
     ),
 )
@@ -146,7 +152,12 @@ def run_fixed(program: Program, folder: Path, nproc: int) -> Any:
     from neuron_migrate.smoke.runner import SmokeOptions
 
     script = folder / program.path.name
-    script.write_text(fixed_text(program), encoding="utf-8")
+    text = (
+        program.ported_path.read_text(encoding="utf-8")
+        if program.ported
+        else fixed_text(program)
+    )
+    script.write_text(text, encoding="utf-8")
     options = SmokeOptions(
         device="emulate", timeout_s=180.0, nproc=nproc, base_dir=folder
     )

@@ -17,13 +17,15 @@ from harness import PROGRAMS, Program, collectives, migrate, problems, run_fixed
 
 
 def _ran(program: Program, nproc: int) -> tuple[str, dict[str, int]]:
-    if not program.runs:
+    if not program.runs and not program.ported:
         return "n/a (stays manual)", {}
     with tempfile.TemporaryDirectory() as folder:
         report = run_fixed(program, Path(folder), nproc)
     found = problems(program, report, nproc)
     if found:
         return f"no: {found[0]}", collectives(report)
+    if program.ported:
+        return "after the manual port: yes", collectives(report)
     if getattr(report, "independent", ""):
         return "yes; NM708 flags the independent ranks", collectives(report)
     replicas = getattr(report, "replicas", None)

@@ -49,7 +49,7 @@ def _run(program: Program, nproc: int) -> object:
     return pytest.param(program, nproc, id=f"{program.name}-{nproc}rank", marks=marks)
 
 
-RUNS = [_run(p, n) for p in PROGRAMS if p.runs for n in (1, 2)]
+RUNS = [_run(p, n) for p in PROGRAMS if p.runs or p.ported for n in (1, 2)]
 
 
 @pytest.mark.slow
