@@ -13,22 +13,22 @@ from typing import Any
 
 import pytest
 
-from neuron_migrate.checks.fixes import HELPERS
-from neuron_migrate.checks.helper_code import HELPER_NAMES
+from neuron_migrate.checks.fixes import HELPERS as ALL_HELPERS
+from neuron_migrate.checks.helper_code import HELPER_NAMES, HELPERS
 
 
 def load(name: str, **names: Any) -> Any:
     namespace: dict[str, Any] = dict(names)
     code = compile(HELPERS[name].replace("{torch}", "torch"), name, "exec")
     exec(code, namespace)  # noqa: S102 - our own helper templates, as a migrated file would run them
-    return namespace[HELPER_NAMES.get(name, "_DeviceLoader")]
+    return namespace[HELPER_NAMES[name]]
 
 
 def test_every_helper_compiles_and_defines_its_name() -> None:
     for name, template in HELPERS.items():
         code = compile(template.replace("{torch}", "torch"), name, "exec")
-        if name in HELPER_NAMES:
-            assert HELPER_NAMES[name] in code.co_names
+        assert HELPER_NAMES[name] in code.co_names
+        assert ALL_HELPERS[name] == (template, HELPER_NAMES[name], "torch")  # what fixes write
 
 
 def test_rate_tracker_reports_rates_like_torch_xla() -> None:

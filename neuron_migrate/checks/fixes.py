@@ -8,8 +8,9 @@ rest of the file keeps its formatting, comments and newlines.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
@@ -110,7 +111,27 @@ class FixContext:
 
     def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan:
         start, end = self.src.node_span(node)
-        return Plan(((start, end, self.wrap(node, text)),), imports, **kw)  # type: ignore[arg-type]
+        return Plan(((start, end, self.fit_quotes(node, self.wrap(node, text))),), imports, **kw)  # type: ignore[arg-type]
+
+    def fit_quotes(self, node: ast.AST, text: str) -> str:
+        """Inside an f-string, write strings with the quote its delimiters do not use.
+
+        Before Python 3.12 an f-string expression cannot contain the f-string's own quote, so
+        `f"{xm.get_ordinal()}"` must become `f"{int(os.environ.get('RANK', 0))}"`.
+        """
+        quotes = set()
+        current = self.analysis.parent(node)
+        while current is not None and not isinstance(current, ast.stmt):
+            if isinstance(current, ast.JoinedStr):
+                quotes.add(self.src.segment(current).lstrip("rRbBfFuU")[:1])
+            current = self.analysis.parent(current)
+        if len(quotes) != 1:
+            return text  # not in an f-string, or in two with different quotes (verification decides)
+        quote = quotes.pop()
+        other = "'" if quote == '"' else '"'
+        if quote not in text or other in text:
+            return text
+        return text.replace(quote, other)
 
     def statement_lines(self, stmt: ast.stmt) -> tuple[int, int] | None:
         """Offsets covering `stmt`'s whole lines, or None when it shares a line with code."""
@@ -222,7 +243,12 @@ def xla_device(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
-    """`xm.optimizer_step(opt)` -> `opt.step()`; safe only where DDP/FSDP all-reduces gradients."""
+    """`xm.optimizer_step(opt)` -> `opt.step()` under certain DDP/FSDP, else `_optimizer_step(opt)`.
+
+    `_optimizer_step` is written into the file: it averages the gradients over the default
+    process group, as torch_xla did, then steps. Where DDP already averaged them, averaging
+    equal gradients again changes nothing, so both rewrites are safe.
+    """
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
@@ -233,9 +259,13 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
     if optimizer is None:
         return None
     args = _step_arguments(ctx, _arg(call, "optimizer_args", 1))
-    text = f"{_operand(ctx, optimizer)}.step({args})"
-    safety = Safety.SAFE if _uses_data_parallel_wrapper(ctx) else Safety.UNSAFE
-    return ctx.replace(call, text, safety=safety)
+    if _wrapped_before(ctx, match):
+        return ctx.replace(call, f"{_operand(ctx, optimizer)}.step({args})", safety=Safety.SAFE)
+    needed = _helper_imports(ctx, match, "optimizer_step")
+    if needed is None:
+        return None
+    inner = ", ".join(part for part in (ctx.segment(optimizer), args) if part)
+    return ctx.replace(call, f"_optimizer_step({inner})", needed, safety=Safety.SAFE)
 
 
 def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
@@ -263,14 +293,63 @@ _DATA_PARALLEL = (
 )
 
 
-def _uses_data_parallel_wrapper(ctx: FixContext) -> bool:
-    """Whether the module wraps a model in DDP/FSDP, which all-reduce gradients themselves."""
-    resolver = ctx.analysis.resolver
-    for scope in resolver.scope_of.values():
-        for bindings in scope.bindings.values():
-            if any(b.kind == "import" and b.target.startswith(_DATA_PARALLEL) for b in bindings):
+def _wrapped_before(ctx: FixContext, match: Match) -> bool:
+    """Whether a DDP/FSDP call runs on every path before the match, in the same function body.
+
+    Only calls in the function's (or module's) own block, or in `with` blocks inside it, count:
+    a wrapper under `if use_ddp:`, in a loop or in another function may not have run.
+    """
+    analysis = ctx.analysis
+    step = _statement_of(analysis, match.node)
+    owner = _owner(analysis, match.node)
+    if step is None:
+        return False
+    for stmt in _straight_line(owner.body):
+        if stmt.lineno >= step.lineno:
+            break
+        for node in _walk_same_scope(stmt):
+            if isinstance(node, ast.Call) and any(n.startswith(_DATA_PARALLEL) for n in analysis.call_names(node, match.scope)):
                 return True
-    return ctx.analysis.calls_anywhere(_DATA_PARALLEL)
+    return False
+
+
+def _statement_of(analysis: Analysis, node: ast.AST) -> ast.stmt | None:
+    current: ast.AST | None = node
+    while current is not None and not isinstance(current, ast.stmt):
+        current = analysis.parent(current)
+    return current
+
+
+def _owner(analysis: Analysis, node: ast.AST) -> ast.Module | ast.FunctionDef | ast.AsyncFunctionDef:
+    current = analysis.parent(node)
+    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        current = analysis.parent(current)
+    return current if current is not None else analysis.tree  # type: ignore[return-value]
+
+
+def _straight_line(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of `body` that always run in order: `with` blocks are entered, nothing else."""
+    for stmt in body:
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from _straight_line(stmt.body)
+        else:
+            yield stmt
+
+
+def _walk_same_scope(stmt: ast.stmt) -> Iterator[ast.AST]:
+    """Nodes of a simple statement that always run with it: no nested blocks, branches or lambdas."""
+    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)):
+        return
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _MAYBE_SKIPPED):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+# Expressions whose parts may not run: `a if c else b`, `a and b`, lambdas, comprehensions.
+_MAYBE_SKIPPED = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def step_closure(ctx: FixContext, match: Match) -> Plan | None:
@@ -332,7 +411,7 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     fd = _kwarg(call, "fd")
     if fd is not None:
         parts.append(f"file={ctx.segment(fd.value)}")
-    guard = ctx.render("if not {dist}.is_initialized() or {dist}.get_rank() == 0:", match)
+    guard = ctx.render('if int({os}.environ.get("RANK", 0)) == 0:', match)  # right before init too
     if guard is None:
         return None
     return ctx.replace_statement(stmt, [guard[0], f"\tprint({', '.join(parts)})"], guard[1])
@@ -371,20 +450,37 @@ def _one_line_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
 
 
 def xla_save(ctx: FixContext, match: Match) -> Plan | None:
-    """`xm.save(obj, path)` -> `torch.save` on rank 0 (tensors are no longer moved to the CPU)."""
+    """`xm.save(obj, path)` -> `torch.save(_to_cpu(obj), path)` on each host's first rank, then a barrier.
+
+    As torch_xla did: the tensors are copied to the CPU, the file is written where
+    `is_master_ordinal(local=not global_master)` holds (everywhere with `master_only=False`),
+    and with `sync=True` every rank waits for it.
+    """
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
-    if stmt is None or not _only_args(call, {"data": 0, "file_or_path": 1}) or len(call.args) + len(call.keywords) != 2:
+    allowed = {"data": 0, "file_or_path": 1, "master_only": 2, "global_master": 3, "sync": 4}
+    data, path = _arg(call, "data", 0), _arg(call, "file_or_path", 1)
+    if stmt is None or not _only_args(call, allowed) or data is None or path is None:
         return None
-    data = ctx.segment(_arg(call, "data", 0))  # type: ignore[arg-type]
-    path = ctx.segment(_arg(call, "file_or_path", 1))  # type: ignore[arg-type]
-    guard = ctx.render("if not {dist}.is_initialized() or {dist}.get_rank() == 0:", match)
-    save = ctx.render("{torch}.save({data}, {path})", match, {"data": data, "path": path})
-    if guard is None or save is None:
+    options = [_literal(_arg(call, name, allowed[name])) for name in ("master_only", "global_master", "sync")]
+    if any(value not in (None, True, False) for value in options):
+        return None  # decided at run time; a human picks the ranks that write
+    master_only, global_master, sync = (default if value is None else value for value, default in zip(options, (True, False, True)))
+    helper = _helper_imports(ctx, match, "to_cpu")
+    save = ctx.render("{torch}.save(_to_cpu({data}), {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)})
+    variable = "RANK" if global_master else "LOCAL_RANK"
+    guard = ctx.render(f'if int({{os}}.environ.get("{variable}", 0)) == 0:', match)
+    barrier = ctx.render("if {dist}.is_initialized():", match), ctx.render("{dist}.barrier()", match)
+    if helper is None or save is None or guard is None or None in barrier:
         return None
-    return ctx.replace_statement(stmt, [guard[0], f"\t{save[0]}"], guard[1] + save[1])
+    lines = [guard[0], f"\t{save[0]}"] if master_only else [save[0]]
+    imports = helper + save[1] + (guard[1] if master_only else ())
+    if sync:
+        lines += [barrier[0][0], f"\t{barrier[1][0]}"]  # type: ignore[index]
+        imports += barrier[0][1]  # type: ignore[index]
+    return ctx.replace_statement(stmt, lines, tuple(dict.fromkeys(imports)))
 
 
 def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
@@ -409,11 +505,17 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def spawn(ctx: FixContext, match: Match) -> Plan | None:
-    """`xmp.spawn(fn, args=(a,))` -> `fn(int(os.environ.get("LOCAL_RANK", 0)), a)` for torchrun."""
+    """`xmp.spawn(fn, args=(a,))` -> `fn(int(os.environ.get("LOCAL_RANK", 0)), a)` for torchrun.
+
+    torch_xla's collectives needed no process group; TorchNeuron's `torch.distributed` ones do.
+    When the file never calls `init_process_group`, the fix starts one before the call, only
+    under torchrun (`WORLD_SIZE` set), so a plain `python` run still works as one process.
+    """
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
-    if ctx.expression_statement(match) is None or not _only_args(call, {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}):
+    stmt = ctx.expression_statement(match)
+    if stmt is None or not _only_args(call, {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}):
         return None
     fn = _arg(call, "fn", 0)
     args = _arg(call, "args", 1)
@@ -427,18 +529,63 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
         parts += [ctx.segment(e) for e in args.elts]
     elif args is not None:
         parts.append(f"*{ctx.segment(args)}")
-    return ctx.replace(call, f"{_operand(ctx, fn)}({', '.join(parts)})", rank[1])
+    text = f"{_operand(ctx, fn)}({', '.join(parts)})"
+    # nprocs=1 ran `fn(0, *args)` in this very process: the rewrite does the same.
+    safety = Safety.SAFE if _literal(_arg(call, "nprocs", 2)) == 1 else None
+    if _calls_init_process_group(ctx):
+        return ctx.replace(call, text, rank[1], safety=safety)
+    if not _defined_here(ctx, fn, match):
+        # The function may start a process group itself; starting one here would clash.
+        return ctx.replace(call, text, rank[1], safety=safety) if safety is Safety.SAFE else None
+    guard = ctx.render('if "WORLD_SIZE" in {os}.environ:', match)
+    init = ctx.render('{dist}.init_process_group("neuron")', match)
+    if guard is None or init is None:
+        return None
+    imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
+    return ctx.replace_statement(stmt, [guard[0], f"\t{init[0]}", text], imports, safety=safety)
+
+
+def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
+    """Whether `fn` names a function defined in this file (so its body is known to the check)."""
+    if not isinstance(fn, ast.Name):
+        return False
+    bindings = ctx.analysis.resolver.lookup(fn.id, match.scope)
+    return bool(bindings) and all(isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)) for b in bindings)
+
+
+def _calls_init_process_group(ctx: FixContext) -> bool:
+    """Whether anything called `init_process_group` is called anywhere in the module."""
+    for node in ast.walk(ctx.analysis.tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name == "init_process_group":
+                return True
+    return False
 
 
 def autocast(ctx: FixContext, match: Match) -> Plan | None:
-    """`torch_xla.amp.autocast(device, ...)` -> `torch.autocast("neuron", ...)`."""
+    """`torch_xla.amp.autocast(device, ...)` -> `torch.autocast("neuron", ..., dtype=torch.bfloat16)`.
+
+    torch_xla's autocast defaulted to bfloat16 on the device; `torch.autocast("neuron")` has a
+    default of its own, so the dtype is always written. Positional arguments become keywords:
+    the two signatures order them differently.
+    """
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
-    if not call.args or isinstance(call.args[0], ast.Starred):
+    allowed = {"device": 0, "enabled": 1, "dtype": 2, "cache_enabled": 3}
+    if not call.args or not _only_args(call, allowed):
         return None
-    rest = [ctx.segment(a) for a in call.args[1:]] + [ctx.segment(k) for k in call.keywords]
-    rendered = ctx.render("{torch}.autocast({args})", match, {"args": ", ".join(['"neuron"', *rest])})
+    keywords, values = [], {}
+    for name in ("enabled", "dtype", "cache_enabled"):
+        value = _arg(call, name, allowed[name])
+        if value is not None:
+            keywords.append(f"{name}={{{name}}}")  # filled from `values`: user text is no template
+            values[name] = ctx.segment(value)
+        elif name == "dtype":
+            keywords.append("dtype={torch}.bfloat16")
+    rendered = ctx.render("{torch}.autocast(" + ", ".join(['"neuron"', *keywords]) + ")", match, values)
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
 
 
@@ -496,9 +643,75 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
     if local is None or local:
         template = 'int({os}.environ.get("LOCAL_RANK", 0)) == 0'
     else:
-        template = "not {dist}.is_initialized() or {dist}.get_rank() == 0"
+        template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
     rendered = ctx.render(template, match)
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+
+
+# What `xm.optimizer_step` did, written into the migrated file once: average, then step.
+OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
+    """Average gradients over the default process group, then step (as torch_xla's optimizer_step did)."""
+    if {dist}.is_available() and {dist}.is_initialized() and {dist}.get_world_size() > 1:
+        world_size = {dist}.get_world_size()
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    {dist}.all_reduce(param.grad)
+                    param.grad.div_(world_size)
+    return optimizer.step(**step_args)
+'''
+
+# What `xm.save` did before writing: copy every tensor to the CPU.
+TO_CPU = '''def _to_cpu(data):
+    """Copy the tensors in `data` to the CPU, as torch_xla's save did before writing."""
+    if isinstance(data, {torch}.Tensor):
+        return data.cpu()
+    if isinstance(data, dict):
+        return type(data)((k, _to_cpu(v)) for k, v in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_to_cpu(v) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_to_cpu(v) for v in data)
+    return data
+'''
+
+# Helpers other than the device loader: template, the names it defines, the module it uses.
+HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
+    {
+        "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
+        "to_cpu": (TO_CPU, "_to_cpu", "torch"),
+        # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
+        **{name: (template, helper_code.HELPER_NAMES[name], "torch") for name, template in helper_code.HELPERS.items()},
+    }
+)
+
+
+def helper_text(key: str) -> str | None:
+    """The source of the helper a `helper:<name>:<module name>` import key asks for."""
+    _, name, module_name = key.split(":", 2)
+    if name not in HELPERS:
+        return None
+    template, _, module = HELPERS[name]
+    return template.replace("{" + module + "}", module_name)
+
+
+def _helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
+    """The import keys that define helper `name` in the file; () when it is there already.
+
+    None when the helper's name means something else here, or its module's name is taken.
+    """
+    template, defined, module = HELPERS[name]
+    resolver = ctx.analysis.resolver
+    bindings = resolver.lookup(defined, resolver.module_scope)
+    if bindings:
+        ours = len(bindings) == 1 and isinstance(bindings[0].node, ast.FunctionDef)
+        docstring = template.split('"""')[1]
+        return () if ours and ast.get_docstring(bindings[0].node) == docstring else None
+    at_module = dataclasses.replace(match, scope=resolver.module_scope)  # the helper lives there
+    rendered = ctx.render("{" + module + "}", at_module)
+    if rendered is None:
+        return None
+    return (f"helper:{name}:{rendered[0]}", *rendered[1])
 
 
 # A drop-in for MpDeviceLoader, written into the migrated file once.
@@ -529,8 +742,6 @@ def _move_to_device(data, device):
     return data
 '''
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
-# Code a fix writes into the file once (import key `helper:<name>:<torch>`), by name.
-HELPERS: Mapping[str, str] = MappingProxyType({"device_loader": DEVICE_LOADER, **helper_code.HELPERS})
 
 
 def device_loader(ctx: FixContext, match: Match) -> Plan | None:

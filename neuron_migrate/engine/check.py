@@ -129,9 +129,10 @@ def _preview(match: Match) -> str:
         return template
 
 
-def _message(match: Match, new: str) -> str:
+def _message(match: Match, new: str, path: str) -> str:
     template = (match.entry.message if match.entry and match.entry.message else None) or match.rule.message
-    values = {"old": match.written, "new": new or _preview(match), **dict(match.extra)}
+    file = path.replace("\\", "/").rsplit("/", 1)[-1]
+    values = {"old": match.written, "new": new or _preview(match), "file": file, **dict(match.extra)}
     try:
         return template.format(**values)
     except (KeyError, IndexError):
@@ -159,7 +160,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             path=path,
             code=match.rule.code,
             name=match.rule.name,
-            message=_message(match, new),
+            message=_message(match, new, path),
             severity=severity,
             start=analysis.src.position(start),
             end=analysis.src.position(end),
@@ -244,14 +245,17 @@ _IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp")
 def import_text(keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True) -> str:
     """The import lines (and helper definitions) that `keys` ask for, ready to insert."""
     from neuron_migrate.analysis.analyze import IMPORTS
-    from neuron_migrate.checks.fixes import HELPERS
+    from neuron_migrate.checks.fixes import DEVICE_LOADER, helper_text
 
     wanted = set(keys)
     out = "".join(IMPORTS[k][1] + newline for k in _IMPORT_ORDER if k in wanted)
-    for key in sorted(k for k in wanted if k.startswith("helper:")):
-        _, name, torch_name = key.split(":")
-        helper = HELPERS[name].replace("{torch}", torch_name).replace("\n", newline)
+    for key in sorted(k for k in wanted if k.startswith("helper:device_loader:")):
+        helper = DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]).replace("\n", newline)
         out += newline + newline + helper.rstrip("\n") + newline
+    for key in sorted(k for k in wanted if k.startswith("helper:") and not k.startswith("helper:device_loader:")):
+        source = helper_text(key)
+        if source is not None:
+            out += newline + newline + source.rstrip("\n").replace("\n", newline) + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
     following = text[anchor:]

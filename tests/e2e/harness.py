@@ -53,11 +53,7 @@ class Program:
 
 PROGRAMS: tuple[Program, ...] = (
     Program("mnist_mlp"),
-    Program(
-        "spawn_dp",
-        distributed=True,
-        pending_2rank="needs NM309 to add a guarded init_process_group and NM204 to average gradients (safe-dist)",
-    ),
+    Program("spawn_dp", distributed=True),
     Program("torchrun_ddp", distributed=True),
     Program("resnet_loader"),
     Program("decoder_lm"),

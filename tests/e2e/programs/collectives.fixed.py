@@ -2,6 +2,7 @@
 import torch
 import torch.distributed as dist
 import torch.nn as nn
+import os
 
 
 def _all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
@@ -71,7 +72,7 @@ def _reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=
 def main():
     dist.init_process_group("neuron")
     device = torch.device("neuron")
-    rank, world = (dist.get_rank() if dist.is_initialized() else 0), (dist.get_world_size() if dist.is_initialized() else 1)
+    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
     total = sum(range(1, world + 1))
 
     value = torch.full((2,), float(rank + 1), device=device)

@@ -19,6 +19,19 @@ def _mesh_reduce(data, reduce_fn):
     return reduce_fn(values)
 
 
+def _to_cpu(data):
+    """Copy the tensors in `data` to the CPU, as torch_xla's save did before writing."""
+    if isinstance(data, torch.Tensor):
+        return data.cpu()
+    if isinstance(data, dict):
+        return type(data)((k, _to_cpu(v)) for k, v in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_to_cpu(v) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_to_cpu(v) for v in data)
+    return data
+
+
 class TinyClassifier(nn.Module):
     def __init__(self, vocab=100, width=16, labels=2):
         super().__init__()
@@ -43,7 +56,7 @@ def synthetic_batches(rank, count=4, batch=4, length=12):
 def main():
     dist.init_process_group("neuron")
     device = torch.device("neuron")
-    rank = dist.get_rank() if dist.is_initialized() else 0
+    rank = int(os.environ.get("RANK", 0))
     torch.manual_seed(0)
     model = DDP(TinyClassifier().to(device))
     if dist.is_initialized():
@@ -57,13 +70,15 @@ def main():
         outputs["loss"].backward()
         optimizer.step()
         optimizer.zero_grad()
-        if not dist.is_initialized() or dist.get_rank() == 0:
+        if int(os.environ.get("RANK", 0)) == 0:
             print(f"step {step} loss {outputs['loss'].item():.4f}")
-        if not dist.is_initialized() or dist.get_rank() == 0:
-            torch.save(model.module.state_dict(), os.path.join(output_dir, "checkpoint.pt"))
+        if int(os.environ.get("LOCAL_RANK", 0)) == 0:
+            torch.save(_to_cpu(model.module.state_dict()), os.path.join(output_dir, "checkpoint.pt"))
+        if dist.is_initialized():
+            dist.barrier()
     correct = (outputs["logits"].argmax(-1) == batch["labels"]).sum().item()
     total = _mesh_reduce(correct, sum)
-    if not dist.is_initialized() or dist.get_rank() == 0:
+    if int(os.environ.get("RANK", 0)) == 0:
         print(f"correct {total}")
 
 

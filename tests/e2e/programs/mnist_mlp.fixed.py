@@ -3,6 +3,19 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
+import torch.distributed as dist
+
+
+def _optimizer_step(optimizer, **step_args):
+    """Average gradients over the default process group, then step (as torch_xla's optimizer_step did)."""
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        world_size = dist.get_world_size()
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad.div_(world_size)
+    return optimizer.step(**step_args)
 
 
 def synthetic_mnist(count=64):
@@ -36,7 +49,7 @@ def train():
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
-            optimizer.step()
+            _optimizer_step(optimizer)
             if step % 2 == 0:
                 print(f"epoch {epoch} step {step} loss {loss.item():.4f}")
 

@@ -3,6 +3,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 import datetime
+import torch.distributed as dist
 
 
 class _DeviceLoader:
@@ -30,6 +31,18 @@ def _move_to_device(data, device):
     if isinstance(data, (list, tuple)):
         return type(data)(_move_to_device(v, device) for v in data)
     return data
+
+
+def _optimizer_step(optimizer, **step_args):
+    """Average gradients over the default process group, then step (as torch_xla's optimizer_step did)."""
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        world_size = dist.get_world_size()
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad.div_(world_size)
+    return optimizer.step(**step_args)
 
 
 class _RateTracker:
@@ -122,7 +135,7 @@ def train_loop_fn(loader, model, optimizer, loss_fn, epoch):
         optimizer.zero_grad()
         loss = loss_fn(model(data), target)
         loss.backward()
-        optimizer.step()
+        _optimizer_step(optimizer)
         tracker.add(data.size(0))
         if step % 2 == 0:
             _print_training_update(torch.device("neuron"), step, loss.item(), tracker.rate(), tracker.global_rate(), epoch)
