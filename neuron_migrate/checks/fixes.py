@@ -504,6 +504,10 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     return Plan(tuple(edits), rendered[1])
 
 
+_SPAWN_ARGS = {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}
+_LAUNCH_ARGS = {"fn": 0, "args": 1, "start_method": 2, "debug_single_process": 3}
+
+
 def spawn(ctx: FixContext, match: Match) -> Plan | None:
     """`xmp.spawn(fn, args=(a,))` -> `fn(int(os.environ.get("LOCAL_RANK", 0)), a)` for torchrun.
 
@@ -515,7 +519,8 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
-    if stmt is None or not _only_args(call, {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}):
+    launch = match.qualified.rsplit(".", 1)[-1] == "launch"
+    if stmt is None or not _only_args(call, _LAUNCH_ARGS if launch else _SPAWN_ARGS):
         return None
     fn = _arg(call, "fn", 0)
     args = _arg(call, "args", 1)
@@ -530,8 +535,10 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     elif args is not None:
         parts.append(f"*{ctx.segment(args)}")
     text = f"{_operand(ctx, fn)}({', '.join(parts)})"
-    # nprocs=1 ran `fn(0, *args)` in this very process: the rewrite does the same.
-    safety = Safety.SAFE if _literal(_arg(call, "nprocs", 2)) == 1 else None
+    # nprocs=1 (launch's debug_single_process=True) ran `fn(0, *args)` in this very process:
+    # the rewrite does the same. The debug argument itself has no torchrun meaning and goes.
+    single = _literal(_arg(call, "debug_single_process", 3)) is True if launch else _literal(_arg(call, "nprocs", 2)) == 1
+    safety = Safety.SAFE if single else None
     if _calls_init_process_group(ctx):
         return ctx.replace(call, text, rank[1], safety=safety)
     if not _defined_here(ctx, fn, match):
