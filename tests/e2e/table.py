@@ -29,11 +29,9 @@ def _ran(program: Program, nproc: int) -> tuple[str, dict[str, int]]:
     if getattr(report, "independent", ""):
         return "yes; NM708 flags the independent ranks", collectives(report)
     replicas = getattr(report, "replicas", None)
-    agree = (
-        f", replicas agree ({replicas.compared} params)"
-        if replicas is not None and replicas.status == "agree"
-        else ""
-    )
+    agree = ""
+    if replicas is not None:
+        agree = f", replicas {replicas.status} ({replicas.compared} compared, {replicas.sharded} sharded)"
     return f"yes{agree}", collectives(report)
 
 
