@@ -24,9 +24,17 @@ _PROJECT_CODE = re.compile(r"^NM[A-Z]\d{3}$")  # a project's own rules: NMX001, 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _RULE_KEYS = {
     "code", "name", "message", "severity", "safety", "since", "detector", "retired",
-    "source", "doc", "map", "triggers", "compat",
+    "source", "doc", "map", "triggers", "compat", "from",
 }
-_MAP_KEYS = {"old", "new", "new_call", "fix", "safety", "message", "severity", "source", "prefix", "calls_only"}
+_MAP_KEYS = {
+    "old", "new", "new_call", "fix", "safety", "message", "severity", "source", "prefix", "calls_only",
+    "accelerator_call", "accelerator_safety", "accelerator_message",
+}
+# What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
+# bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
+FAMILIES = ("xla", "cuda")
+TARGETS = ("neuron", "accelerator")
+_SHARED_BANDS = ("NM4", "NM5", "NM7", "NM9")
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
 
 
@@ -48,6 +56,9 @@ class MapEntry:
     source: str = ""
     prefix: bool = False  # also match every name below `old`
     calls_only: bool = False  # match only when called, not bare references
+    accelerator_call: str | None = None  # `new_call` under `--target accelerator`
+    accelerator_safety: Safety | None = None  # `safety` under `--target accelerator`
+    accelerator_message: str | None = None  # `message` under `--target accelerator`
 
 
 @dataclass(frozen=True)
@@ -67,14 +78,19 @@ class RuleSpec:
     compat: bool = False  # status and severity of each match come from rules/compat/<version>/
     doc: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     maps: tuple[MapEntry, ...] = ()
+    families: tuple[str, ...] = ("xla",)  # the `--from` families the rule belongs to
+
+    @property
+    def category(self) -> str:
+        if self.code.startswith("NM9"):
+            return "tool"
+        if self.code.startswith("NM7"):
+            return "smoke"
+        return "cuda" if self.code.startswith("NM8") else "migration"
 
     @property
     def url(self) -> str:
         return DOCS_URL.format(code=self.code.lower())
-
-    @property
-    def category(self) -> str:
-        return "tool" if self.code.startswith("NM9") else "smoke" if self.code.startswith("NM7") else "migration"
 
 
 def rules_dir() -> Path:
@@ -105,6 +121,7 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         raise RuleSpecError(f"{where}: `old` is required and must be a string")
     safety = data.get("safety")
     severity = data.get("severity")
+    accel_safety = data.get("accelerator_safety")
     return MapEntry(
         old=data["old"],
         new=data.get("new"),
@@ -116,6 +133,9 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         source=data.get("source", ""),
         prefix=bool(data.get("prefix", False)),
         calls_only=bool(data.get("calls_only", False)),
+        accelerator_call=data.get("accelerator_call"),
+        accelerator_safety=_enum(Safety, accel_safety, where, "accelerator_safety") if accel_safety else None,
+        accelerator_message=data.get("accelerator_message"),
     )
 
 
@@ -152,7 +172,21 @@ def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleS
         compat=bool(data.get("compat", False)),
         doc=doc,
         maps=maps,
+        families=_families(data, where),
     )
+
+
+def _families(data: dict[str, Any], where: str) -> tuple[str, ...]:
+    """The rule's `from` list, or its band's default."""
+    given = data.get("from")
+    if given is None:
+        code = data["code"]
+        if _PROJECT_CODE.match(code) or code.startswith(_SHARED_BANDS):
+            return FAMILIES  # a project's own rules run whatever `--from` says, unless they set `from`
+        return ("cuda",) if code.startswith("NM8") else ("xla",)
+    if not isinstance(given, list) or not given or any(f not in FAMILIES for f in given):
+        raise RuleSpecError(f"{where}: `from` must be a list drawn from {', '.join(FAMILIES)}, not {given!r}")
+    return tuple(given)
 
 
 @functools.cache
@@ -200,15 +234,22 @@ def by_code(specs: tuple[RuleSpec, ...]) -> dict[str, RuleSpec]:
     return {spec.code: spec for spec in specs}
 
 
+def _names_band(code: str, selectors: tuple[str, ...]) -> bool:
+    return any(len(p) >= len("NM8") and p != "ALL" and code.startswith(p) for p in selectors)
+
+
 def select_rules(
     specs: tuple[RuleSpec, ...],
     select: tuple[str, ...] = ("NM",),
     ignore: tuple[str, ...] = (),
     extend_select: tuple[str, ...] = (),
+    families: tuple[str, ...] | None = None,
 ) -> frozenset[str]:
     """The codes enabled by Ruff-style select / extend-select / ignore prefixes.
 
     As in Ruff, the most specific prefix decides: `--ignore NM2 --select NM201` keeps NM201.
+    With `families` (`--from`), a rule of another family is enabled only by a selector that
+    names its band or code (`NM8`, `NM801`), never by `NM` or `ALL`.
     """
     chosen = set()
     selectors = (*select, *extend_select)
@@ -217,6 +258,8 @@ def select_rules(
             continue
         best_select = max((len(p) for p in selectors if p == "ALL" or spec.code.startswith(p)), default=-1)
         best_ignore = max((len(p) for p in ignore if p == "ALL" or spec.code.startswith(p)), default=-1)
+        if families is not None and not set(spec.families) & set(families) and not _names_band(spec.code, selectors):
+            continue
         if best_select >= 0 and best_select > best_ignore:
             chosen.add(spec.code)
     return frozenset(chosen)

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 import click
 
 from neuron_migrate import __version__
+from neuron_migrate.catalogue import TARGETS
 from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
 
@@ -52,6 +53,17 @@ def _shard_option(ctx: click.Context, param: click.Parameter, value: str | None)
         raise click.BadParameter(str(exc)) from None
 
 
+def _families_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
+    from neuron_migrate.config import ConfigError, parse_families
+
+    if value is None:
+        return None
+    try:
+        return parse_families([part.strip() for part in value.split(",") if part.strip()], "--from")
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--from: ")) from None
+
+
 @click.group(cls=DefaultCheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="neuron-migrate", message="%(prog)s %(version)s")
 def main() -> None:
@@ -78,6 +90,8 @@ def main() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
 @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (adds to the defaults).")
 @click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
+@click.option("--from", "families", callback=_families_option, metavar="xla,cuda", help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]")
+@click.option("--target", type=click.Choice(TARGETS), default=None, help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for every finding instead of reporting them.")
 @click.option("--show-suppressed", is_flag=True, help="Also list findings hidden by `# noqa`, per-file-ignores or --baseline.")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.catalogue import RuleSpecError, select_rules
+from neuron_migrate.catalogue import FAMILIES, TARGETS, RuleSpecError, select_rules
 from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
 from neuron_migrate.registry import registry
@@ -37,7 +37,7 @@ _CODE_LISTS = ("select", "ignore", "extend-select")
 _GLOB_LISTS = ("exclude", "extend-exclude")
 KEYS = (
     *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format",
-    "extend-rules", "plugins",
+    "extend-rules", "plugins", "from", "target",
 )  # fmt: skip
 
 
@@ -60,6 +60,8 @@ class Config:
     unsafe_fixes: bool | None = None
     output_format: str | None = None
     rule_sources: RuleSources = RuleSources()
+    families: tuple[str, ...] | None = None  # `from = ["cuda"]`
+    target: str | None = None  # `target = "accelerator"`
 
     @property
     def selects_rules(self) -> bool:
@@ -79,6 +81,8 @@ class Overrides:
     output_format: str | None = None
     fix: bool = False
     add_noqa: bool = False
+    families: tuple[str, ...] | None = None  # `--from xla,cuda`
+    target: str | None = None  # `--target accelerator`
 
 
 def shown(path: Path) -> str:
@@ -121,6 +125,8 @@ def _parse_toml(text: str, path: Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{shown(path)}: invalid TOML: nested too deeply") from None
 
 
 def load_config(path: Path) -> Config:
@@ -163,7 +169,19 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         values["output_format"] = _choice(data["output-format"], FORMATS, where, "output-format")
     if "extend-rules" in data or "plugins" in data:
         values["rule_sources"] = _rule_sources(data, where, path.parent)
+    if "from" in data:
+        values["families"] = parse_families(data["from"], where)
+    if "target" in data:
+        values["target"] = _choice(data["target"], TARGETS, where, "target")
     return Config(**values)
+
+
+def parse_families(value: object, where: str) -> tuple[str, ...]:
+    """`from`: a non-empty list drawn from `xla` and `cuda` (the CLI splits `xla,cuda`)."""
+    given = _strings(value, where, "from")
+    if not given or any(f not in FAMILIES for f in given):
+        raise ConfigError(f"{where}: `from` must list one or more of {', '.join(FAMILIES)}, not {list(given)!r}")
+    return tuple(dict.fromkeys(given))
 
 
 def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSources:
@@ -247,20 +265,24 @@ def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple
     return frozenset(enabled)
 
 
-def _selection(config: Config, cli: Overrides) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], frozenset[str]]:
+def _selection(
+    config: Config, cli: Overrides, families: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], frozenset[str]]:
     """(select, ignore, extend_select, enabled codes) for Settings after layering CLI over the config."""
     specs = registry(config.rule_sources).specs
     if cli.select is not None or not config.selects_rules:
         select = cli.select or ("NM",)
-        return select, cli.ignore, cli.extend_select, select_rules(specs, select, cli.ignore, cli.extend_select)
-    base = select_rules(specs, config.select or ("NM",), config.ignore, config.extend_select)
+        return select, cli.ignore, cli.extend_select, select_rules(specs, select, cli.ignore, cli.extend_select, families)
+    selected = config.select if config.select is not None else ("NM",)  # `select = []`: none, as in Ruff
+    base = select_rules(specs, selected, config.ignore, config.extend_select, families)
     codes = _apply_layer(base, cli.extend_select, cli.ignore, config.rule_sources)
     return tuple(sorted(codes)), (), (), codes  # exact codes; empty selects nothing
 
 
 def merge(config: Config, cli: Overrides) -> Settings:
     """The Settings for files governed by `config`, with the CLI flags on top."""
-    select, ignore, extend_select, enabled = _selection(config, cli)
+    families = cli.families or config.families or Settings.families
+    select, ignore, extend_select, enabled = _selection(config, cli, families)
     unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else config.unsafe_fixes
     excludes = config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
     return Settings(
@@ -276,6 +298,8 @@ def merge(config: Config, cli: Overrides) -> Settings:
         add_noqa=cli.add_noqa,
         rule_sources=config.rule_sources,
         enabled=enabled,
+        families=families,
+        target=cli.target or config.target or Settings.target,
     )
 
 

@@ -35,14 +35,17 @@ def _text_case(folder: Path) -> Path | None:
     return files[0] if files else None
 
 
-def example(code: str, folder: Path | None = None) -> tuple[str, str | None] | None:
+def example(code: str, folder: Path | None = None, case: str = "basic") -> tuple[str, str | None] | None:
     """The rule's `basic.py` fixture (or `basic/<file>`) and its fixed form, with the leading comment line dropped.
 
-    `folder` is the rule's fixtures folder when it is not the shipped one (a project's own rule).
+    `folder` is the rule's fixtures folder when it is not the shipped one (a project's own rule);
+    `case="accel_basic"` gives the `--target accelerator` example, where the rule has one.
     """
     folder = folder or fixtures_dir() / code
-    before = folder / "basic.py"
-    after = folder / "basic.fixed.py"
+    before = folder / f"{case}.py"
+    after = folder / f"{case}.fixed.py"
+    if case != "basic" and not before.is_file():
+        return None
     if not before.is_file():
         case = _text_case(folder)
         if case is None:
@@ -57,13 +60,18 @@ def summary(spec: RuleSpec) -> str:
     return str(spec.doc.get("what", spec.message))
 
 
+def family(spec: RuleSpec) -> str:
+    """`--from` families that run the rule, e.g. `xla, cuda`; CUDA-only rules are off by default."""
+    return ", ".join(spec.families)
+
+
 def render_rules(fmt: str, rules: Registry | None = None) -> str:
     """The rule listing in `fmt` (text, json or markdown): the shipped rules, or all of `rules`."""
     specs = [s for s in (rules.specs if rules is not None else load_catalogue()) if not s.retired]
     if fmt == "json":
         rows = [
             {"code": s.code, "name": s.name, "severity": s.severity.value, "fix": s.safety.value,
-             "summary": summary(s), "source": s.source, "url": s.url}
+             "summary": summary(s), "source": s.source, "url": s.url, "category": s.category, "from": list(s.families)}
             for s in specs
         ]
         return json.dumps(rows, indent=2) + "\n"
@@ -97,7 +105,7 @@ def explain(code: str, rules: Registry | None = None) -> str | None:
 
 def _explain_text(spec: RuleSpec, examples: Path | None = None) -> str:
     doc = spec.doc
-    out = [f"{spec.code} ({spec.name})", "", f"Severity: {spec.severity.value}. Fix: {spec.safety.value}.", ""]
+    out = [f"{spec.code} ({spec.name})", "", f"Severity: {spec.severity.value}. Fix: {spec.safety.value}. From: {family(spec)}{_enable_hint(spec)}.", ""]
     out += ["What it does", f"  {doc.get('what', '')}", "", "Why", f"  {doc.get('why', '')}", ""]
     if doc.get("fix_safety"):
         out += ["Fix safety", f"  {doc['fix_safety']}", ""]
@@ -109,6 +117,9 @@ def _explain_text(spec: RuleSpec, examples: Path | None = None) -> str:
         out += ["Example", *("  " + line for line in before.rstrip().splitlines()), ""]
         if after is not None:
             out += ["Use instead", *("  " + line for line in after.rstrip().splitlines()), ""]
+    accel = example(spec.code, case="accel_basic")
+    if accel is not None and accel[1] is not None:
+        out += ["Use instead, with --target accelerator", *("  " + line for line in accel[1].rstrip().splitlines()), ""]
     if spec.source:
         out += [f"Source: {spec.source}", ""]
     for version in compat.available_versions() if spec.compat else ():
@@ -116,12 +127,17 @@ def _explain_text(spec: RuleSpec, examples: Path | None = None) -> str:
     return "\n".join(out)
 
 
+def _enable_hint(spec: RuleSpec) -> str:
+    return "" if "xla" in spec.families else f" (off by default; enable with `--from {spec.families[0]}`)"
+
+
 def _markdown(specs: list[RuleSpec]) -> str:
     out = [BANNER, "", "# neuron-migrate rules", "", "| Code | Name | Severity | Fix | Summary | Source |", "|---|---|---|---|---|---|"]
     out += [f"| [{s.code}](#{s.code.lower()}) | `{s.name}` | {s.severity.value} | {s.safety.value} | {summary(s)} | {s.source} |" for s in specs]
     for spec in specs:
         doc = spec.doc
-        out += ["", f"## {spec.code}", "", f"**{spec.name}** · severity {spec.severity.value} · fix {spec.safety.value}", ""]
+        line = f"**{spec.name}** · severity {spec.severity.value} · fix {spec.safety.value} · from {family(spec)}{_enable_hint(spec)}"
+        out += ["", f"## {spec.code}", "", line, ""]
         out += [f"**What it does.** {doc.get('what', '')}", "", f"**Why.** {doc.get('why', '')}", ""]
         if doc.get("fix_safety"):
             out += [f"**Fix safety.** {doc['fix_safety']}", ""]
@@ -133,6 +149,9 @@ def _markdown(specs: list[RuleSpec]) -> str:
             out += ["**Example**", "", f"```{language}", found[0].rstrip(), "```", ""]
             if found[1] is not None:
                 out += ["**Use instead**", "", f"```{language}", found[1].rstrip(), "```", ""]
+        accel = example(spec.code, case="accel_basic")
+        if accel is not None and accel[1] is not None:
+            out += ["**Use instead, with `--target accelerator`**", "", "```python", accel[1].rstrip(), "```", ""]
         if spec.source:
             out += [f"Source: {spec.source}", ""]
         for version in compat.available_versions() if spec.compat else ():

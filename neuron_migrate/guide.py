@@ -1,4 +1,7 @@
-"""The migration guide (docs/migration-guide.md), generated from the rules' docs, concept by concept.
+"""The torch_xla migration guide (docs/migration-guide.md), generated from the rules' docs, by concept.
+
+It covers the rules of the `xla` family (`--from xla`, the default); the CUDA family (NM8xx)
+is described in the README.
 
 Regenerate with `python -m neuron_migrate.guide > docs/migration-guide.md`; a test fails when the
 file is stale, and when a rule belongs to no concept.
@@ -144,7 +147,9 @@ def guided_codes() -> set[str]:
 
 def render() -> str:
     """The whole guide as Markdown."""
-    specs = {s.code: s for s in load_catalogue() if not s.retired}
+    specs = {
+        s.code: s for s in load_catalogue() if not s.retired and "xla" in s.families
+    }
     out = [BANNER, "", "# Migrating from torch_xla to TorchNeuron", ""]
     out += [
         "Run `neuron-migrate --fix path/` for the safe rewrites, review the diff, then `--fix --unsafe-fixes`",

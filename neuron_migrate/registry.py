@@ -40,6 +40,7 @@ from neuron_migrate.catalogue import (
 from neuron_migrate.checks import (
     api_fixes,
     collective_fixes,
+    cuda_fixes,
     fixes,
     fsdp_fixes,
     port_fixes,
@@ -80,7 +81,8 @@ def registry(sources: RuleSources = RuleSources()) -> Registry:
     specs = list(load_catalogue())
     detectors: dict[str, tuple[tuple[type, ...], DetectorFn]] = dict(DETECTORS)
     fix_table: dict[str, Callable[..., Any]] = {
-        **fixes.FIXES, **api_fixes.FIXES, **port_fixes.FIXES, **fsdp_fixes.FIXES, **collective_fixes.FIXES,
+        **fixes.FIXES, **api_fixes.FIXES, **cuda_fixes.FIXES,
+        **port_fixes.FIXES, **fsdp_fixes.FIXES, **collective_fixes.FIXES,
     }  # fmt: skip
     examples: dict[str, Path] = {}
     digest = hashlib.sha256(catalogue_digest().encode())
@@ -108,10 +110,14 @@ def rules_digest(sources: RuleSources = RuleSources()) -> str:
 
 @functools.lru_cache(maxsize=64)
 def enabled_codes(
-    sources: RuleSources, select: tuple[str, ...], ignore: tuple[str, ...] = (), extend_select: tuple[str, ...] = ()
+    sources: RuleSources,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...] = (),
+    extend_select: tuple[str, ...] = (),
+    families: tuple[str, ...] | None = None,
 ) -> frozenset[str]:
-    """The codes that Ruff-style select / ignore / extend-select prefixes enable."""
-    return select_rules(registry(sources).specs, select, ignore, extend_select)
+    """The codes that Ruff-style select / ignore / extend-select prefixes enable (of `--from` families)."""
+    return select_rules(registry(sources).specs, select, ignore, extend_select, families)
 
 
 def _import_plugin(name: str, root: str) -> ModuleType:

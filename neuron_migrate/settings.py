@@ -30,6 +30,8 @@ class Settings:
     fix: bool = False
     unsafe_fixes: bool = False
     target_version: str = "2.14"
+    families: tuple[str, ...] = ("xla",)  # `--from`: the rule families to run (catalogue.FAMILIES)
+    target: str = "neuron"  # `--target`: write `neuron` code, or device-agnostic `accelerator` code
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes); see config.anchor_glob

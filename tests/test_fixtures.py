@@ -26,8 +26,10 @@ CASES = sorted(
 
 
 def _settings(case: Path, fix: bool) -> Settings:
+    """Only the case's own rule; `accel_*` / `ok_accel_*` cases run with `--target accelerator`."""
     select = ("NM",) if case.parent.name == "_multi" else (case.parent.name,)
-    return Settings(select=select, fix=fix, unsafe_fixes=fix)
+    target = "accelerator" if case.stem.startswith(("accel_", "ok_accel_")) else "neuron"
+    return Settings(select=select, fix=fix, unsafe_fixes=fix, target=target)
 
 
 def render_findings(result: FileResult) -> str:

@@ -54,9 +54,10 @@ class Plan:
 class Analysis:
     """A parsed module with its resolver, parents and helpers for detectors and fixes."""
 
-    def __init__(self, text: str, tree: ast.Module, target_version: str = "2.14") -> None:
+    def __init__(self, text: str, tree: ast.Module, target_version: str = "2.14", target: str = "neuron") -> None:
         self.src = SourceText(text)
         self.target_version = target_version  # the TorchNeuron family whose compat data applies
+        self.target = target  # "neuron" or "accelerator" (`--target`): what fixes write
         self.text = text
         self.tree = tree
         self.resolver = Resolver(tree)
@@ -147,7 +148,8 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
         kind = type(node)
         descend = True
         if kind is ast.Call:
-            matches.extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
+            if id(node) not in analysis.handled:  # a detector that rewrites an enclosing node claimed it
+                matches.extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
         elif kind is ast.Attribute or kind is ast.Name:
             if isinstance(node.ctx, ast.Load) and dotted(node) is not None:  # type: ignore[attr-defined]
                 descend = False

@@ -12,7 +12,7 @@ that is only ever defined locally resolves to nothing.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -26,6 +26,8 @@ class Binding:
     kind: str  # "import", "alias" or "local"
     target: str = ""  # dotted path for imports; for aliases, the dotted source expression
     node: ast.AST | None = None  # the statement that binds the name
+    # where an alias's source expression is evaluated (None: the scope that looks it up)
+    scope: Scope | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -165,7 +167,7 @@ class _Collector(ast.NodeVisitor):
         source = dotted(node.value)
         for target in node.targets:
             if source and isinstance(target, ast.Name):
-                self._bind(target.id, Binding("alias", source, node))
+                self._bind(target.id, Binding("alias", source, node, self.scope))
             else:
                 self.visit(target)
 
@@ -195,6 +197,15 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+# Bounds of the alias walk, per module: how many bindings lists it resolves, how deep an alias
+# of an alias of ... it follows, and how many qualified names one name may stand for. Real code
+# stays far below them; they keep a hostile file (a name rebound thousands of times, or a chain
+# of thousands of aliases) linear in the number of bindings.
+MAX_ALIAS_STEPS = 200_000
+MAX_ALIAS_DEPTH = 64
+MAX_NAMES_PER_BINDING = 64
+
+
 class Resolver:
     """Answers "which dotted names can this expression mean?" for one module."""
 
@@ -203,9 +214,13 @@ class Resolver:
         collector.visit(module)
         self.module_scope = collector.module_scope
         self.scope_of = collector.scope_of
-        # resolve_dotted's answers: a name rebound as an alias many times (`x = x.y` in a
-        # loop of layers) otherwise made the alias walk exponential in the chain depth.
-        self._resolved: dict[tuple[str, Scope, int], frozenset[str]] = {}
+        # What each name's bindings stand for, resolved once per bindings list (by identity: the
+        # lists live in the scopes). A list met again while it is being resolved (`x = x.y`)
+        # contributes nothing, which cuts every cycle; six rebinds of one name used to take
+        # minutes and gigabytes.
+        self._by_bindings: dict[int, frozenset[str]] = {}
+        self._active: set[int] = set()
+        self._steps = 0
 
     def scope_for(self, node: ast.AST) -> Scope:
         """The scope that owns `node` (the node itself must be a scope node or the module)."""
@@ -230,25 +245,40 @@ class Resolver:
         chain = dotted(node)
         if chain is None:
             return set()
-        return self.resolve_dotted(chain, scope, _depth)
+        return self.resolve_dotted(chain, scope)
 
     def resolve_dotted(self, chain: str, scope: Scope, _depth: int = 0) -> set[str]:
-        key = (chain, scope, _depth)
-        known = self._resolved.get(key)
-        if known is None:
-            head, _, rest = chain.partition(".")
-            result: set[str] = set()
-            for binding in self.lookup(head, scope):
-                for base in self._binding_targets(binding, scope, _depth):
-                    result.add(f"{base}.{rest}" if rest else base)
-            known = self._resolved[key] = frozenset(result)
-        return set(known)
+        head, _, rest = chain.partition(".")
+        bases = self._names_of(self.lookup(head, scope), scope)
+        return {f"{base}.{rest}" if rest else base for base in bases}
 
-    def _binding_targets(self, binding: Binding, scope: Scope, depth: int) -> Iterator[str]:
+    def _names_of(self, bindings: list[Binding], scope: Scope) -> frozenset[str]:
+        """Every dotted name one of `bindings` may stand for (memoised, bounded)."""
+        if not bindings:
+            return frozenset()
+        key = id(bindings)
+        known = self._by_bindings.get(key)
+        if known is not None:
+            return known
+        if key in self._active or len(self._active) >= MAX_ALIAS_DEPTH or self._steps >= MAX_ALIAS_STEPS:
+            return frozenset()  # a cycle, an alias chain too deep, or the module's budget spent
+        self._steps += 1
+        self._active.add(key)
+        try:
+            names: set[str] = set()
+            for binding in bindings:
+                names.update(self._binding_targets(binding, scope))
+        finally:
+            self._active.discard(key)
+        known = self._by_bindings[key] = frozenset(sorted(names)[:MAX_NAMES_PER_BINDING])
+        return known
+
+    def _binding_targets(self, binding: Binding, scope: Scope) -> set[str]:
         if binding.kind == "import":
-            yield binding.target
-        elif binding.kind == "alias" and depth < 8:
-            yield from self.resolve_dotted(binding.target, scope, depth + 1)
+            return {binding.target}
+        if binding.kind == "alias":
+            return self.resolve_dotted(binding.target, binding.scope or scope)
+        return set()
 
     def is_loaded(self, name: str) -> bool:
         """Whether `name` is read anywhere in the module (any scope)."""

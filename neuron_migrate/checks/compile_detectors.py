@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 
 from neuron_migrate import compat
 from neuron_migrate.analysis.analyze import Analysis, Match
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.model import Safety
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 
+# `--target accelerator` keeps code that runs on CUDA and the CPU, where no `neuron` backend exists.
+_PORTABLE_BACKEND = "Pass `backend=\"neuron\"` to `{old}` only when the current accelerator is `neuron`"
 COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
 _OPTIMIZE = frozenset({"torch._dynamo.optimize"})
 SET_DEFAULT_BACKEND = frozenset({"torch.compiler.set_default_backend", "torch._dynamo.backends.registry.set_default_backend"})
@@ -73,6 +77,8 @@ def backend_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
 
 def _missing_keyword(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope, name: str, keyword: str) -> Iterator[Match]:
     entry = MapEntry(old=f"torch.compile:{name}", fix="add_keyword")
+    if name == "backend":
+        entry = replace(entry, accelerator_safety=Safety.MANUAL, accelerator_message=_PORTABLE_BACKEND)
     extra = (("keyword", keyword),)
     if isinstance(node, ast.Call):
         if _compile_call(analysis, node, scope) and _keyword(node, name) is None and not _spreads(node):

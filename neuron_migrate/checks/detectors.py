@@ -16,7 +16,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.checks import api_detectors, compile_detectors
+from neuron_migrate.checks import api_detectors, compile_detectors, cuda
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 _DEVICE_STRING = re.compile(r"^xla(?::(\d+))?$")
@@ -196,5 +196,6 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
         "compile_backend": ((ast.Call,), compile_backend),
         **api_detectors.DETECTORS,
         **compile_detectors.DETECTORS,
+        **cuda.DETECTORS,
     }
 )

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Match, Plan, body_of
-from neuron_migrate.checks import helper_code
+from neuron_migrate.checks import cuda_fixes, helper_code
 from neuron_migrate.model import Safety
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -233,6 +233,8 @@ def xla_device(ctx: FixContext, match: Match) -> Plan | None:
     if not _only_args(call, {"n": 0, "index": 0, "devkind": 1}) or _kwarg(call, "devkind") or len(call.args) > 1:
         return None
     index = _arg(call, "n", 0) or _arg(call, "index", 0)
+    if ctx.analysis.target == "accelerator":
+        return _accelerator_device(ctx, match, call, index)
     if index is None or _literal(index) is None:
         rendered = ctx.render('{torch}.device("neuron")', match)
         return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
@@ -240,6 +242,15 @@ def xla_device(ctx: FixContext, match: Match) -> Plan | None:
     if rendered is None:
         return None
     return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE)
+
+
+def _accelerator_device(ctx: FixContext, match: Match, call: ast.Call, index: ast.expr | None) -> Plan | None:
+    """`--target accelerator`: the current accelerator, else the CPU; an index is dropped (unsafe)."""
+    rendered = ctx.render(cuda_fixes.ACCEL_DEVICE, match)
+    if rendered is None:
+        return None
+    dropped = index is not None and _literal(index) is not None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if dropped else None)
 
 
 def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
@@ -592,8 +603,12 @@ def autocast(ctx: FixContext, match: Match) -> Plan | None:
             values[name] = ctx.segment(value)
         elif name == "dtype":
             keywords.append("dtype={torch}.bfloat16")
-    rendered = ctx.render("{torch}.autocast(" + ", ".join(['"neuron"', *keywords]) + ")", match, values)
-    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+    accelerator = ctx.analysis.target == "accelerator"  # also autocasts on the CPU now: unsafe
+    device = cuda_fixes.ACCEL_TYPE if accelerator else '"neuron"'
+    rendered = ctx.render("{torch}.autocast(" + ", ".join([device, *keywords]) + ")", match, values)
+    if rendered is None:
+        return None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if accelerator else None)
 
 
 def remove_import(ctx: FixContext, match: Match) -> Plan | None:
@@ -819,15 +834,21 @@ def process_group(ctx: FixContext, match: Match) -> Plan | None:
     found = _STRING.fullmatch(ctx.segment(backend))
     if found is None:
         return None
-    edits = [(*ctx.src.node_span(backend), f"{found.group(1)}{found.group(2)}neuron{found.group(2)}")]
+    new, imports = f"{found.group(1)}{found.group(2)}neuron{found.group(2)}", ()
+    if ctx.analysis.target == "accelerator":  # nccl on CUDA, neuron on Trainium, gloo on the CPU
+        rendered = ctx.render(f"{{dist}}.get_default_backend_for_device({cuda_fixes.ACCEL_DEVICE})", match)
+        if rendered is None:
+            return None
+        new, imports = rendered
+    edits = [(*ctx.src.node_span(backend), new)]
     method = _kwarg(call, "init_method")
     if method is None:
-        return Plan(tuple(edits))
+        return Plan(tuple(edits), imports)
     if _literal(method.value) != "xla://":
         return None
     edits.append(_remove_argument(ctx, call, method))
     # `xla://` also worked in a single process; torchrun's `env://` needs its variables.
-    return Plan(tuple(edits), safety=Safety.UNSAFE)
+    return Plan(tuple(edits), imports, safety=Safety.UNSAFE)
 
 
 def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:

@@ -42,13 +42,16 @@ class Ruleset:
     triggers: tuple[str, ...]  # substrings: the text must contain one
     codes: frozenset[str]
     target_version: str = "2.14"  # selects rules/compat/<version>/ for `compat = true` rules
+    target: str = "neuron"  # `--target`: what the fixes write
     names: tuple[tuple[str, re.Pattern[str]], ...] = ()  # or one of these as a whole identifier
     fixes: Mapping[str, Callable[..., Plan | None]] = field(default_factory=lambda: MappingProxyType({}), compare=False)  # `fix = "..."` names
 
 
 @functools.lru_cache(maxsize=64)
-def build_ruleset(codes: frozenset[str], target_version: str = "2.14", sources: RuleSources = RuleSources()) -> Ruleset:
-    """Index the enabled rules for the walk; cached per set of codes, target version and sources."""
+def build_ruleset(
+    codes: frozenset[str], target_version: str = "2.14", sources: RuleSources = RuleSources(), target: str = "neuron"
+) -> Ruleset:
+    """Index the enabled rules for the walk; cached per set of codes, target version, sources and target."""
     rules = registry(sources)
     index = RuleIndex()
     triggers: set[str] = set()
@@ -78,11 +81,11 @@ def build_ruleset(codes: frozenset[str], target_version: str = "2.14", sources: 
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
     substrings = minimal_triggers(triggers)
-    return Ruleset(index, substrings, codes, target_version, name_patterns(names, substrings), rules.fixes)
+    return Ruleset(index, substrings, codes, target_version, target, name_patterns(names, substrings), rules.fixes)
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
-    analysis = Analysis(text, tree, ruleset.target_version)
+    analysis = Analysis(text, tree, ruleset.target_version, ruleset.target)
     analysis.fixes = ruleset.fixes
     return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)
 
@@ -104,8 +107,9 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     if entry.fix:
         return ctx.analysis.fixes[entry.fix](ctx, match)
     call = match.node if isinstance(match.node, ast.Call) else None
-    if entry.new_call and call is not None:
-        rendered = ctx.render(entry.new_call, match)
+    template = entry.accelerator_call if ctx.analysis.target == "accelerator" and entry.accelerator_call else entry.new_call
+    if template and call is not None:
+        rendered = ctx.render(template, match)
         return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
     if entry.new:
         rendered = ctx.render(entry.new, match)
@@ -119,20 +123,24 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
 _DEFAULT_NAMES = {"torch": "torch", "dist": "dist", "os": "os", "args": "...", "0": "..."}
 
 
-def _preview(match: Match) -> str:
+def _preview(match: Match, target: str = "neuron") -> str:
     """The replacement a map entry describes, with default names, for messages without a fix."""
     entry = match.entry
     template = (entry.new_call or entry.new or "") if entry is not None else ""
+    if entry is not None and target == "accelerator" and entry.accelerator_call:
+        template = entry.accelerator_call
     try:
         return template.format(**_DEFAULT_NAMES)
     except (KeyError, IndexError):
         return template
 
 
-def _message(match: Match, new: str, path: str) -> str:
-    template = (match.entry.message if match.entry and match.entry.message else None) or match.rule.message
+def _message(match: Match, new: str, path: str, target: str = "neuron") -> str:
+    entry = match.entry
+    accel = entry.accelerator_message if entry is not None and target == "accelerator" else None
+    template = accel or (entry.message if entry and entry.message else None) or match.rule.message
     file = path.replace("\\", "/").rsplit("/", 1)[-1]
-    values = {"old": match.written, "new": new or _preview(match), "file": file, **dict(match.extra)}
+    values = {"old": match.written, "new": new or _preview(match, target), "file": file, **dict(match.extra)}
     try:
         return template.format(**values)
     except (KeyError, IndexError):
@@ -152,7 +160,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             continue
         seen.add(key)
         plan = plan_fix(ctx, match)
-        safety = _safety(match, plan)
+        safety = _safety(match, plan, analysis.target)
         fix = _to_fix(analysis, plan, safety, anchor, match) if plan is not None and safety is not Safety.MANUAL else None
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
@@ -160,7 +168,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             path=path,
             code=match.rule.code,
             name=match.rule.name,
-            message=_message(match, new, path),
+            message=_message(match, new, path, analysis.target),
             severity=severity,
             start=analysis.src.position(start),
             end=analysis.src.position(end),
@@ -174,12 +182,14 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
     return planned
 
 
-def _safety(match: Match, plan: Plan | None) -> Safety:
+def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:
     """A fix function's own verdict wins; then the map entry's; then the rule's."""
     if plan is None:
         return Safety.MANUAL
-    entry_safety = match.entry.safety if match.entry is not None else None
-    return plan.safety or entry_safety or match.rule.safety
+    entry = match.entry
+    accel = entry.accelerator_safety if entry is not None and target == "accelerator" else None
+    entry_safety = entry.safety if entry is not None else None
+    return plan.safety or accel or entry_safety or match.rule.safety
 
 
 def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, anchor: int, match: Match) -> Fix:
@@ -285,4 +295,4 @@ def enabled_codes(settings: Settings) -> frozenset[str]:
     """The codes enabled for these settings (resolved once by config; else from their selectors)."""
     if settings.enabled is not None:
         return settings.enabled
-    return registry_codes(settings.rule_sources, settings.select, settings.ignore, settings.extend_select)
+    return registry_codes(settings.rule_sources, settings.select, settings.ignore, settings.extend_select, settings.families)

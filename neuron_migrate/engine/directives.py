@@ -47,7 +47,7 @@ class Layout:
 
 
 def layout_of(src: SourceText) -> Layout:
-    """Tokenize once; when the text does not tokenize, fall back to a line scan."""
+    """Tokenize once; text that does not tokenize has no comments (so no directives)."""
     comments: list[tuple[int, int, int]] = []
     ends: set[int] = set()
     try:
@@ -58,19 +58,8 @@ def layout_of(src: SourceText) -> Layout:
             elif token.type in (tokenize.NL, tokenize.NEWLINE):
                 ends.add(token.start[0])
     except (tokenize.TokenError, SyntaxError):
-        return Layout(_scan_comments(src), None)
+        return Layout((), None)  # no trustworthy comments: a `#` may sit inside a string
     return Layout(tuple(comments), tuple(sorted(ends)))
-
-
-def _scan_comments(src: SourceText) -> tuple[tuple[int, int, int], ...]:
-    """Comments found without tokenizing: from the first `#` that starts a directive."""
-    found = []
-    for match in re.finditer(r"[^\r\n]*", src.text):
-        text = match.group(0)
-        hit = _LINE_DIRECTIVE.search(text) or _FILE_DIRECTIVE.search(text)
-        if hit is not None:
-            found.append((src.position(match.start()).line, match.start() + hit.start(), match.end()))
-    return tuple(dict.fromkeys(found))
 
 
 def parse_directives(src: SourceText, layout: Layout) -> tuple[Directive, ...]:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import ast
-import os
-import stat
-import tempfile
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +11,7 @@ from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.source import DecodeError, Encoded, decode, encode
 from neuron_migrate.engine import suppress
 from neuron_migrate.engine.apply import apply_once, verify
+from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
     Planned,
     analyze,
@@ -29,6 +27,7 @@ from neuron_migrate.engine.formats.textfiles import (
     file_kind,
     packaging_findings,
 )
+from neuron_migrate.engine.writeback import snapshot, write_back
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.settings import Settings
 
@@ -54,12 +53,20 @@ def check_python(text: str, path: str, settings: Settings) -> FileResult:
 
 
 def _check(text: str, path: str, settings: Settings) -> FileResult:
-    ruleset = build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources)
+    ruleset = build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target)
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
+    too_big = over_budget(text, fixing=False)
+    if too_big is not None:
+        return FileResult(path, (tool_finding(path, "NM904", f"Exclude this file or split it; {too_big}"),), source=text)
+    no_fix = over_budget(text, fixing=True) if settings.fix else None
     planned, error, analysis = _plan_with_analysis(text, path, ruleset)
     if error is not None:
         return FileResult(path, (error,), source=text)
+    if no_fix is not None:
+        refused = tool_finding(path, "NM904", f"Fix this file by hand or split it; {no_fix}")
+        findings = sorted((*(p.finding for p in planned), refused), key=lambda f: f.sort_key)
+        return FileResult(path, tuple(findings), source=text)
     if not settings.fix:
         return FileResult(path, tuple(p.finding for p in planned), source=text)
     return _fix_loop(text, path, settings, ruleset, planned, analysis)
@@ -137,29 +144,43 @@ def _rejected(original: str, path: str, ruleset: object, problem: str) -> FileRe
 
 def read_source(path: Path, display: str, settings: Settings, data: bytes | None = None) -> tuple[str, Encoded] | Finding:
     """The decoded text of a file (or of `data`, its bytes already read), or the NM9xx finding that says why it cannot be read."""
-    try:
-        if data is None:
-            if path.is_dir():
-                return tool_finding(display, "NM903", "Rename or exclude this directory; it is named like a Python file")
-            size = path.stat().st_size
-            if size > settings.max_file_bytes:
-                limit = settings.max_file_bytes // (1024 * 1024)
-                return tool_finding(display, "NM904", f"Exclude this file or split it; it is larger than {limit} MiB")
-            data = path.read_bytes()
-    except OSError as exc:
-        return tool_finding(display, "NM903", f"Make this file readable; {exc.strerror or exc}")
+    if data is None:
+        read = read_bytes(path, display, settings)
+        if isinstance(read, Finding):
+            return read
+        data = read
     try:
         return decode(data)
     except DecodeError as exc:
         return tool_finding(display, "NM902", f"Save this file in the encoding it declares; {exc}")
 
 
+def read_bytes(path: Path, display: str, settings: Settings) -> bytes | Finding:
+    """A file's bytes, or the NM9xx finding that says why they cannot be read."""
+    try:
+        if path.is_dir():
+            return tool_finding(display, "NM903", "Rename or exclude this directory; it is named like a Python file")
+        size = path.stat().st_size
+        if size > settings.max_file_bytes:
+            limit = settings.max_file_bytes // (1024 * 1024)
+            return tool_finding(display, "NM904", f"Exclude this file or split it; it is larger than {limit} MiB")
+        return path.read_bytes()
+    except OSError as exc:
+        return tool_finding(display, "NM903", f"Make this file readable; {exc.strerror or exc}")
+
+
 def process_file(path: Path, display: str, settings: Settings, write: bool = True, data: bytes | None = None) -> FileResult:
     """Read (unless `data` holds the bytes), check, maybe fix, and write back one file."""
-    read = read_source(path, display, settings, data)
-    if isinstance(read, Finding):
-        return FileResult(display, (read,))
-    text, how = read
+    if data is None:
+        read = read_bytes(path, display, settings)
+        if isinstance(read, Finding):
+            return FileResult(display, (read,))
+        data = read
+    seen = snapshot(path, data) if write else None  # what the fix is computed from
+    decoded = read_source(path, display, settings, data)
+    if isinstance(decoded, Finding):
+        return FileResult(display, (decoded,))
+    text, how = decoded
     try:
         result = check_source(text, display, settings)
     except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
@@ -167,24 +188,16 @@ def process_file(path: Path, display: str, settings: Settings, write: bool = Tru
         return FileResult(display, (tool_finding(display, "NM908", message.replace("\n", " ")[:300]),), source=text)
     if write and result.changed:
         try:
-            write_atomic(path, encode(result.fixed_source or "", how))
+            problem = write_back(path, encode(result.fixed_source or "", how), seen)
         except (OSError, UnicodeEncodeError) as exc:
-            finding = tool_finding(display, "NM903", f"Make this file writable; {exc}")
-            return FileResult(display, (*result.findings, finding), source=result.source)
+            problem = f"Make this file writable; {exc}"
+        if problem is not None:
+            return _unwritten(text, display, settings, problem)
     return result
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write via a temporary file in the same folder and rename, keeping permissions."""
-    mode = stat.S_IMODE(path.stat().st_mode)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+def _unwritten(text: str, display: str, settings: Settings, problem: str) -> FileResult:
+    """The file was not written: its findings as a check reports them, and why it was skipped."""
+    result = check_source(text, display, replace(settings, fix=False, add_noqa=False))
+    findings = sorted((*result.findings, tool_finding(display, "NM903", problem)), key=lambda f: f.sort_key)
+    return replace(result, findings=tuple(findings))

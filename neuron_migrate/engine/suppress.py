@@ -14,8 +14,10 @@ tell whether they are needed.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import os
+import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -64,7 +66,10 @@ class Suppressor:
     def __init__(self, text: str, path: str, settings: Settings) -> None:
         self.src = SourceText(text)
         self.ignored = ignored_prefixes(path, settings)
-        self.directives = parse_directives(self.src, self.layout) if _mentions_noqa(text) else ()
+        # Text that does not tokenize has no comments we can trust (a directive may sit inside a
+        # string), and its only findings say it is broken: nothing is suppressed by comment.
+        mentioned = _mentions_noqa(text) and self.layout.line_ends is not None
+        self.directives = parse_directives(self.src, self.layout) if mentioned else ()
         self.by_line: dict[int, list[Directive]] = {}
         for directive in self.directives:
             if not directive.file_level:
@@ -119,7 +124,8 @@ def split(text: str, path: str, findings: Sequence[Finding], settings: Settings,
     kept, suppressed, used = _partition(suppressor, findings)
     unused: list[Finding] = []
     if not settings.add_noqa and _judge_unused(findings, settings, suppressor):
-        candidates = unused_findings(suppressor, path, used, enabled_codes(settings), registry(settings.rule_sources).specs)
+        specs = registry(settings.rule_sources).specs
+        candidates = unused_findings(suppressor, path, used, enabled_codes(settings), specs, settings.families)
         more_kept, more_suppressed, _ = _partition(suppressor, candidates)
         unused, suppressed = list(more_kept), [*suppressed, *more_suppressed]
     return Outcome(tuple(kept), tuple(suppressed), tuple(unused))
@@ -143,16 +149,27 @@ def _partition(suppressor: Suppressor, findings: Iterable[Finding]) -> tuple[lis
 def _judge_unused(findings: Sequence[Finding], settings: Settings, suppressor: Suppressor) -> bool:
     if not suppressor.directives or any(f.code in _INCOMPLETE for f in findings):
         return False
+    if suppressor.layout.line_ends is None:
+        return False  # the text does not tokenize: a "comment" may be inside a string
     return UNUSED in enabled_codes(settings) and not any(UNUSED.startswith(p) for p in suppressor.ignored)
 
 
 def unused_findings(
-    suppressor: Suppressor, path: str, used: dict[Directive, set[str]], enabled: frozenset[str], specs: tuple[RuleSpec, ...] | None = None
+    suppressor: Suppressor,
+    path: str,
+    used: dict[Directive, set[str]],
+    enabled: frozenset[str],
+    specs: tuple[RuleSpec, ...] | None = None,
+    families: tuple[str, ...] | None = None,
 ) -> list[Finding]:
-    """An NM910 finding, with its removal fix, for each directive that lists unused codes."""
+    """An NM910 finding, with its removal fix, for each directive that lists unused codes.
+
+    A blanket file-level directive is judged only when every rule of the `--from` families is on.
+    """
     specs = load_catalogue() if specs is None else specs
     known = frozenset(spec.code for spec in specs)
-    every_rule_on = {s.code for s in specs if not s.retired} <= enabled and not suppressor.ignored
+    runnable = {s.code for s in specs if not s.retired and (families is None or set(s.families) & set(families))}
+    every_rule_on = runnable <= enabled and not suppressor.ignored
     out = []
     for directive in suppressor.directives:
         hits = used.get(directive, set())
@@ -269,6 +286,8 @@ def finish(result: FileResult, settings: Settings) -> FileResult:
         unannotated = tuple(f for f in outcome.kept if f not in noted)
         return replace(result, findings=(*noted, *unannotated), fixed_source=changed, suppressed=outcome.suppressed)
     fixable = [f for f in outcome.unused if settings.allows(Safety.SAFE.value)]
+    if fixable and not _parses(text):
+        fixable = []  # a file that does not parse is never changed
     if not fixable:
         return replace(result, findings=_sorted([*outcome.kept, *outcome.unused]), suppressed=outcome.suppressed)
     new_text, deleted = apply_removals(text, fixable)
@@ -279,6 +298,16 @@ def finish(result: FileResult, settings: Settings) -> FileResult:
         fixed_source=new_text if new_text != result.source else None,
         suppressed=tuple(shift(f, deleted) for f in outcome.suppressed),
     )
+
+
+def _parses(text: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:

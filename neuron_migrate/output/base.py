@@ -34,6 +34,13 @@ class RenderOptions:
 # Every value `--output-format` and the `output-format` config key accept; the one list both use.
 
 
+def printable_path(path: str) -> str:
+    """`path` for one line of text output: control characters (a newline in a file name) escaped."""
+    if path.isprintable():
+        return path
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in path)
+
+
 def all_findings(results: Sequence[FileResult]) -> list[Finding]:
     """Every remaining finding, sorted by (path, notebook cell, line, column, code)."""
     return sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult
+from neuron_migrate.output.base import printable_path
 
 
 def render(results: Sequence[FileResult]) -> str:
@@ -16,7 +17,7 @@ def render(results: Sequence[FileResult]) -> str:
         return ""
     lines = [f"Fixed {total} {'finding' if total == 1 else 'findings'}:"]
     for result in fixed:
-        lines.append(f"- {result.path}:")
+        lines.append(f"- {printable_path(result.path)}:")
         per_rule = Counter((f.code, f.name) for f in result.fixed)
         lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(per_rule.items())]
     return "\n".join(lines) + "\n"

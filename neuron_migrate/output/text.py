@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult, Finding, Safety
-from neuron_migrate.output.base import all_findings, all_fixed
+from neuron_migrate.output.base import all_findings, all_fixed, printable_path
 
 
 def marker(finding: Finding, unsafe_fixes: bool) -> str:
@@ -18,9 +18,10 @@ def marker(finding: Finding, unsafe_fixes: bool) -> str:
 
 
 def line(finding: Finding, unsafe_fixes: bool = False) -> str:
-    where = f"{finding.path}:{finding.start.line}:{finding.start.column}"
+    path = printable_path(finding.path)
+    where = f"{path}:{finding.start.line}:{finding.start.column}"
     if finding.cell is not None:
-        where = f"{finding.path}:cell {finding.cell}:{finding.start.line}:{finding.start.column}"
+        where = f"{path}:cell {finding.cell}:{finding.start.line}:{finding.start.column}"
     return f"{where}: {finding.code} {marker(finding, unsafe_fixes)}{finding.message}"
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from neuron_migrate.engine.writeback import write_atomic
 from neuron_migrate.model import FileResult, Finding
 
 FORMAT = "neuron-migrate-baseline"
@@ -74,7 +75,7 @@ def write(path: Path, results: Sequence[FileResult]) -> int:
     findings = [f for r in results for f in r.findings]
     document = build(findings, path.resolve().parent)
     try:
-        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     except OSError as exc:
         raise BaselineError(f"{path}: cannot write the baseline: {exc.strerror or exc}") from None
     return len(findings)
@@ -88,14 +89,19 @@ def load(path: Path) -> Counter[Key]:
         raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise BaselineError(f"{path}: the baseline is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise BaselineError(f"{path}: the baseline is nested too deeply to read") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
         raise BaselineError(f"{path}: not a {FORMAT} file of version {VERSION}; write one with --write-baseline")
+    entries = data.get("findings", [])
+    if not isinstance(entries, list):
+        raise BaselineError(f"{path}: `findings` must be a list of entries")
     counts: Counter[Key] = Counter()
-    for index, entry in enumerate(data.get("findings", [])):
-        try:
-            counts[(str(entry["path"]), str(entry["code"]), str(entry["snippet"]))] += int(entry["count"])
-        except (KeyError, TypeError, ValueError):
-            raise BaselineError(f"{path}: entry {index + 1} needs `path`, `code`, `snippet` and an integer `count`") from None
+    for index, entry in enumerate(entries):
+        fields = [entry.get(name) for name in ("path", "code", "snippet", "count")] if isinstance(entry, dict) else []
+        if len(fields) != 4 or not all(isinstance(f, str) for f in fields[:3]) or type(fields[3]) is not int or fields[3] < 0:
+            raise BaselineError(f"{path}: entry {index + 1} needs `path`, `code`, `snippet` and a non-negative integer `count`")
+        counts[(fields[0], fields[1], fields[2])] += fields[3]
     return counts
 
 

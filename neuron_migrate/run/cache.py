@@ -35,7 +35,6 @@ import marshal
 import os
 import stat
 import sys
-import tempfile
 import time
 import zlib
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from neuron_migrate import __version__
+from neuron_migrate.engine.writeback import sweep, write_atomic
 from neuron_migrate.model import FileResult
 from neuron_migrate.run import cache_codec as codec
 from neuron_migrate.settings import Settings
@@ -110,6 +110,7 @@ class ResultCache:
 
     def __init__(self, folder: Path, key: str, fixing: bool, cwd: Path) -> None:
         self.folder = folder
+        self.started_ns = time.time_ns()
         self.index_path = folder / f"{key}.idx"
         self.fixing = fixing
         self.cwd = cwd  # display paths are relative to it
@@ -158,12 +159,13 @@ class ResultCache:
             return
         try:
             _prepare(self.folder)
+            sweep(self.folder, self.started_ns)  # index temporaries of runs killed mid-write
             merged = _load(self.index_path)  # keep what other runs wrote meanwhile
             merged.update(self.updates)
             for display in [d for d in merged if d not in self.updates and not (self.cwd / d).exists()]:
                 del merged[display]  # the file was deleted or renamed
             payload = marshal.dumps(merged)
-            _write_atomic(self.index_path, _MAGIC + _checksum(payload) + payload)
+            write_atomic(self.index_path, _MAGIC + _checksum(payload) + payload)
         except OSError:
             return  # a read-only or full disk makes the next run slower, not wrong
         self.updates = {}
@@ -195,21 +197,10 @@ def _prepare(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     ignore = folder / ".gitignore"
     if not ignore.exists():
-        _write_atomic(ignore, b"# Created by neuron-migrate; the cache is local and disposable.\n*\n")
+        write_atomic(ignore, b"# Created by neuron-migrate; the cache is local and disposable.\n*\n")
     tag = folder / "CACHEDIR.TAG"
     if not tag.exists():
-        _write_atomic(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# neuron-migrate result cache\n")
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        write_atomic(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# neuron-migrate result cache\n")
 
 
 def open_cache(folder: Path, settings: Settings, cwd: Path) -> ResultCache:

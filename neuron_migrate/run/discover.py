@@ -26,7 +26,7 @@ class Target:
 
 def display_path(path: Path, cwd: Path) -> str:
     """`path` relative to `cwd` when inside it, always with forward slashes."""
-    return _relative(path.resolve(), path, cwd.resolve())
+    return _relative(resolve(path), path, cwd.resolve())
 
 
 def _relative(resolved: Path, path: Path, resolved_cwd: Path) -> str:
@@ -71,12 +71,28 @@ def discover(paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tup
     patterns = (*settings.exclude, *settings.extend_exclude)
     seen: dict[str, Target] = {}
     resolved_cwd = cwd.resolve()
-    for root in paths:
+    roots = tuple(paths)
+    resolved_roots = tuple(resolve(root) for root in roots)
+    for root in roots:
         for path in _walk(root, patterns, suffixes):
-            resolved = path.resolve()
+            resolved = resolve(path)
+            if path.is_symlink() and resolved.is_file() and any(_inside(resolved, r) for r in resolved_roots):
+                path = resolved  # a link to a file that is checked anyway: fix the target, once
             target = Target(path, _relative(resolved, path, resolved_cwd))
             seen.setdefault(str(resolved) if path.exists() else str(path), target)
     return sorted(seen.values(), key=lambda t: t.display)
+
+
+def resolve(path: Path) -> Path:
+    """`path` with links resolved; a link loop resolves to the link itself (reported NM903 later)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def python_script(path: Path) -> bool:

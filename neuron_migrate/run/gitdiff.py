@@ -25,11 +25,26 @@ class GitError(RuntimeError):
     """git is missing, the folder is not a repository, or the ref is unknown."""
 
 
+# The repository is not trusted: its config and `.gitattributes` can name commands (an
+# fsmonitor, hooks, textconv and external diff drivers, clean filters) that plain git runs.
+_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
 def _git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+        return subprocess.run(["git", *_SAFE, *args], cwd=cwd, capture_output=True, check=False)
     except FileNotFoundError:
         raise GitError("`git` was not found on PATH; --since needs git") from None
+
+
+def _no_filters(cwd: Path) -> list[str]:
+    """`-c` options that switch off every filter driver the config defines (reading runs nothing)."""
+    done = _git(["config", "--name-only", "--get-regexp", r"^filter\."], cwd)
+    names = {line.rsplit(".", 1)[0] for line in _text(done.stdout).splitlines() if line.count(".") >= 2}
+    options: list[str] = []
+    for name in sorted(names):
+        options += ["-c", f"{name}.clean=", "-c", f"{name}.smudge=", "-c", f"{name}.process=", "-c", f"{name}.required=false"]
+    return options
 
 
 def _text(data: bytes) -> str:
@@ -59,8 +74,8 @@ def changed_lines(ref: str, cwd: Path) -> dict[str, frozenset[int] | None]:
     """Every file changed since `ref`, with its added or changed lines."""
     root = repository_root(cwd)
     commit = resolve_ref(ref, cwd)
-    diff = _git(["-c", "core.quotePath=false", "diff", "-U0", "--no-color", "--no-ext-diff", "-M",
-                 "--src-prefix=a/", "--dst-prefix=b/", commit, "--"], root)
+    diff = _git([*_no_filters(root), "-c", "core.quotePath=false", "diff", "-U0", "--no-color", "--no-ext-diff",
+                 "--no-textconv", "-M", "--src-prefix=a/", "--dst-prefix=b/", commit, "--"], root)
     if diff.returncode != 0:
         raise GitError(f"git diff against `{ref}` failed: {_text(diff.stderr).strip()}")
     changes: dict[str, frozenset[int] | None] = dict(parse_diff(_text(diff.stdout), root))

@@ -133,7 +133,7 @@ def _warm_up(settings: Settings) -> None:
     """Load and index the enabled rules once per process."""
     from neuron_migrate.engine.check import build_ruleset, enabled_codes
 
-    build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources)
+    build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target)
 
 
 def _work(item: tuple[Target, Settings, bool]) -> tuple[FileResult, Stamp | None]:

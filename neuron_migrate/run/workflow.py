@@ -7,6 +7,7 @@ exit codes stay in `cli.py`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,11 @@ from neuron_migrate.config import (
     output_format,
     plan_runs,
 )
+from neuron_migrate.engine.writeback import sweep
 from neuron_migrate.model import FileResult
 from neuron_migrate.run import baseline, gitdiff
 from neuron_migrate.run.cache import CACHE_DIR_NAME, open_cache
-from neuron_migrate.run.discover import Target, discover, display_path
+from neuron_migrate.run.discover import Target, discover, display_path, resolve
 from neuron_migrate.run.parallel import run_targets
 from neuron_migrate.run.shard import select_shard
 
@@ -69,6 +71,8 @@ def overrides_from(options: Mapping[str, Any]) -> Overrides:
         output_format=options["output_format"],
         fix=bool(options["fix"] or options["diff"]),
         add_noqa=bool(options["add_noqa"]),
+        families=options.get("families"),
+        target=options.get("target"),
     )
 
 
@@ -80,6 +84,8 @@ def request_from(paths: Sequence[Path], options: Mapping[str, Any]) -> Request:
         raise UsageError("--add-noqa cannot be combined with --stdin-filename")
     if options["baseline"] and options["write_baseline"]:
         raise UsageError("--baseline and --write-baseline cannot be combined")
+    if options["since"] is not None and not options["since"].strip():
+        raise UsageError("--since needs a git revision, e.g. --since origin/main")
     if options["stdin_filename"] and any(str(p) != "-" for p in paths):
         raise UsageError("--stdin-filename reads stdin; pass no PATHS (or `-`)")
     return Request(
@@ -110,7 +116,7 @@ def _batches(request: Request, cwd: Path) -> list[tuple[list[Target], Any]]:
     for paths, settings in plan_runs(request.paths or (Path("."),), request.overrides, request.config_file):
         targets = []
         for target in discover(paths, settings, cwd):
-            key = str(target.path.resolve()) if target.path.exists() else str(target.path)
+            key = str(resolve(target.path)) if target.path.exists() else str(target.path)
             if key not in seen:
                 seen.add(key)
                 targets.append(target)
@@ -120,8 +126,12 @@ def _batches(request: Request, cwd: Path) -> list[tuple[list[Target], Any]]:
 
 def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = None) -> list[FileResult]:
     """Check (and maybe fix) every file under the request's paths, then apply run-wide filters."""
+    started_ns = time.time_ns()
     known = baseline.load(request.baseline) if request.baseline else None
     batches = _batches(request, cwd)
+    if request.write:  # temporary files a killed run left next to the files it was fixing
+        for folder in sorted({t.path.parent for targets, _ in batches for t in targets}):
+            sweep(folder, started_ns)
     changes = gitdiff.changed_lines(request.since, cwd) if request.since else None
     if changes is not None:
         batches = [([t for t in targets if gitdiff.is_changed(str(t.path), changes)], s) for targets, s in batches]

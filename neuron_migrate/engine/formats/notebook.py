@@ -68,9 +68,11 @@ class Cell:
 def code_cells(text: str) -> list[Cell]:
     """Every code cell to check as Python, with its source span in the JSON text."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except ValueError as exc:
         raise NotebookError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise NotebookError("its JSON is nested too deeply to read") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError("no `cells` list; only nbformat 4 notebooks are checked")
     if not _is_python(data.get("metadata")):
@@ -79,6 +81,18 @@ def code_cells(text: str) -> list[Cell]:
         return _cells(text)
     except (IndexError, ValueError) as exc:
         raise NotebookError(str(exc)) from None
+    except RecursionError:
+        raise NotebookError("its JSON is nested too deeply to read") from None
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, refusing a repeated key: which copy counts would be a guess."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        raise ValueError(f"the key {json.dumps(repeated)} appears twice in one object")
+    return found
 
 
 def _is_python(metadata: object) -> bool:
@@ -101,7 +115,12 @@ def _cells(text: str) -> list[Cell]:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code" or span is None:
             continue
         raw = cell.get("source", "")
-        source = "".join(raw) if isinstance(raw, list) else str(raw)
+        if isinstance(raw, list) and all(isinstance(line, str) for line in raw):
+            source = "".join(raw)
+        elif isinstance(raw, str):
+            source = raw
+        else:
+            raise NotebookError(f"cell {number}: `source` must be a string or a list of strings")
         prepared = prepare(source, next_id)
         if prepared is None:
             continue

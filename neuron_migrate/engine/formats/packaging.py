@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -131,19 +132,22 @@ def read_pyproject(text: str) -> PackageFile:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(str(exc)) from None
+    except RecursionError:
+        raise ValueError("the TOML is nested too deeply to read") from None
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
     wanted: list[str] = [d for d in project.get("dependencies", []) if isinstance(d, str)]
     for group in (project.get("optional-dependencies", {}), data.get("dependency-groups", {})):
         if isinstance(group, dict):
             wanted += [d for values in group.values() if isinstance(values, list) for d in values if isinstance(d, str)]
     found: list[Requirement] = []
-    literals = _toml_strings(text)
-    used: set[int] = set()
+    offsets: dict[str, deque[int]] = {}  # each string literal's offsets, in order: one lookup per dependency
+    for at, value in _toml_strings(text):
+        offsets.setdefault(value, deque()).append(at)
     for dependency in wanted:
-        offset = next((o for o, v in literals if v == dependency and o not in used), None)
-        if offset is None:
+        free = offsets.get(dependency)
+        if not free:
             continue
-        used.add(offset)
+        offset = free.popleft()
         req = _requirement(dependency, offset + 1, _own_line(text, offset, offset + len(dependency) + 2, ","))
         if req is not None:
             found.append(req)
@@ -196,7 +200,7 @@ def read_setup_py(text: str) -> PackageFile:
     """Literal `install_requires` / `extras_require` of `setup(...)`, or a module-level list they name."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return PackageFile((), False, can_hold_index=False)
     lists = {t.id: s.value for s in tree.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
     found: list[Requirement] = []

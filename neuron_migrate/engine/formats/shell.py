@@ -168,9 +168,11 @@ class Setting:
 
 
 def settings(command: list[Word]) -> Iterator[Setting]:
-    words = list(command)
-    while words and _assignment(words[0]):
-        yield _setting(words.pop(0))
+    start = 0  # an index, not `pop(0)`: a line of many assignments stays linear
+    while start < len(command) and _assignment(command[start]):
+        yield _setting(command[start])
+        start += 1
+    words = command[start:]
     if words and words[0].value in _DECLARE:
         for word in words[1:]:
             if _assignment(word) or _NAME.match(word.raw):
@@ -200,8 +202,10 @@ def program(command: list[Word]) -> tuple[Word, Word | None] | None:
     """The command word (after assignments, `env` and wrappers like `nohup`) and, for Python,
     the `-m` module word."""
     words = [w for w in command if not _assignment(w)]
-    while words and (words[0].value in _WRAPPERS or words[0].value == "env" or words[0].value.startswith("-")):
-        words.pop(0)
+    skip = 0
+    while skip < len(words) and (words[skip].value in _WRAPPERS or words[skip].value == "env" or words[skip].value.startswith("-")):
+        skip += 1
+    words = words[skip:]
     if not words:
         return None
     head = words[0]

@@ -62,9 +62,15 @@ class Hit:
 def package_name(rule: RuleSpec, pkg: packaging.PackageFile, version: str) -> Iterator[Hit]:
     """Requirements on a package the rule lists by name (`old = "torch-xla"`)."""
     for req in pkg.requirements:
-        entry = next((e for e in rule.maps if packaging.normalise(e.old) == req.name), None)
+        entry = next((e for e in rule.maps if _names_package(e, req.name)), None)
         if entry is not None:
             yield Hit(req.start, req.end, req.text, entry, delete=req.lines)
+
+
+def _names_package(entry: MapEntry, name: str) -> bool:
+    """`old = "torch-xla"` names one package; with `prefix = true`, `old = "nvidia-"` names a family."""
+    wanted = packaging.normalise(entry.old.rstrip("-"))
+    return name == wanted or (entry.prefix and name.startswith(wanted + "-"))
 
 
 def neuronx_xla_pin(rule: RuleSpec, pkg: packaging.PackageFile, version: str) -> Iterator[Hit]:
@@ -252,6 +258,6 @@ def _delete_spans(text: str, chosen: list[tuple[Finding, tuple[int, int]]]) -> t
 def _valid_toml(text: str) -> bool:
     try:
         tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return False
     return True

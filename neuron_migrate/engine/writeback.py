@@ -1,0 +1,154 @@
+"""Writing a fixed file back without surprising its owner.
+
+`--fix` writes a file only when replacing it keeps everything but its content: it never turns
+a symbolic link into a copy, never splits hard links, never changes the owner or group it
+cannot restore, never writes a file its permissions make read-only, and never overwrites an
+edit made while the file was being checked. Any of these skips the file with a reason.
+
+The new content goes to a temporary file next to the original, named
+`.<name>.neuron-migrate-<pid>-<random>.tmp`, which is renamed over it. A run killed mid-write
+leaves that file behind; the next run removes it once its process is gone (`sweep`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+TEMP_TAG = ".neuron-migrate-"
+_TEMP = re.compile(r"^\..*\.neuron-migrate-(\d+)-[^/]*\.tmp$")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the bytes a result was computed from looked like on disk."""
+
+    size: int
+    mtime_ns: int
+    digest: bytes
+
+
+def snapshot(path: Path, data: bytes) -> Snapshot | None:
+    """The snapshot of `path` as read into `data`; None when it cannot be stat'ed."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return Snapshot(info.st_size, info.st_mtime_ns, hashlib.sha256(data).digest())
+
+
+def write_back(path: Path, data: bytes, read: Snapshot | None) -> str | None:
+    """Replace `path` with `data` atomically; or the reason (an NM903 message) it was skipped."""
+    try:
+        link = path.lstat()
+    except OSError as exc:
+        return f"Make this file readable; {exc.strerror or exc}"
+    if stat.S_ISLNK(link.st_mode):
+        return "Fix the link's target by hand; `--fix` does not replace a symbolic link with a copy"
+    if link.st_nlink > 1:
+        return f"Fix this file by hand; it has {link.st_nlink} hard links and `--fix` does not split them"
+    if not os.access(path, os.W_OK):
+        return "Make this file writable to fix it; the file is read-only"
+    return _replace(path, data, link, read)
+
+
+def _replace(path: Path, data: bytes, info: os.stat_result, read: Snapshot | None) -> str | None:
+    temp = _temp_for(path)
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, stat.S_IMODE(info.st_mode))
+        if not _same_owner(temp, info):
+            Path(temp).unlink(missing_ok=True)
+            return "Fix this file as its owner; rewriting it would change its owner or group"
+        if read is not None and _changed(path, read):
+            Path(temp).unlink(missing_ok=True)
+            return "Run `--fix` again; the file changed while it was being fixed"
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return None
+
+
+def _temp_for(path: Path) -> str:
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{TEMP_TAG}{os.getpid()}-", suffix=".tmp")
+    os.close(fd)
+    return temp
+
+
+def _same_owner(temp: str, info: os.stat_result) -> bool:
+    """Give the temporary file the original's owner and group; False when that is not allowed."""
+    mine = os.stat(temp)
+    if (mine.st_uid, mine.st_gid) == (info.st_uid, info.st_gid):
+        return True
+    try:
+        os.chown(temp, info.st_uid, info.st_gid)
+    except OSError:
+        return False
+    return True
+
+
+def _changed(path: Path, read: Snapshot) -> bool:
+    """Whether `path` no longer holds the bytes the result was computed from."""
+    try:
+        info = path.stat()
+        if (info.st_size, info.st_mtime_ns) != (read.size, read.mtime_ns):
+            return True
+        return hashlib.sha256(path.read_bytes()).digest() != read.digest
+    except OSError:
+        return True
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a file this tool owns (cache, baseline) via a recognisable temporary file."""
+    temp = _temp_for(path)
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def sweep(folder: Path, started_ns: int = 0) -> int:
+    """Remove this tool's temporary files in `folder` whose writing process is gone (or that this
+    process's id left before `started_ns`, from an earlier run with the same id); how many."""
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        match = _TEMP.match(entry.name)
+        if match is None:
+            continue
+        try:
+            if _in_use(int(match.group(1)), entry, started_ns) or not entry.is_file(follow_symlinks=False):
+                continue
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+def _in_use(pid: int, entry: os.DirEntry[str], started_ns: int) -> bool:
+    """Whether the process that named the file may still be writing it."""
+    if pid == os.getpid():
+        return entry.stat(follow_symlinks=False).st_mtime_ns >= started_ns
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # someone else's process, or a pid we cannot ask about: leave the file
+    return True
