@@ -75,6 +75,14 @@ def test_migrated_example_trains_with_two_ranks(tmp_path: Path) -> None:
     """torchrun-style: init_process_group("neuron"), DDP, the rank-0 prints and the barrier."""
     report = _smoke(_migrate(tmp_path) / "train.py", nproc=2)
     assert report.ok, report
+    # The ranks trained together: DDP's gradient all-reduce ran at `loss.backward()`, and the
+    # replicas agree after the steps.
+    source = (tmp_path / "example" / "train.py").read_text().splitlines()
+    backward = next(i for i, line in enumerate(source, start=1) if line.strip() == "loss.backward()")
+    allreduce = next(c for c in report.collectives if c.op == "c10d::allreduce_")
+    assert backward in {s.line for s in allreduce.sites}
+    assert report.replicas is not None and report.replicas.status == "agree"
+    assert report.replicas.compared == 4
 
 
 def test_fix_then_smoke_from_the_cli(tmp_path: Path, monkeypatch) -> None:

@@ -378,7 +378,7 @@ def test_finding_messages_follow_the_style_guide() -> None:
     findings += report_findings(
         full_report(fallbacks=(measured,), events=(), parity=None)
     )
-    assert {r.code for r in RULES} == {f"NM70{i}" for i in range(1, 8)}
+    assert {r.code for r in RULES} == {f"NM70{i}" for i in range(1, 9)}
     for finding in findings:
         message = finding.message
         assert "\n" not in message and not message.endswith(".")

@@ -37,16 +37,21 @@ def smoke(script: str, *args: str, **options: object) -> SmokeReport:
 
 
 def leftover_processes(marker: str) -> list[str]:
-    """Command lines of live processes that mention `marker`."""
+    """Command lines of live processes of this checkout (their cwd) that mention `marker`.
+
+    Other checkouts on the same machine may be running smoke at the same time.
+    """
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmdline = (
                 Path("/proc", pid, "cmdline").read_bytes().replace(b"\0", b" ").decode()
             )
+            cwd = Path(os.readlink(Path("/proc", pid, "cwd")))
         except OSError:
             continue
-        if marker in cmdline and int(pid) != os.getpid():
+        mine = cwd == Path.cwd() or cwd.is_relative_to(ROOT)
+        if marker in cmdline and int(pid) != os.getpid() and mine:
             found.append(cmdline)
     return found
 
@@ -138,12 +143,11 @@ def test_a_training_loop_without_end_is_stopped_by_steps_and_auto_emulates() -> 
 
 def test_an_endless_loop_is_stopped_by_the_timeout() -> None:
     started = time.monotonic()
-    report = smoke("forever_spin.py", timeout_s=3.0)
-    assert time.monotonic() - started < 20
+    report = smoke("forever_spin.py", timeout_s=8.0)  # time to reach the loop on a loaded machine
+    assert time.monotonic() - started < 40
     assert report.status == "timeout" and report.failure is not None
-    assert report.failure.site is not None and report.failure.site.line == marker_line(
-        "forever_spin.py", "spin"
-    )
+    loop = {marker_line("forever_spin.py", m) for m in ("loop", "spin")}
+    assert report.failure.site is not None and report.failure.site.line in loop  # either line
     assert [f.code for f in report_findings(report)] == ["NM707"]
     assert "forever_spin.py" in report.failure.traceback
     assert (
@@ -170,23 +174,101 @@ def test_an_inference_script_stops_after_n_forward_calls_and_gets_its_args() -> 
     assert "exited with status 2" in bad.failure.message
 
 
+def collective_lines(report: SmokeReport) -> dict[str, set[int]]:
+    return {c.op: {s.line for s in c.sites} for c in report.collectives}
+
+
 def test_two_rank_ddp_runs_on_the_neuron_backend() -> None:
     report = smoke("ddp.py", nproc=2)
-    assert report.status == "ok", report.failure
+    assert report.status == "ok" and report.ok, report.failure
     assert (report.nproc, report.steps) == (2, 2)
     ops = {op.op: op.count for op in report.ops}
     assert ops["c10d::allreduce_"] >= 2 and ops["c10d::broadcast_"] >= 2
+    # The gradient all-reduce belongs to `loss.backward()`, not to the `DDP(...)` line.
+    lines = collective_lines(report)
+    assert lines["c10d::allreduce_"] == {
+        marker_line("ddp.py", "check"),
+        marker_line("ddp.py", "backward"),
+    }
+    assert (
+        marker_line("ddp.py", "ddp") in lines["c10d::broadcast_"]
+    )  # DDP's initial broadcast
+    assert marker_line("ddp.py", "gather") in lines["c10d::allgather_"]
+    allreduce = next(op for op in report.ops if op.op == "c10d::allreduce_")
+    assert marker_line("ddp.py", "ddp") not in {s.line for s in allreduce.sites}
+    assert report.replicas is not None
+    assert (report.replicas.status, report.replicas.compared) == ("agree", 4)
     assert leftover_processes("neuron-migrate-smoke-") == []
 
 
 def test_two_rank_fsdp2_runs_on_the_neuron_backend() -> None:
     report = smoke("fsdp2.py", nproc=2)
-    assert report.status == "ok", report.failure
+    assert report.status == "ok" and report.ok, report.failure
     ops = {op.op for op in report.ops}
     assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= ops, sorted(ops)
+    forward, backward = (
+        marker_line("fsdp2.py", "forward"),
+        marker_line("fsdp2.py", "backward"),
+    )
+    lines = collective_lines(report)
+    assert forward in lines["c10d::_allgather_base_"]  # unshard before the forward
+    assert lines["c10d::_reduce_scatter_base_"] == {
+        backward
+    }  # gradients in the backward
+    assert report.replicas is not None and report.replicas.status == "unchecked"
+    assert report.replicas.sharded == 4  # every parameter is a sharded DTensor
+
+
+@pytest.mark.parametrize(
+    ("mode", "why", "line"),
+    [
+        ("none", "no collective exchanged a tensor", "step"),
+        ("logged", "`weight` differs between rank 0 and rank 1", "step"),
+        ("own_group", "no collective exchanged a tensor", "step"),
+    ],
+)
+def test_ranks_that_trained_independently_fail_with_nm708(
+    mode: str, why: str, line: str
+) -> None:
+    report = smoke("independent.py", mode, nproc=2)
+    assert report.status == "ok" and not report.ok
+    assert report.problems == (f"2 ranks trained independently: {why}",)
+    findings = [f for f in report_findings(report) if f.code == "NM708"]
+    assert [f.start.line for f in findings] == [marker_line("independent.py", line)]
+    assert "smoke FAILED" in render_text(report)
+
+
+@pytest.mark.parametrize("mode", ["c10d", "functional"])
+def test_gradients_all_reduced_by_hand_keep_the_replicas_in_step(mode: str) -> None:
+    """Without DDP: `dist.all_reduce` or a functional collective (as compiled code uses)."""
+    report = smoke("manual_allreduce.py", mode, nproc=2)
+    assert report.ok, (report.problems, report.failure)
+    assert collective_lines(report) == {
+        {"c10d": "c10d::allreduce_", "functional": "_c10d_functional::all_reduce"}[
+            mode
+        ]: {marker_line("manual_allreduce.py", mode)}
+    }
+    assert report.replicas is not None and report.replicas.status == "agree"
+
+
+def test_one_rank_of_the_independent_script_passes() -> None:
+    report = smoke("independent.py", "none")
+    assert report.ok and report.replicas is None
 
 
 def test_the_emulated_device_behaves_like_a_device() -> None:
     report = smoke("emulation_basics.py")
     assert report.status == "ok", report.failure
     assert report.ok
+
+
+def test_an_xla_device_string_left_in_the_script_is_named_in_the_likely_cause() -> None:
+    report = smoke("xla_device.py")
+    assert report.status == "failed" and report.failure is not None
+    assert report.failure.site is not None
+    assert report.failure.site.line == marker_line("xla_device.py", "to")
+    where = f"fixtures/_smoke/xla_device.py:{marker_line('xla_device.py', 'xla')}"
+    assert report.failure.likely_cause == (
+        f'The script still asks for the `xla` device ("xla" at {where}); use `torch.device("neuron")`'
+    )
+    assert f"likely cause: {report.failure.likely_cause}" in render_text(report)

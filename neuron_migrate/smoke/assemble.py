@@ -11,7 +11,9 @@ from typing import Any
 
 from neuron_migrate.smoke import compat
 from neuron_migrate.smoke.causes import likely_cause
+from neuron_migrate.smoke.hints import with_hint
 from neuron_migrate.smoke.parity import compare
+from neuron_migrate.smoke.ranks import compare_replicas, merge_collectives
 from neuron_migrate.smoke.report import (
     EMULATED,
     ERROR,
@@ -73,6 +75,8 @@ def build_report(
     datas = [r.data for r in main.ranks if r.data is not None]
     first: Mapping[str, Any] = datas[0] if datas else {}
     status, failure = _status(main, ctx.timeout_s)
+    if failure is not None:
+        failure = with_hint(failure, ctx.script, ctx.base_dir)
     ops = _merge_ops(datas, ops_compat)
     report = SmokeReport(
         script=str(ctx.script),
@@ -93,6 +97,11 @@ def build_report(
         notes=tuple(sorted({str(n) for d in datas for n in d.get("notes", ())})),
         output_tail=_output_tail(main),
         measured_executed_ops=_measured_names(datas, "executed_ops"),
+        collectives=merge_collectives(datas),
+        replicas=compare_replicas(datas, ctx.nproc) if status == OK else None,
+        step_site=Site.from_json(first["step_site"])
+        if first.get("step_site")
+        else None,
     )
     return relativize(report, ctx.base_dir)
 
@@ -255,6 +264,8 @@ def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
         ops=tuple(replace(o, sites=sites(o.sites)) for o in report.ops),
         fallbacks=tuple(replace(f, sites=sites(f.sites)) for f in report.fallbacks),
         events=tuple(replace(e, site=site(e.site)) for e in report.events),
+        collectives=tuple(replace(c, sites=sites(c.sites)) for c in report.collectives),
+        step_site=site(report.step_site),
         failure=replace(report.failure, site=site(report.failure.site))
         if report.failure
         else None,

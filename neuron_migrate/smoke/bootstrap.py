@@ -83,11 +83,17 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
     files = UserFiles.for_script(config.script, config.user_roots)
     session = setup_device(config)
     rec = recorder.OpRecorder(files)
-    state = hooks.RunState(config.steps, files, quiet=rec.suspended)
-    hooks.seed_everything(config.seed)
+    state = hooks.RunState(
+        config.steps, files, quiet=rec.suspended, triggered_by=rec.triggered_by
+    )
+    # Ranks get different seeds, as separate processes do: replicas that agree at the end agree
+    # because the ranks exchanged data, not because each drew the same numbers.
+    hooks.seed_everything(config.seed + rank)
     hooks.install(state)
     recorder.enable_forward_tracebacks()
+    recorder.warm_up()
     status, failure = _run_script(config, rec, files)
+    checksums = _safe_checksums(state, session) if status == "ok" else None
     _add_device_notes(session)
     return {
         "rank": rank,
@@ -104,6 +110,8 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
             {"value": v, "site": s.to_json() if s else None} for v, s in state.losses
         ],
         "output": hooks.output_values(state),
+        "checksums": checksums,
+        "step_site": state.step_site.to_json() if state.step_site else None,
         "measured": _safe_measured(session),
         "failure": failure,
         "notes": session.notes,
@@ -141,6 +149,16 @@ def _run_script(
     except BaseException as exc:  # noqa: BLE001 - the user's error, whatever it is
         return "failed", describe_failure(exc, files)
     return "ok", None
+
+
+def _safe_checksums(state: Any, session: DeviceSession) -> list[dict[str, Any]] | None:
+    from neuron_migrate.smoke import replicas
+
+    try:
+        return replicas.parameter_checksums(state)
+    except Exception as exc:  # noqa: BLE001 - a checksum failure must not hide the result
+        session.notes.append(f"could not checksum the trained parameters: {exc}")
+        return None
 
 
 def _safe_measured(session: DeviceSession) -> dict[str, list[str]] | None:

@@ -12,7 +12,7 @@ _CAUSES: tuple[tuple[str, str], ...] = (
         "The script still imports `torch_xla`; run `neuron-migrate --fix` on it first",
     ),
     (
-        r"device type at start of device string: xla|xla:\d|'xla'",
+        r"device type at start of device string: xla|not linked with support for xla devices|from the 'XLA' backend|xla:\d|'xla'",
         'The script still uses the `xla` device; use `torch.device("neuron")`',
     ),
     (

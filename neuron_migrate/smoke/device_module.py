@@ -7,6 +7,7 @@ Child process only. Mirrors the function names of `torch_neuronx/neuron.py` (tor
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -225,6 +226,11 @@ def build_torch_neuronx_stub() -> types.ModuleType:
 
     mod = types.ModuleType(
         "torch_neuronx", "neuron-migrate emulation stub of torch_neuronx"
+    )
+    # Libraries probe with `importlib.util.find_spec("torch_neuronx")`, which raises for a module
+    # in `sys.modules` whose `__spec__` is None; a loader-less spec says "present, built in".
+    mod.__spec__ = importlib.machinery.ModuleSpec(
+        "torch_neuronx", None, origin="neuron-migrate smoke emulation"
     )
     neuron = torch.neuron  # type: ignore[attr-defined]
     for name in (

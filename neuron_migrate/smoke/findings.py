@@ -36,9 +36,10 @@ DEVICE_MIXING = SmokeRule.declared("NM704")
 PARITY_MISMATCH = SmokeRule.declared("NM705")
 SCRIPT_FAILURE = SmokeRule.declared("NM706")
 SMOKE_TIMEOUT = SmokeRule.declared("NM707")
+INDEPENDENT_RANKS = SmokeRule.declared("NM708")
 RULES = (
     PREDICTED_FALLBACK, MEASURED_FALLBACK, FLOAT64, DEVICE_MIXING,
-    PARITY_MISMATCH, SCRIPT_FAILURE, SMOKE_TIMEOUT,
+    PARITY_MISMATCH, SCRIPT_FAILURE, SMOKE_TIMEOUT, INDEPENDENT_RANKS,
 )  # fmt: skip
 
 
@@ -51,6 +52,7 @@ def report_findings(report: SmokeReport) -> list[Finding]:
             *_events(report),
             *_parity(report),
             *_failure(report),
+            *_independent(report),
         )
     }
     return sorted(found.values(), key=lambda f: f.sort_key)
@@ -137,6 +139,14 @@ def _failure(report: SmokeReport) -> Iterator[Finding]:
     else:
         message = f"Fix the `{failure.type}` raised here: {_detail(failure.message)}"
     yield _finding(SCRIPT_FAILURE, failure.site, report.script, message)
+
+
+def _independent(report: SmokeReport) -> Iterator[Finding]:
+    why = report.independent
+    if not why:
+        return
+    message = f"Keep the ranks in step with DDP, FSDP or collectives; {why}"
+    yield _finding(INDEPENDENT_RANKS, report.step_site, report.script, message)
 
 
 def _detail(text: str) -> str:

@@ -50,10 +50,16 @@ class RunState:
     stop_reason: str = ""
     reference_optimizer: int | None = None
     top_module: int | None = None  # id() of the model whose forward calls are counted
+    optimizer: Any = None  # the optimizer whose steps are counted
+    model: Any = None  # the module whose forward calls are counted
+    step_site: Site | None = None  # the user line of the first counted optimizer step
     losses: list[tuple[float, Site | None]] = field(default_factory=list)
     last_output: list[torch.Tensor] = field(default_factory=list)
     forward_site: Site | None = None
     quiet: Any = contextlib.nullcontext  # context that pauses op recording
+    triggered_by: Any = lambda site: (
+        contextlib.nullcontext()
+    )  # collectives belong to `site`
 
     @property
     def training(self) -> bool:
@@ -85,6 +91,8 @@ def _step_hook(state: RunState) -> Any:
     def hook(optimizer: Any, args: Any, kwargs: Any) -> None:
         if state.reference_optimizer is None:
             state.reference_optimizer = id(optimizer)
+            state.optimizer = optimizer
+            state.step_site = site_from_stack(sys._getframe(1), state.files)
         if id(optimizer) != state.reference_optimizer:
             return
         state.steps += 1
@@ -124,6 +132,7 @@ def _is_top_module(state: RunState, module: Any) -> bool:
     """The top-level module is the first module with parameters the script calls directly."""
     if state.top_module is None and _has_parameters(module):
         state.top_module = id(module)
+        state.model = module
     return state.top_module == id(module)
 
 
@@ -144,6 +153,14 @@ def _wrap_backward(state: RunState) -> None:
         return original(self, *args, **kwargs)
 
     torch.Tensor.backward = backward  # type: ignore[method-assign]
+    original_autograd = torch.autograd.backward
+
+    def autograd_backward(*args: Any, **kwargs: Any) -> Any:
+        # `Tensor.backward` calls this too; the innermost user frame is the line to report.
+        with state.triggered_by(site_from_stack(sys._getframe(1), state.files)):
+            return original_autograd(*args, **kwargs)
+
+    torch.autograd.backward = autograd_backward  # type: ignore[assignment]
 
 
 def output_values(state: RunState) -> dict[str, Any] | None:

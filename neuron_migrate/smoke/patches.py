@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.utils._device import _device_constructors
 
 DEVICE_TYPE = "neuron"
 
@@ -65,6 +66,12 @@ def patch_data_constructors() -> None:
     """Route `torch.tensor`/`as_tensor`/`asarray`/`Tensor.new_tensor` for `neuron` via the CPU."""
     # `torch.tensor(data, device=...)` copies into the new tensor with the Python dispatch key
     # excluded, which a Python backend cannot serve; building on the CPU first avoids that.
+    # `with torch.device(...)` only redirects the functions in a set it computes (and caches) on
+    # first use; computed after the swap, it would hold the wrappers, and `torch.tensor` under
+    # `with torch.device("meta")` would build on the CPU (transformers' `from_pretrained` then
+    # skips its meta-device check and leaves non-persistent buffers such as BERT's
+    # `position_ids` uninitialised). Compute it now, with the real constructors in it.
+    _device_constructors()
     for name in ("tensor", "as_tensor", "asarray"):
         setattr(torch, name, _built_on_cpu(getattr(torch, name)))
     original_new_tensor = torch.Tensor.new_tensor

@@ -48,6 +48,21 @@ _MIXING_EXEMPT = frozenset(
 )
 
 
+# c10d ops that move no tensor between ranks.
+_COLLECTIVE_NAMESPACES = ("c10d::", "_c10d_functional::", "_c10d_functional_autograd::")
+_NOT_EXCHANGES = frozenset(
+    {
+        "c10d::barrier",
+        "c10d::monitored_barrier_",
+        "_c10d_functional::wait_tensor",
+        "_c10d_functional::_wrap_tensor_autograd",
+    }
+)
+_ProcessGroup: Any = (
+    torch.distributed.ProcessGroup if torch.distributed.is_available() else ()
+)
+
+
 @dataclass
 class OpStats:
     """How often one op ran on `neuron`, and from where (up to MAX_SITES lines)."""
@@ -79,8 +94,23 @@ class OpRecorder(TorchDispatchMode):
         self.files = files
         self.ops: dict[str, OpStats] = {}
         self.events: dict[tuple[str, str, Site | None], EventStats] = {}
+        self.collectives: dict[str, OpStats] = {}
         self.low_precision = False
         self._paused = 0
+        self._trigger: Site | None = None
+
+    @contextlib.contextmanager
+    def triggered_by(self, site: Site | None) -> Iterator[None]:
+        """Collectives run inside this block (a backward pass) belong to `site`, its user line.
+
+        The backward pass runs the gradient collectives of DDP and FSDP from autograd hooks, whose
+        autograd nodes point at the lines that built the model; the line to fix is the backward call.
+        """
+        previous, self._trigger = self._trigger, site
+        try:
+            yield
+        finally:
+            self._trigger = previous
 
     @contextlib.contextmanager
     def suspended(self) -> Iterator[None]:
@@ -117,16 +147,15 @@ class OpRecorder(TorchDispatchMode):
             return
 
     def _observe(self, name: str, args: Any, kwargs: dict[str, Any], out: Any) -> None:
+        if _exchanges_data(name, args, kwargs):
+            _count(self.collectives, name, self._site(name))
         inputs = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
         outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
         on_neuron = [t for t in (*inputs, *outputs) if t.device.type == DEVICE_TYPE]
         if not on_neuron:
             return
-        site = self._site()
-        stats = self.ops.setdefault(name, OpStats())
-        stats.count += 1
-        if site is not None and (site in stats.sites or len(stats.sites) < MAX_SITES):
-            stats.sites[site] = stats.sites.get(site, 0) + 1
+        site = self._site(name)
+        _count(self.ops, name, site)
         if any(t.dtype == torch.float64 and t.numel() > 1 for t in on_neuron):
             self._event("float64", name, site, "float64 tensor on `neuron`")
         if any(t.dtype in _LOW_PRECISION for t in on_neuron):
@@ -143,13 +172,58 @@ class OpRecorder(TorchDispatchMode):
             event = self.events[key] = EventStats(kind, op, site, detail)
         event.count += 1
 
-    def _site(self) -> Site | None:
+    def _site(self, name: str) -> Site | None:
+        """The user line of an op: the forward line that built the autograd node running it, or
+        for a collective the line that triggered it (the backward call, the forward call)."""
+        if name.startswith(_COLLECTIVE_NAMESPACES):
+            return self._trigger or site_from_stack(sys._getframe(1), self.files)
         node = torch._C._current_autograd_node()
         if node is not None:
             found = _node_site(node, self.files)
             if found is not None:
                 return found
         return site_from_stack(sys._getframe(1), self.files)
+
+
+def _count(table: dict[str, OpStats], name: str, site: Site | None) -> None:
+    stats = table.setdefault(name, OpStats())
+    stats.count += 1
+    if site is not None and (site in stats.sites or len(stats.sites) < MAX_SITES):
+        stats.sites[site] = stats.sites.get(site, 0) + 1
+
+
+def _exchanges_data(name: str, args: Any, kwargs: dict[str, Any]) -> bool:
+    """True for a collective that moves tensors between two or more ranks.
+
+    c10d ops carry their process group; functional collectives (`_c10d_functional::`, used in
+    compiled code and by DTensor) carry its name. A barrier exchanges no tensor, and a collective
+    on a one-rank group reaches no other rank; neither keeps replicas in step. Collectives on
+    CPU tensors count too (object collectives).
+    """
+    if not name.startswith(_COLLECTIVE_NAMESPACES) or name in _NOT_EXCHANGES:
+        return False
+    groups = [
+        g for g in map(_process_group, tree_leaves((args, kwargs))) if g is not None
+    ]
+    return not groups or any(g.size() > 1 for g in groups)
+
+
+def _process_group(value: Any) -> Any:
+    """The process group an op argument stands for, or None.
+
+    c10d ops get it boxed in a `ScriptObject` (next to a boxed ReduceOp, which does not unbox);
+    functional collectives get its registered name.
+    """
+    try:
+        if isinstance(value, torch.ScriptObject):
+            return _ProcessGroup.unbox(value)
+        if isinstance(value, str):
+            from torch.distributed.distributed_c10d import _resolve_process_group
+
+            return _resolve_process_group(value)
+    except Exception:  # noqa: BLE001 - another boxed type, or not a group name
+        return None
+    return value if isinstance(value, _ProcessGroup) else None
 
 
 def _mixes_cpu(inputs: list[torch.Tensor]) -> bool:
@@ -165,6 +239,16 @@ def _node_site(node: Any, files: UserFiles) -> Site | None:
     return meta[_SITE_KEY]
 
 
+def warm_up() -> None:
+    """Import what the first recorded op would import, before the script's time limit starts.
+
+    A dispatch mode's `__torch_dispatch__` runs behind `torch._disable_dynamo`, which imports
+    `torch._dynamo` on its first call: seconds on a loaded machine, charged to the user's first
+    `neuron` op (and its timeout) otherwise.
+    """
+    import torch._dynamo  # noqa: F401
+
+
 def enable_forward_tracebacks() -> None:
     """Store the forward stack on every autograd node, so backward ops map to forward lines."""
     with warnings.catch_warnings():
@@ -174,16 +258,6 @@ def enable_forward_tracebacks() -> None:
 
 def to_json(recorder: OpRecorder) -> dict[str, Any]:
     """The recorder's findings as plain JSON data."""
-    ops = [
-        {
-            "op": name,
-            "count": stats.count,
-            "sites": [
-                dict(s.to_json(), count=n) for s, n in sorted(stats.sites.items())
-            ],
-        }
-        for name, stats in sorted(recorder.ops.items())
-    ]
     events = [
         {
             "kind": e.kind,
@@ -197,4 +271,22 @@ def to_json(recorder: OpRecorder) -> dict[str, Any]:
             key=lambda e: (e.kind, e.op, e.site or Site("", 0)),
         )
     ]
-    return {"ops": ops, "events": events, "low_precision": recorder.low_precision}
+    return {
+        "ops": _stats_json(recorder.ops),
+        "collectives": _stats_json(recorder.collectives),
+        "events": events,
+        "low_precision": recorder.low_precision,
+    }
+
+
+def _stats_json(table: dict[str, OpStats]) -> list[dict[str, Any]]:
+    return [
+        {
+            "op": name,
+            "count": stats.count,
+            "sites": [
+                dict(s.to_json(), count=n) for s, n in sorted(stats.sites.items())
+            ],
+        }
+        for name, stats in sorted(table.items())
+    ]

@@ -37,6 +37,7 @@ def render_text(report: SmokeReport) -> str:
         "device mixing (an error on real `neuron` hardware)", report, "device-mixing"
     )
     lines += _parity_lines(report)
+    lines += _rank_lines(report)
     lines += _op_lines(report)
     lines += [f"note: {note}" for note in report.notes]
     if report.ok:
@@ -147,6 +148,25 @@ def _pair(value: Any, reference: Any) -> str:
         return "-" if x is None else f"{x:.6g}"
 
     return f"neuron {fmt(value)}, cpu {fmt(reference)}"
+
+
+def _rank_lines(report: SmokeReport) -> list[str]:
+    """Collectives and replica agreement; only for a multi-rank run."""
+    if report.nproc < 2:
+        return []
+    if not report.collectives:
+        lines = ["collectives between ranks: none"]
+    else:
+        lines = ["collectives between ranks (count, first lines):"]
+        for coll in report.collectives:
+            where = ", ".join(_where(s) for s in coll.sites) or "<no user line>"
+            lines.append(f"  {coll.op} x{coll.count} at {where}")
+    replicas = report.replicas
+    if replicas is not None:
+        counted = f"{replicas.compared} parameters compared, {replicas.sharded} sharded"
+        detail = f"; {replicas.detail}" if replicas.detail else ""
+        lines.append(f"replicas after the steps: {replicas.status} ({counted}){detail}")
+    return lines
 
 
 def _op_lines(report: SmokeReport) -> list[str]:

@@ -74,6 +74,25 @@ class Parity:
 
 
 @dataclass(frozen=True)
+class Collective:
+    """A c10d collective that moved tensors between ranks, and the user lines that ran it."""
+
+    op: str  # "c10d::allreduce_"
+    count: int  # calls, summed over the ranks
+    sites: tuple[Site, ...] = ()
+
+
+@dataclass(frozen=True)
+class Replicas:
+    """Whether the ranks' trained parameters agree at the end of a multi-rank run."""
+
+    status: str  # agree | differ | unchecked
+    compared: int  # parameters compared across the ranks
+    sharded: int = 0  # sharded parameters: one copy in total, nothing to compare
+    detail: str = ""  # the first parameter that differs, or why nothing was compared
+
+
+@dataclass(frozen=True)
 class Failure:
     """Why the run did not succeed, mapped to the user's line when there is one."""
 
@@ -109,6 +128,24 @@ class SmokeReport:
     measured_executed_ops: tuple[
         str, ...
     ] = ()  # torch_neuronx.get_executed_ops() on hardware
+    collectives: tuple[Collective, ...] = ()
+    replicas: Replicas | None = None  # None for a one-rank run
+    step_site: Site | None = None  # the first optimizer step of the script
+
+    @property
+    def independent(self) -> str:
+        """Why the ranks of a successful multi-rank training run did not train together.
+
+        "" when they did, and for inference runs (nothing trained; ranks that each serve their
+        own inputs need not communicate).
+        """
+        if self.nproc < 2 or self.status != OK or not (self.steps or self.backwards):
+            return ""
+        if not self.collectives:
+            return f"{self.nproc} ranks trained independently: no collective exchanged a tensor"
+        if self.replicas is not None and self.replicas.status == "differ":
+            return f"{self.nproc} ranks trained independently: {self.replicas.detail}"
+        return ""
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -123,6 +160,8 @@ class SmokeReport:
             )
         if self.parity is not None and self.parity.status == "mismatch":
             found.append("the numbers differ from the CPU run")
+        if self.independent:
+            found.append(self.independent)
         return tuple(found)
 
     @property
