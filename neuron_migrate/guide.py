@@ -119,7 +119,7 @@ CONCEPTS: tuple[Concept, ...] = (
     Concept(
         "Checking the result: `neuron-migrate smoke`",
         "`smoke` runs the migrated script for a few steps on `neuron` (real or emulated on the CPU) and reports what static checks cannot see.",
-        ("NM701", "NM702", "NM703", "NM704", "NM705", "NM706", "NM707"),
+        ("NM701", "NM702", "NM703", "NM704", "NM705", "NM706", "NM707", "NM708"),
     ),
 )
 
