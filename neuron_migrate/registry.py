@@ -37,7 +37,14 @@ from neuron_migrate.catalogue import (
     parse_rule,
     select_rules,
 )
-from neuron_migrate.checks import api_fixes, cuda_fixes, fixes
+from neuron_migrate.checks import (
+    api_fixes,
+    collective_fixes,
+    cuda_fixes,
+    fixes,
+    fsdp_fixes,
+    port_fixes,
+)
 from neuron_migrate.checks.detectors import DETECTORS, DetectorFn
 from neuron_migrate.settings import RuleSources
 
@@ -73,7 +80,10 @@ def registry(sources: RuleSources = RuleSources()) -> Registry:
     """The shipped rules plus the project's; raises RuleSpecError naming the bad file or key."""
     specs = list(load_catalogue())
     detectors: dict[str, tuple[tuple[type, ...], DetectorFn]] = dict(DETECTORS)
-    fix_table: dict[str, Callable[..., Any]] = {**fixes.FIXES, **api_fixes.FIXES, **cuda_fixes.FIXES}
+    fix_table: dict[str, Callable[..., Any]] = {
+        **fixes.FIXES, **api_fixes.FIXES, **cuda_fixes.FIXES,
+        **port_fixes.FIXES, **fsdp_fixes.FIXES, **collective_fixes.FIXES,
+    }  # fmt: skip
     examples: dict[str, Path] = {}
     digest = hashlib.sha256(catalogue_digest().encode())
     for folder in sources.extend_rules:

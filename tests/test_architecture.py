@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("neuron_migrate.engine",),
     ("neuron_migrate.output", "neuron_migrate.config", "neuron_migrate.report.model"),
     ("neuron_migrate.run",),
-    ("neuron_migrate.docs", "neuron_migrate.smoke", "neuron_migrate.report"),
+    ("neuron_migrate.docs", "neuron_migrate.guide", "neuron_migrate.smoke", "neuron_migrate.report"),
     ("neuron_migrate.cli", "neuron_migrate.__main__"),
 )
 

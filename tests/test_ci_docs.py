@@ -35,7 +35,7 @@ SKIP_COPY = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cach
 TRAIN = "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\nxm.mark_step()\n"
 TRAIN_FIXED = 'import torch\ndevice = torch.device("neuron")\n'
 # A manual finding (no fix) in a script that has a Python shebang and no suffix.
-LAUNCH = "#!/usr/bin/env python3\nimport torch_xla.core.xla_model as xm\nxm.all_reduce(xm.REDUCE_SUM, [t])\n"
+LAUNCH = "#!/usr/bin/env python3\nimport torch_xla.core.xla_model as xm\nxm.all_reduce(xm.REDUCE_SUM, [t], groups=[[0, 1]])\n"
 
 
 def yaml_blocks() -> list[Any]:

@@ -41,7 +41,7 @@ def failed_run(
 def test_after_fix_the_cause_lists_the_findings_fix_left(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(
         "import torch\nimport torch_xla.core.xla_model as xm\n\n"
-        "total = xm.mesh_reduce('loss', 1.0, sum)\n"
+        "xm.collective_broadcast([torch.zeros(1)])\n"
     )
     cause = failed_run(tmp_path, NO_TORCH_XLA, 2)
     assert cause.startswith(

@@ -23,6 +23,8 @@ IMPORTS = {
     "torch": ("torch", "import torch"),
     "dist": ("torch.distributed", "import torch.distributed as dist"),
     "os": ("os", "import os"),
+    "datetime": ("datetime", "import datetime"),
+    "fsdp": ("torch.distributed.fsdp", "import torch.distributed.fsdp as fsdp"),
 }
 
 

@@ -27,7 +27,7 @@ from neuron_migrate.analysis.analyze import (
     body_of,
 )
 from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
-from neuron_migrate.checks import cuda_fixes, import_uses
+from neuron_migrate.checks import cuda_fixes, helper_code, import_uses
 from neuron_migrate.checks.api_fixes import keyword_insertion
 from neuron_migrate.model import Safety
 
@@ -564,8 +564,25 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     barrier = ctx.render("{dist}.barrier()", match)
     if guard is None or barrier is None:
         return None
+    one_line = _one_line_if(ctx, stmt)
+    if one_line is not None:  # `if c: xm.rendezvous(t)` -> `if c and dist.is_initialized(): dist.barrier()`
+        test = ctx.segment(one_line.test)
+        if isinstance(one_line.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda)):
+            test = f"({test})"
+        condition = guard[0][len("if ") : -1]
+        return ctx.replace_statement(one_line, [f"if {test} and {condition}: {barrier[0]}"], guard[1])
     plan = ctx.replace_statement(stmt, [guard[0], f"\t{barrier[0]}"], guard[1])
     return ctx.with_rewrite(plan, stmt, "guarded_call", guard=guard[0][3:-1], call=barrier[0])
+
+
+def _one_line_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
+    """The `if` whose whole body is `stmt`, written on one line with no `else`."""
+    parent = ctx.analysis.parent(stmt)
+    if not isinstance(parent, ast.If) or parent.body != [stmt] or parent.orelse:
+        return None
+    if parent.lineno != stmt.lineno or ctx.statement_lines(parent) is None:
+        return None
+    return parent
 
 
 def xla_save(ctx: FixContext, match: Match) -> Plan | None:
@@ -703,15 +720,8 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.with_rewrite(plan, call, "rename_call", func=rendered[0], keyword=keyword)
 
 
-def xla_compile(ctx: FixContext, match: Match) -> Plan | None:
-    """`torch_xla.compile(fn)` -> `torch.compile(fn, backend="neuron", dynamic=False)`."""
-    call = match.node
-    if not isinstance(call, ast.Call):
-        return None  # referenced, not called: a finding without a fix
-    if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
-        return None
-    rendered = ctx.render('{torch}.compile({0}, backend="neuron", dynamic=False)', match)
-    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+_SPAWN_ARGS = {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}
+_LAUNCH_ARGS = {"fn": 0, "args": 1, "start_method": 2, "debug_single_process": 3}
 
 
 def spawn(ctx: FixContext, match: Match) -> Plan | None:
@@ -725,7 +735,8 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
-    if stmt is None or not _only_args(call, {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}):
+    launch = match.qualified.rsplit(".", 1)[-1] == "launch"
+    if stmt is None or not _only_args(call, _LAUNCH_ARGS if launch else _SPAWN_ARGS):
         return None
     fn = _arg(call, "fn", 0)
     args = _arg(call, "args", 1)
@@ -740,8 +751,10 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     elif args is not None:
         parts.append(f"*{ctx.segment(args)}")
     text = f"{_operand(ctx, fn)}({', '.join(parts)})"
-    # nprocs=1 ran `fn(0, *args)` in this very process: the rewrite does the same.
-    safety = Safety.SAFE if _literal(_arg(call, "nprocs", 2)) == 1 else None
+    # nprocs=1 (launch's debug_single_process=True) ran `fn(0, *args)` in this very process:
+    # the rewrite does the same. The debug argument itself has no torchrun meaning and goes.
+    single = _literal(_arg(call, "debug_single_process", 3)) is True if launch else _literal(_arg(call, "nprocs", 2)) == 1
+    safety = Safety.SAFE if single else None
     if _calls_init_process_group(ctx):
         return ctx.replace(call, text, rank[1], safety=safety)
     if not _defined_here(ctx, fn, match):
@@ -892,6 +905,8 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
     {
         "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
         "to_cpu": (TO_CPU, "_to_cpu", "torch"),
+        # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
+        **{name: (template, helper_code.HELPER_NAMES[name], "torch") for name, template in helper_code.HELPERS.items()},
     }
 )
 
@@ -1087,7 +1102,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "rendezvous": rendezvous,
         "xla_save": xla_save,
         "checkpoint": checkpoint,
-        "xla_compile": xla_compile,
         "spawn": spawn,
         "autocast": autocast,
         "remove_import": remove_import,

@@ -325,7 +325,7 @@ def _after_header(analysis: Analysis) -> int:
         return offset
 
 
-_IMPORT_ORDER = ("os", "torch", "dist")
+_IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp")
 
 
 def import_text(

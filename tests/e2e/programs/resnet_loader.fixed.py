@@ -1,0 +1,157 @@
+# ResNet-style model with MpDeviceLoader, optimizer_step, RateTracker and test_utils logging.
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+import datetime
+import torch.distributed as dist
+
+
+class _DeviceLoader:
+    """Iterate `loader`, moving each batch's tensors to `device` (what MpDeviceLoader did)."""
+
+    def __init__(self, loader, device):
+        self.loader = loader
+        self.device = device
+
+    def __iter__(self):
+        for batch in self.loader:
+            yield _move_to_device(batch, self.device)
+
+    def __len__(self):
+        return len(self.loader)
+
+
+def _move_to_device(data, device):
+    if isinstance(data, torch.Tensor):
+        return data.to(device)
+    if isinstance(data, dict):
+        return type(data)((k, _move_to_device(v, device)) for k, v in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_move_to_device(v, device) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_move_to_device(v, device) for v in data)
+    return data
+
+
+def _optimizer_step(optimizer, **step_args):
+    """Average gradients over the default process group, then step (as torch_xla's optimizer_step did)."""
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        world_size = dist.get_world_size()
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad.div_(world_size)
+    return optimizer.step(**step_args)
+
+
+class _RateTracker:
+    """Samples per second, smoothed and since the start (what `xm.RateTracker` reported)."""
+
+    def __init__(self, smooth_factor=None):
+        import time
+
+        self._clock = time.time
+        self._smooth_factor = 0.4 if smooth_factor is None else smooth_factor
+        self._start_time = self._partial_time = self._clock()
+        self._partial_count = self._count = 0.0
+        self._partial_rate = None
+
+    def add(self, count):
+        self._count += count
+
+    def rate(self):
+        now = self._clock()
+        delta = now - self._partial_time
+        if delta <= 0:
+            return 0.0
+        rate = self._count / delta
+        if self._partial_rate is not None:
+            rate = (1 - self._smooth_factor) * rate + self._smooth_factor * self._partial_rate
+        self._partial_count += self._count
+        self._count = 0.0
+        self._partial_time, self._partial_rate = now, rate
+        return rate
+
+    def global_rate(self):
+        delta = self._clock() - self._start_time
+        return (self._partial_count + self._count) / delta if delta > 0 else 0.0
+
+
+def _print_training_update(device, step, loss, rate, global_rate, epoch=None, summary_writer=None):
+    """Print one training line, as torch_xla's `test_utils.print_training_update` did."""
+    import datetime
+
+    items = [
+        "Training",
+        f"Device={device}",
+        f"Epoch={epoch}" if epoch is not None else None,
+        f"Step={step}",
+        f"Loss={loss:.5f}",
+        f"Rate={rate:.2f}",
+        f"GlobalRate={global_rate:.2f}",
+        f"Time={datetime.datetime.now():%H:%M:%S}",
+    ]
+    print("|", " ".join(item for item in items if item), flush=True)
+    if summary_writer:
+        summary_writer.add_scalar("examples/sec", rate, None)
+        summary_writer.add_scalar("average_examples/sec", global_rate, None)
+
+
+class Block(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        out = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(x + self.bn2(self.conv2(out)))
+
+
+class TinyResNet(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.block = Block(8)
+        self.head = nn.Linear(8, classes)
+
+    def forward(self, x):
+        x = self.block(torch.relu(self.stem(x)))
+        return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
+def synthetic_images(count=32):
+    generator = torch.Generator().manual_seed(0)
+    return TensorDataset(torch.randn(count, 3, 16, 16, generator=generator), torch.randint(0, 10, (count,), generator=generator))
+
+
+def train_loop_fn(loader, model, optimizer, loss_fn, epoch):
+    tracker = _RateTracker()
+    model.train()
+    for step, (data, target) in enumerate(loader):
+        optimizer.zero_grad()
+        loss = loss_fn(model(data), target)
+        loss.backward()
+        _optimizer_step(optimizer)
+        tracker.add(data.size(0))
+        if step % 2 == 0:
+            _print_training_update(torch.device("neuron"), step, loss.item(), tracker.rate(), tracker.global_rate(), epoch)
+
+
+def main():
+    device = torch.device("neuron")
+    torch.manual_seed(0)
+    model = TinyResNet().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    train_loader = _DeviceLoader(DataLoader(synthetic_images(), batch_size=8), device)
+    for epoch in range(1, 3):
+        train_loop_fn(train_loader, model, optimizer, loss_fn, epoch)
+        print(f"epoch {epoch} finished at {datetime.datetime.now().strftime('%H:%M:%S')}")
+
+
+if __name__ == "__main__":
+    main()
