@@ -10,26 +10,45 @@ class _DeviceLoader:
     """Iterate `loader`, moving each batch's tensors to `device` (what MpDeviceLoader did)."""
 
     def __init__(self, loader, device):
-        self.loader = loader
-        self.device = device
+        self._loader = loader
+        self._device = device
 
     def __iter__(self):
-        for batch in self.loader:
-            yield _move_to_device(batch, self.device)
+        for batch in self._loader:
+            yield _move_to_device(batch, self._device)
 
     def __len__(self):
-        return len(self.loader)
+        return len(self._loader)
 
 
 def _move_to_device(data, device):
+    """Move the tensors in `data` to `device`: in sequences, mappings, dataclasses and objects."""
+    import collections.abc
+    import copy
+
+    import torch
+
     if isinstance(data, torch.Tensor):
         return data.to(device)
-    if isinstance(data, dict):
-        return type(data)((k, _move_to_device(v, device)) for k, v in data.items())
+    if isinstance(data, (str, bytes, type)):
+        return data
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(_move_to_device(v, device) for v in data))
     if isinstance(data, (list, tuple)):
         return type(data)(_move_to_device(v, device) for v in data)
+    if isinstance(data, collections.abc.Mapping):
+        moved = {k: _move_to_device(v, device) for k, v in data.items()}
+        try:
+            result = copy.copy(data)
+            result.update(moved)
+        except (TypeError, AttributeError):
+            return moved  # a read-only mapping
+        return result
+    if hasattr(data, "__dict__"):
+        result = copy.copy(data)
+        for name, value in vars(data).items():
+            vars(result)[name] = _move_to_device(value, device)
+        return result
     return data
 
 
