@@ -143,7 +143,7 @@ def test_config_and_io_errors_share_the_style(project: Path) -> None:
 
 # 10. the fix hook (`check --fix-only`) says what it fixed and leaves the findings to the check hook
 def test_fix_only_reports_only_what_it_fixed(project: Path) -> None:
-    (project / "more.py").write_text("import torch_xla.core.xla_model as xm\nxm.all_reduce('sum', [t])\n", encoding="utf-8")
+    (project / "more.py").write_text("import torch_xla.core.xla_model as xm\nxm.all_reduce('sum', [t], groups=[[0, 1]])\n", encoding="utf-8")
     result = invoke(["check", "--fix-only", "."], project)
     assert result.exit_code == 0
     assert result.stdout == "Fixed 3 findings in 1 file (2 left; `neuron-migrate check` lists them).\n"
@@ -214,7 +214,7 @@ def test_example_summary_matches_fix(tmp_path: Path) -> None:
 
 
 def test_an_import_still_used_is_not_counted_fixable(project: Path) -> None:
-    (project / "more.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\nxm.all_reduce('sum', [t])\n",
+    (project / "more.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\nxm.all_reduce('sum', [t], groups=[[0, 1]])\n",
                                      encoding="utf-8")
     out = invoke(["check", "more.py"], project).stdout
     assert "more.py:1:1: NM601 Remove" in out and "[*] 1 fixable" in out

@@ -33,10 +33,15 @@ class Applied:
     fixed: tuple[Finding, ...]
 
 
-def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
-    """Apply every non-overlapping plan in `chosen` to the analysed text."""
+def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = False) -> Applied:
+    """Apply every non-overlapping plan in `chosen` to the analysed text.
+
+    `text_only` applies the plans' text edits without their LibCST rewrites (same code, plainer
+    layout): enough to learn what a fix run would do, without importing LibCST.
+    """
     accepted = _accept(chosen)
-    edits = _repair_empty_blocks(analysis, accepted, [_effective_edits(analysis, item) for item in accepted])
+    planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
+    edits = _repair_empty_blocks(analysis, accepted, planned_edits)
     imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
     edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True))
     edits = _collapse_blank_lines(analysis.text, edits)

@@ -89,7 +89,7 @@ def _imports_fixed_later(
     waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
     if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
         return findings
-    fixed = _fix_loop(text, path, replace(settings, fix=True, unsafe_fixes=False), ruleset, planned, analysis).fixed
+    fixed = _fix_loop(text, path, replace(settings, fix=True, unsafe_fixes=False), ruleset, planned, analysis, simulate=True).fixed
     gone = Counter((f.code, f.snippet) for f in fixed)
     for index in waiting:
         finding = findings[index]
@@ -125,9 +125,17 @@ def _plan_with_analysis(text: str, path: str, ruleset: object) -> tuple[list[Pla
 
 
 def _fix_loop(
-    text: str, path: str, settings: Settings, ruleset: object, planned: list[Planned], analysis: Analysis | None
+    text: str,
+    path: str,
+    settings: Settings,
+    ruleset: object,
+    planned: list[Planned],
+    analysis: Analysis | None,
+    simulate: bool = False,
 ) -> FileResult:
     """Apply fixes round by round, each on the analysis its plans came from; verify the result once.
+
+    `simulate` learns what `--fix` would fix without LibCST: text edits only, no verification.
 
     A fix whose result does not compile is dropped alone: the others are applied, and its finding
     stays without a fix, with an NM906 finding beside it.
@@ -145,7 +153,7 @@ def _fix_loop(
         if not chosen or analysis is None:
             converged = True
             break
-        applied = apply_once(analysis, chosen)
+        applied = apply_once(analysis, chosen, text_only=simulate)
         if applied.text == text:
             converged = True
             break
@@ -165,7 +173,7 @@ def _fix_loop(
         text = applied.text
         fixed.extend(applied.fixed)
         planned, analysis = replanned, next_analysis
-    problem = verify(text, path) if text != original else None
+    problem = verify(text, path) if text != original and not simulate else None
     if problem is not None:
         return _rejected(original, path, ruleset, problem)
     remaining = [replace(p.finding, fix=None) if _key(p) in dropped else p.finding for p in planned]
