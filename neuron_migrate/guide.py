@@ -106,6 +106,7 @@ CONCEPTS: tuple[Concept, ...] = (
             "NM603",
             "NM604",
             "NM605",
+            "NM606",
             "NM620",
             "NM621",
             "NM622",

@@ -29,7 +29,7 @@ FILES = {
     "done.py": 'import torch\ndevice = torch.device("neuron")\n',
     "auto.py": "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\nxm.mark_step()\n",
     "unsafe.py": "import torch\n\n\ndef f(t):\n    return t.double()\n",
-    "manual.py": "import torch_xla.core.xla_model as xm\n\ndef total(t):\n    return xm.all_reduce(xm.REDUCE_SUM, t)\n",
+    "manual.py": "import torch_xla.core.xla_model as xm\n\ndef total(t):\n    return xm.all_reduce(xm.REDUCE_SUM, t, groups=[[0, 1]])\n",
     "clean.py": "print('hello')\n",
     "requirements.txt": "torch_xla==2.5.0\n",
 }
