@@ -41,3 +41,12 @@ def test_render_reports_problems_and_rules() -> None:
     assert "| pkg==1 | 3 | 1 | 2 | 0 | 1 / 1 | 0 / 0 | 1 / 0 | 0 / 0 | 1 / 0 |" in report
     assert "| NM201 | 2 | 0 | 0 |" in report
     assert "pkg==1 (fix): new undefined name: `a.py: UndefinedName:dist`" in report
+
+
+def test_cuda_marker_reads_uses_not_look_alikes() -> None:
+    marker = ecosystem.MARKERS["cuda"]
+    assert ecosystem.imports_module("x = t.cuda()\n", marker)
+    assert ecosystem.imports_module("ok = torch.cuda.is_available()\n", marker)
+    assert ecosystem.imports_module("dist.init_process_group('nccl')\n", marker)
+    assert ecosystem.imports_module('t.to("cuda:1")\n', marker)
+    assert not ecosystem.imports_module("cuda_kernels = load()\nx = t.to(device)\n", marker)
