@@ -1040,7 +1040,31 @@ def replace_string(ctx: FixContext, match: Match) -> Plan | None:
     if found is None:
         return None  # implicit concatenation or an f-string; a human edits it
     prefix, quote, _ = found.groups()
-    return ctx.replace(node, f"{prefix}{quote}{new}{quote}")
+    plan = ctx.replace(node, f"{prefix}{quote}{new}{quote}")
+    call = _autocast_without_dtype(ctx, match)
+    if call is None:
+        return plan
+    # torch_xla's autocast defaulted to bfloat16 on the device, `torch.autocast("neuron")` does not
+    dtype = ctx.render("{torch}.bfloat16", match)
+    if dtype is None:
+        return None
+    last = [*call.args, *call.keywords][-1]
+    end = ctx.src.node_span(last.value if isinstance(last, ast.keyword) else last)[1]
+    return dataclasses.replace(plan, edits=(*plan.edits, (end, end, f", dtype={dtype[0]}")), imports=(*plan.imports, *dtype[1]))
+
+
+_AUTOCAST_CALLS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
+
+
+def _autocast_without_dtype(ctx: FixContext, match: Match) -> ast.Call | None:
+    """The `torch.autocast(...)` call whose device type `match` is, when it passes no dtype."""
+    parent = ctx.analysis.parent(match.node)
+    call = ctx.analysis.parent(parent) if isinstance(parent, ast.keyword) else parent
+    if not isinstance(call, ast.Call) or not ctx.analysis.call_names(call, match.scope) & _AUTOCAST_CALLS:
+        return None
+    if len(call.args) > 1 or any(k.arg in ("dtype", None) for k in call.keywords):
+        return None  # a dtype is given (positionally, by keyword, or maybe in **kwargs)
+    return call
 
 
 def remove_env_statement(ctx: FixContext, match: Match) -> Plan | None:
