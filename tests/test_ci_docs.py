@@ -26,6 +26,8 @@ from github_commands import parse_commands
 from neuron_migrate import __version__
 from neuron_migrate.output import TOOL_URL
 
+pytestmark = pytest.mark.slow  # builds virtualenvs and runs hooks
+
 DOCS = ROOT / "README.md"
 REV = f"v{__version__}"
 ACTION_REF = f"{TOOL_URL.removeprefix('https://github.com/')}@{REV}"

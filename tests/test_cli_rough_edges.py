@@ -182,6 +182,7 @@ def test_add_noqa_in_text_files(project: Path) -> None:
 
 
 # 9. counts that add up: what the check calls fixable is what `--fix` then fixes
+@pytest.mark.slow
 def test_fixable_counts_match_what_fix_reports() -> None:
     """Over every fixture and the example, with every rule on: the safe fixes a check reports
     (imports that go once their uses are fixed included) are exactly the findings `--fix` fixes."""

@@ -17,6 +17,7 @@ from neuron_migrate.settings import Settings
 CASES = sorted(p for p in FIXTURES.glob("*/*.py") if not p.name.endswith(".fixed.py"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fix", [False, True])
 def test_every_fixture_result_round_trips(fix: bool) -> None:
     settings = Settings(fix=fix, unsafe_fixes=fix)

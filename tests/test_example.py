@@ -6,11 +6,14 @@ import ast
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES
 
 from neuron_migrate.run.discover import discover
 from neuron_migrate.run.parallel import run_targets
 from neuron_migrate.settings import Settings
+
+pytestmark = pytest.mark.slow  # migrates the example and trains it on the emulated device
 
 EXAMPLE = FIXTURES / "example_project"
 

@@ -20,6 +20,8 @@ import pytest
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 
+pytestmark = pytest.mark.slow  # measures time and memory in subprocesses
+
 ROOT = Path(__file__).resolve().parents[1]
 
 _MEASURE = """

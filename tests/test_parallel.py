@@ -18,6 +18,8 @@ from neuron_migrate.run.parallel import run_targets
 from neuron_migrate.run.shard import ShardError, parse_shard, select_shard, shard_of
 from neuron_migrate.settings import Settings
 
+pytestmark = pytest.mark.slow  # starts worker pools
+
 
 @pytest.fixture
 def targets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Target]:

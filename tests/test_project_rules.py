@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, ROOT
 
+pytestmark = pytest.mark.slow  # runs the CLI in subprocesses
+
 PROJECT = FIXTURES / "_project"
 
 

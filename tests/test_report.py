@@ -20,6 +20,8 @@ from neuron_migrate.report import markdown
 from neuron_migrate.report.command import collect
 from neuron_migrate.report.model import DEFAULT_EFFORT, RunInfo, build
 
+pytestmark = pytest.mark.slow  # runs the CLI and the fixes several times per report
+
 EXAMPLE = FIXTURES / "example_project"
 SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text(encoding="utf-8"))
 NOW = dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.timezone.utc)

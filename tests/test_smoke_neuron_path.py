@@ -10,6 +10,8 @@ import pytest
 from neuron_migrate.smoke import report_findings, run_smoke
 from neuron_migrate.smoke.runner import SmokeOptions
 
+pytestmark = pytest.mark.slow  # runs scripts under smoke in child processes
+
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parent.parent

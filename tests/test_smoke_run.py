@@ -15,6 +15,8 @@ from neuron_migrate.smoke.command import smoke_command
 from neuron_migrate.smoke.report import SmokeReport
 from neuron_migrate.smoke.runner import SmokeOptions
 
+pytestmark = pytest.mark.slow  # each test runs a script under smoke in child processes
+
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parent.parent
