@@ -13,7 +13,7 @@ from neuron_migrate.smoke import compat
 from neuron_migrate.smoke.causes import likely_cause
 from neuron_migrate.smoke.hints import with_hint
 from neuron_migrate.smoke.parity import compare
-from neuron_migrate.smoke.ranks import compare_replicas, merge_collectives
+from neuron_migrate.smoke.ranks import compare_replicas, count_by_op, merge_collectives
 from neuron_migrate.smoke.report import (
     EMULATED,
     ERROR,
@@ -28,7 +28,6 @@ from neuron_migrate.smoke.report import (
 )
 from neuron_migrate.smoke.sites import Site
 
-MAX_SITES = 5
 _SEVERITY = {ERROR: 0, FAILED: 1, TIMEOUT: 2, OK: 3}
 MEASURED_SOURCE = "torch_neuronx.get_fallback_ops()"
 _PEER_LOST = re.compile(
@@ -152,23 +151,10 @@ def _rank_status(outcome: RankOutcome) -> tuple[str, Failure | None]:
 def _merge_ops(
     datas: Sequence[Mapping[str, Any]], ops_compat: Mapping[str, compat.OpCompat]
 ) -> tuple[OpRecord, ...]:
-    counts: dict[str, int] = {}
-    sites: dict[str, dict[Site, None]] = {}
-    for data in datas:
-        for entry in data.get("ops", ()):
-            name = str(entry["op"])
-            counts[name] = counts.get(name, 0) + int(entry["count"])
-            bucket = sites.setdefault(name, {})
-            for raw in entry.get("sites", ()):
-                bucket.setdefault(Site.from_json(raw), None)
+    """The ops of every rank, by name, with their status and the first few user lines."""
     return tuple(
-        OpRecord(
-            name,
-            counts[name],
-            compat.status_of(ops_compat, name),
-            tuple(sorted(sites[name]))[:MAX_SITES],
-        )
-        for name in sorted(counts)
+        OpRecord(name, count, compat.status_of(ops_compat, name), sites)
+        for name, (count, sites) in count_by_op(datas, "ops").items()
     )
 
 

@@ -19,20 +19,25 @@ RTOL = 1e-6
 ATOL = 1e-9
 
 
-def merge_collectives(datas: Sequence[Mapping[str, Any]]) -> tuple[Collective, ...]:
-    """The collectives of every rank, by op, with the first few user lines that ran them."""
+def count_by_op(datas: Sequence[Mapping[str, Any]], key: str) -> dict[str, tuple[int, tuple[Site, ...]]]:
+    """Each op of the ranks' `key` entries (`ops`, `collectives`): its total count over the ranks
+    and the first few user lines that ran it, sorted by op name."""
     counts: dict[str, int] = {}
     sites: dict[str, dict[Site, None]] = {}
     for data in datas:
-        for entry in data.get("collectives", ()):
+        for entry in data.get(key, ()):
             name = str(entry["op"])
             counts[name] = counts.get(name, 0) + int(entry["count"])
             bucket = sites.setdefault(name, {})
             for raw in entry.get("sites", ()):
                 bucket.setdefault(Site.from_json(raw), None)
+    return {name: (counts[name], tuple(sorted(sites[name]))[:MAX_SITES]) for name in sorted(counts)}
+
+
+def merge_collectives(datas: Sequence[Mapping[str, Any]]) -> tuple[Collective, ...]:
+    """The collectives of every rank, by op, with the first few user lines that ran them."""
     return tuple(
-        Collective(name, counts[name], tuple(sorted(sites[name]))[:MAX_SITES])
-        for name in sorted(counts)
+        Collective(name, count, sites) for name, (count, sites) in count_by_op(datas, "collectives").items()
     )
 
 
