@@ -543,8 +543,9 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     if fd is not None:
         parts.append(f"file={ctx.segment(fd.value)}")
     body = f"print({', '.join(parts)})"
-    if _sole_body_of_rank_if(ctx, stmt) is not None:
-        return _rank0(ctx, match, stmt, body, ())  # merged into the rank check around it
+    outer = _sole_body_of_rank_if(ctx, stmt)
+    if outer is not None:
+        return _merge_rank0(ctx, match, outer, stmt, body)
     guard = ctx.render('if int({os}.environ.get("RANK", 0)) == 0:', match)  # right before init too
     if guard is None:
         return None
@@ -622,22 +623,16 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
 _RANK_TEST = re.compile(r"rank|ordinal|master", re.IGNORECASE)
 
 
-def _rank0(ctx: FixContext, match: Match, stmt: ast.stmt, body: str, imports: tuple[str, ...]) -> Plan | None:
-    """`body` run on global rank 0 only (and in a single process), in place of `stmt`.
-
-    When `stmt` is the whole body of an `if` that already tests a rank (`if xm.is_master_ordinal():`,
-    a `LOCAL_RANK` check), the two guards are merged into that `if` rather than nested.
-    """
+def _merge_rank0(ctx: FixContext, match: Match, outer: ast.If, stmt: ast.stmt, body: str) -> Plan | None:
+    """`body` on global rank 0 only, in place of `stmt`, the whole body of `outer`, an `if` that
+    already tests a rank (`if xm.is_master_ordinal():`, a `LOCAL_RANK` check): the two guards are
+    merged into that `if` rather than nested."""
     guard = ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)  # right before init too
     if guard is None:
         return None
-    outer = _sole_body_of_rank_if(ctx, stmt)
-    if outer is not None and _is_global_rank0(ctx, match, outer.test, guard[0]):
-        return ctx.replace_statement(stmt, [body], imports)  # the `if` already runs on rank 0 only
-    if outer is not None:
-        return _merge_into_if(ctx, outer, stmt, guard[0], body, guard[1] + imports)
-    header = _wrapped_if(ctx, stmt, "", guard[0])
-    return ctx.replace_statement(stmt, [*header, f"\t{body}"], guard[1] + imports)
+    if _is_global_rank0(ctx, match, outer.test, guard[0]):
+        return ctx.replace_statement(stmt, [body])  # the `if` already runs on rank 0 only
+    return _merge_into_if(ctx, outer, stmt, guard[0], body, guard[1])
 
 
 def _merge_into_if(ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, body: str, imports: tuple[str, ...]) -> Plan | None:
@@ -683,16 +678,6 @@ def _sole_body_of_rank_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
         return None
     between = ctx.src.text[ctx.src.node_span(parent.test)[1] : ctx.src.node_span(stmt)[0]]
     return parent if between.strip() == ":" else None
-
-
-def _wrapped_if(ctx: FixContext, stmt: ast.stmt, head: str, condition: str) -> list[str]:
-    """`if head condition:` as one line, or, when that passes the file's line length and
-    `condition` is parenthesised, broken inside the parentheses as Black does."""
-    line = f"if {head} {condition}:".replace("if  ", "if ")
-    indent = ctx.src.indent_of(stmt.lineno).replace("\t", ctx.analysis.indent_unit())
-    if len(indent) + len(line) <= line_length(ctx.src.text) or not (condition.startswith("(") and condition.endswith(")")):
-        return [line]
-    return [f"if {head} (".replace("if  ", "if "), f"\t{condition[1:-1]}", "):"]
 
 
 def line_length(text: str) -> int:
