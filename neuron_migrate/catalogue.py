@@ -7,16 +7,20 @@ import hashlib
 import re
 import sys
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from neuron_migrate.model import Safety, Severity
+from neuron_migrate.settings import FAMILIES, TARGETS  # noqa: F401 - TARGETS is re-exported (it lives in settings)
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+
+def toml_module() -> Any:
+    """`tomllib` (`tomli` before Python 3.11), imported on first use: a warm run reads no TOML."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 DOCS_URL = "https://github.com/neuron-migrate/neuron-migrate/blob/main/rules/README.md#{code}"
 _CODE = re.compile(r"^NM\d{3}$")
@@ -32,8 +36,6 @@ _MAP_KEYS = {
 }
 # What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
 # bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
-FAMILIES = ("xla", "cuda")
-TARGETS = ("neuron", "accelerator")
 _SHARED_BANDS = ("NM4", "NM5", "NM7", "NM9")
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
 
@@ -95,10 +97,11 @@ class RuleSpec:
 
 def rules_dir() -> Path:
     """The `rules/` folder: inside the installed wheel, else the source checkout's."""
-    packaged = resources.files("neuron_migrate") / "rules"
+    package = Path(__file__).resolve().parent
+    packaged = package / "rules"
     if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "rules"
+        return packaged
+    return package.parent / "rules"
 
 
 def _enum(cls: type, value: Any, where: str, key: str) -> Any:
@@ -190,6 +193,13 @@ def _families(data: dict[str, Any], where: str) -> tuple[str, ...]:
 
 
 @functools.cache
+def rule_codes(directory: Path | None = None) -> tuple[str, ...]:
+    """The codes of the rules in `directory` (default: the shipped rules), from the file names
+    alone (`load_rule_folder` checks that each file is named by its code), sorted."""
+    return tuple(sorted(path.stem for path in (directory or rules_dir()).glob("NM*.toml")))
+
+
+@functools.cache
 def load_catalogue(directory: Path | None = None) -> tuple[RuleSpec, ...]:
     """Every rule in `directory` (default: the shipped rules), sorted by code."""
     return load_rule_folder(directory or rules_dir())
@@ -201,11 +211,12 @@ def load_rule_folder(folder: Path, project: bool = False) -> tuple[RuleSpec, ...
         raise RuleSpecError(f"{folder}: extend-rules folder not found")
     specs: list[RuleSpec] = []
     seen: dict[str, str] = {}
+    toml = toml_module()
     for path in sorted(folder.glob("NM*.toml")):
         where = str(path) if project else path.name
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, RecursionError) as exc:
+            data = toml.loads(path.read_text(encoding="utf-8"))
+        except (toml.TOMLDecodeError, RecursionError) as exc:
             raise RuleSpecError(f"{where}: invalid TOML: {exc}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise RuleSpecError(f"{where}: cannot read the rule file: {exc}") from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -12,9 +11,9 @@ from typing import Any, NoReturn
 import click
 
 from neuron_migrate import __version__
-from neuron_migrate.catalogue import TARGETS
 from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
+from neuron_migrate.settings import TARGETS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -50,22 +49,6 @@ class DefaultCheckGroup(click.Group):
             _fail(f"{_lower_first(exc.format_message().rstrip('.'))} (see `{command} --help`)")
         sys.exit(EXIT_CLEAN)
 
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
-
-
-def _reject_mistyped_command(word: str, commands: Sequence[str]) -> None:
-    """`neuron-migrate chek` is a mistyped command, not a path to check: no such file exists
-    and the word is close to a command name, or a bare word that names nothing."""
-    if word.startswith("-") or os.path.exists(word):
-        return
-    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
-    if close:
-        _fail(f"unknown command '{word}'; did you mean '{close[0]}'?")
-    if word.isalpha() and word.islower():
-        _fail(f"unknown command '{word}', and no file or folder has that name; commands: {', '.join(commands)}")
-
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *_LAZY_COMMANDS})
 
@@ -76,6 +59,24 @@ def _reject_mistyped_command(word: str, commands: Sequence[str]) -> None:
             module, attribute = _LAZY_COMMANDS[name]
             self.add_command(getattr(importlib.import_module(module), attribute), name)
         return super().get_command(ctx, name)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def _reject_mistyped_command(word: str, commands: Sequence[str]) -> None:
+    """`neuron-migrate chek` is a mistyped command, not a path to check: no such file exists
+    and the word is close to a command name, or a bare word that names nothing."""
+    if word.startswith("-") or os.path.exists(word):
+        return
+    import difflib
+
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
+    if close:
+        _fail(f"unknown command '{word}'; did you mean '{close[0]}'?")
+    if word.isalpha() and word.islower():
+        _fail(f"unknown command '{word}', and no file or folder has that name; commands: {', '.join(commands)}")
 
 
 def _shard_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
@@ -342,16 +343,15 @@ def _report_noqa(results: Sequence[Any]) -> NoReturn:
 
 def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) -> None:
     """The report on stdout (stderr when stdout carries fixed code), then optional extras."""
-    from neuron_migrate.output import show_fixes, statistics
-
-    from neuron_migrate.output import text as text_output
-
     fmt = options["output_format"]
     human = fmt in ("text", "full")
     report = None
     if options.get("fix_only"):
         report = "" if options["quiet"] else _fixed_summary(results)
     elif options["statistics"]:
+        from neuron_migrate.output import statistics
+        from neuron_migrate.output import text as text_output
+
         as_json = fmt in ("json", "json-lines")
         report = statistics.render(results, options["unsafe_fixes"], as_json=as_json)
         if not as_json and not options["quiet"]:
@@ -364,6 +364,8 @@ def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) ->
         else:
             _write_output(report, options)
     if options["show_fixes"]:
+        from neuron_migrate.output import show_fixes
+
         click.echo(show_fixes.render(results), nl=False, err=err or not human)
     if options["show_suppressed"]:
         _emit_suppressed(results, to_stderr=err or not human)
@@ -434,6 +436,8 @@ def _emit_suppressed(results: Sequence[Any], to_stderr: bool) -> None:
 
 
 def _diff(results: Sequence[Any]) -> str:
+    import difflib
+
     chunks = []
     for result in results:
         if result.changed:

@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from neuron_migrate.analysis.analyze import Match
-from neuron_migrate.catalogue import RuleSpecError, rules_dir
+from neuron_migrate.catalogue import RuleSpecError, rules_dir, toml_module
 from neuron_migrate.model import Severity
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+if TYPE_CHECKING:
+    from neuron_migrate.analysis.analyze import Match
 
 STATUSES = ("native", "cpu-fallback", "unsupported")
 SEVERITY = {"cpu-fallback": Severity.WARNING, "unsupported": Severity.ERROR}
@@ -108,11 +104,12 @@ def load_release(version: str) -> Release:
     """The compat data for `version`; RuleSpecError names the file and key when it is malformed."""
     path = compat_dir() / version / "apis.toml"
     where = f"compat/{version}/apis.toml"
+    toml = toml_module()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RuleSpecError(f"{where}: no compat data for target version {version}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except toml.TOMLDecodeError as exc:
         raise RuleSpecError(f"{where}: invalid TOML: {exc}") from None
     return parse_release(data, version, where)
 

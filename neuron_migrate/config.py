@@ -9,25 +9,28 @@ file's selection.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.catalogue import FAMILIES, TARGETS, RuleSpecError, load_catalogue, select_rules
+from neuron_migrate.catalogue import (
+    RuleSpecError,
+    rule_codes,
+    select_rules,
+    toml_module,
+)
 from neuron_migrate.compat import available_versions
 from neuron_migrate.output import FORMATS
-from neuron_migrate.registry import registry
-from neuron_migrate.settings import DEFAULT_EXCLUDES, RuleSources, Settings
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from neuron_migrate.settings import (
+    DEFAULT_EXCLUDES,
+    FAMILIES,
+    TARGETS,
+    RuleSources,
+    Settings,
+)
 
 CONFIG_FILE = "neuron-migrate.toml"
 PYPROJECT = "pyproject.toml"
@@ -39,6 +42,12 @@ KEYS = (
     *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format",
     "extend-rules", "plugins", "from", "target", "report-effort",
 )  # fmt: skip
+
+
+def _close_matches(word: str, options: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
+    import difflib  # only for error messages: start-up skips it
+
+    return difflib.get_close_matches(word, list(options), n=n, cutoff=cutoff)
 
 
 class ConfigError(ValueError):
@@ -123,9 +132,10 @@ def _read(path: Path) -> str:
 
 
 def _parse_toml(text: str, path: Path) -> dict[str, Any]:
+    toml = toml_module()
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return toml.loads(text)
+    except toml.TOMLDecodeError as exc:
         raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{shown(path)}: invalid TOML: nested too deeply") from None
@@ -189,7 +199,7 @@ def _effort(value: object, where: str) -> tuple[tuple[str, int], ...]:
     entries = []
     for concept, minutes in value.items():
         if concept not in CONCEPTS:
-            close = difflib.get_close_matches(concept, CONCEPTS, n=1)
+            close = _close_matches(concept, CONCEPTS, n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else f"; concepts: {', '.join(CONCEPTS)}"
             raise ConfigError(f"{where}: `report-effort` has unknown concept `{concept}`{hint}")
         if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 0:
@@ -214,6 +224,10 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
         if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
             raise ConfigError(f"{where}: `plugins` has {name!r}, which is not an importable module name")
     sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
+    if not (folders or plugins):
+        return sources
+    from neuron_migrate.registry import registry
+
     try:
         registry(sources)
     except RuleSpecError as exc:
@@ -222,7 +236,7 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
 
 
 def _did_you_mean(key: str) -> str:
-    close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
+    close = _close_matches(key.replace("_", "-"), KEYS, n=1)
     return f" (did you mean `{close[0]}`?)" if close else f"; known keys: {', '.join(KEYS)}"
 
 
@@ -247,14 +261,14 @@ def check_selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
     A selector must look like a code and match at least one rule, so a typo (`NM2O1`) or another
     tool's code (`E501`) stops the run instead of silently selecting nothing.
     """
-    known = sorted(spec.code for spec in load_catalogue())
     codes = tuple(code.strip().upper() for code in values)
+    known = rule_codes() if codes else ()
     for code in codes:
         if _SELECTOR.match(code) and (code in ("ALL", "NM") or any(k.startswith(code) for k in known)):
             continue
         if _SELECTOR.match(code) and not code[2:3].isdigit():
             continue  # a project's own rules (NMX001), loaded from `extend-rules` / `plugins` later
-        close = difflib.get_close_matches(code.replace("O", "0"), known, n=1, cutoff=0.6)
+        close = _close_matches(code.replace("O", "0"), known, n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]}?)" if close and code.startswith("NM") else ""
         what = "which is not a rule code or prefix like NM2 or NM201" if not _SELECTOR.match(code) else "which matches no rule"
         raise ConfigError(f"{where} has {code!r}, {what}{hint}")
@@ -291,6 +305,8 @@ def anchor_glob(glob: str, root: Path) -> str:
 
 def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple[str, ...], sources: RuleSources) -> frozenset[str]:
     """Adjust an enabled set by one layer's extend-select and ignore; the most specific prefix wins."""
+    from neuron_migrate.registry import registry
+
     enabled = set(current)
     for spec in registry(sources).specs:
         if spec.retired:
@@ -306,12 +322,17 @@ def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple
 
 def _selection(
     config: Config, cli: Overrides, families: tuple[str, ...]
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], frozenset[str]]:
-    """(select, ignore, extend_select, enabled codes) for Settings after layering CLI over the config."""
-    specs = registry(config.rule_sources).specs
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], frozenset[str] | None]:
+    """(select, ignore, extend_select, enabled codes) for Settings after layering CLI over the config.
+
+    When the command line's selectors stand alone, the enabled codes are left to be resolved on
+    first use (None): a run served entirely from the cache never loads the rules.
+    """
     if cli.select is not None or not config.selects_rules:
-        select = cli.select or ("NM",)
-        return select, cli.ignore, cli.extend_select, select_rules(specs, select, cli.ignore, cli.extend_select, families)
+        return cli.select or ("NM",), cli.ignore, cli.extend_select, None
+    from neuron_migrate.registry import registry
+
+    specs = registry(config.rule_sources).specs
     selected = config.select if config.select is not None else ("NM",)  # `select = []`: none, as in Ruff
     base = select_rules(specs, selected, config.ignore, config.extend_select, families)
     codes = _apply_layer(base, cli.extend_select, cli.ignore, config.rule_sources)

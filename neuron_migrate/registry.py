@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neuron_migrate.catalogue import (
     RuleSpec,
@@ -37,16 +37,10 @@ from neuron_migrate.catalogue import (
     parse_rule,
     select_rules,
 )
-from neuron_migrate.checks import (
-    api_fixes,
-    collective_fixes,
-    cuda_fixes,
-    fixes,
-    fsdp_fixes,
-    port_fixes,
-)
-from neuron_migrate.checks.detectors import DETECTORS, DetectorFn
 from neuron_migrate.settings import RuleSources
+
+if TYPE_CHECKING:
+    from neuron_migrate.checks.detectors import DetectorFn
 
 # Detectors the engine runs outside the `ast` walk: packaging files and shell scripts
 # (engine/formats/textfiles.py), the catch-all for torch_xla names no other rule claims, and
@@ -78,6 +72,17 @@ class Registry:
 @functools.cache
 def registry(sources: RuleSources = RuleSources()) -> Registry:
     """The shipped rules plus the project's; raises RuleSpecError naming the bad file or key."""
+    # The checks are imported here, not at the top: a run answered from the cache needs none.
+    from neuron_migrate.checks import (
+        api_fixes,
+        collective_fixes,
+        cuda_fixes,
+        fixes,
+        fsdp_fixes,
+        port_fixes,
+    )
+    from neuron_migrate.checks.detectors import DETECTORS
+
     specs = list(load_catalogue())
     detectors: dict[str, tuple[tuple[type, ...], DetectorFn]] = dict(DETECTORS)
     fix_table: dict[str, Callable[..., Any]] = {
@@ -85,12 +90,11 @@ def registry(sources: RuleSources = RuleSources()) -> Registry:
         **port_fixes.FIXES, **fsdp_fixes.FIXES, **collective_fixes.FIXES,
     }  # fmt: skip
     examples: dict[str, Path] = {}
-    digest = hashlib.sha256(catalogue_digest().encode())
+    digest = _data_digest(sources)
     for folder in sources.extend_rules:
         project = load_rule_folder(Path(folder), project=True)
         specs.extend(project)
         examples.update((spec.code, Path(folder) / "fixtures" / spec.code) for spec in project)
-        digest.update(catalogue_digest(Path(folder)).encode())
     for name in sources.plugins:
         module = _import_plugin(name, sources.plugin_root)
         specs.extend(_plugin_rules(module, name))
@@ -103,9 +107,24 @@ def registry(sources: RuleSources = RuleSources()) -> Registry:
     return Registry(ordered, MappingProxyType(detectors), MappingProxyType(fix_table), MappingProxyType(examples), digest.hexdigest()[:16])
 
 
+def _data_digest(sources: RuleSources) -> Any:
+    """The running hash of the rules data: the shipped TOML files, then each extend-rules folder's."""
+    digest = hashlib.sha256(catalogue_digest().encode())
+    for folder in sources.extend_rules:
+        digest.update(catalogue_digest(Path(folder)).encode())
+    return digest
+
+
 def rules_digest(sources: RuleSources = RuleSources()) -> str:
-    """A hash of every rule's data and plugin source, for cache keys."""
-    return registry(sources).digest
+    """A hash of every rule's data and plugin source, for cache keys.
+
+    Without plugins it hashes the TOML files' bytes and builds no registry (a warm run imports
+    none of the checks); plugins are imported to hash their source, as `registry` does. Either
+    way it equals `registry(sources).digest`.
+    """
+    if sources.plugins:
+        return registry(sources).digest
+    return str(_data_digest(sources).hexdigest()[:16])
 
 
 @functools.lru_cache(maxsize=64)

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# What code a rule migrates from (`--from`) and what code fixes write (`--target`); here, not in
+# `catalogue`, so the command line can offer them without loading the rules.
+FAMILIES = ("xla", "cuda")
+TARGETS = ("neuron", "accelerator")
+
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
     "node_modules", "site-packages", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache",

@@ -127,7 +127,7 @@ def test_settings_and_rules_are_part_of_the_key(tree: Path, monkeypatch: pytest.
     assert config_key(Settings(target_version="2.13"), tree, "rules-a") != base
     assert config_key(Settings(ignore=("NM6",)), tree, "rules-a") != base
     assert config_key(Settings(fix=True), tree, "rules-a") == base  # fix runs share clean entries
-    monkeypatch.setattr("neuron_migrate.registry.rules_digest", lambda sources: "changed-rules")
+    monkeypatch.setattr(cache_module, "rules_stamp", lambda sources: "changed-rules")
     counter.checked.clear()
     _run(tree, Settings())
     assert len(counter.checked) == 8, "new rules data must not reuse old results"

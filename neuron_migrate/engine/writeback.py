@@ -16,7 +16,6 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +78,8 @@ def _replace(path: Path, data: bytes, info: os.stat_result, read: Snapshot | Non
 
 
 def _temp_for(path: Path) -> str:
+    import tempfile  # only writes need it: start-up skips it
+
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{TEMP_TAG}{os.getpid()}-", suffix=".tmp")
     os.close(fd)
     return temp

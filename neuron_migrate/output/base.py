@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Safety
 
 if TYPE_CHECKING:
+    from neuron_migrate.analysis.source import SourceText
     from neuron_migrate.catalogue import RuleSpec
 
 FORMATS = ("text", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson")
@@ -73,6 +73,8 @@ def repo_path(path: str, root: str | None, cwd: str | None) -> str:
 
 def sources(results: Sequence[FileResult]) -> dict[str, SourceText]:
     """Each file's text, indexed for line lookups, keyed by path (files that could be read)."""
+    from neuron_migrate.analysis.source import SourceText  # only formats that quote lines need it
+
     return {r.path: SourceText(r.source) for r in results if r.source is not None}
 
 

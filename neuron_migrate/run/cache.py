@@ -6,6 +6,11 @@ working folder (paths in results are shown relative to it). The index maps each 
 to the file's (mtime_ns, size, content digest) and its `FileResult`, encoded by `codec` and
 stored with `marshal` behind a checksum (unpickling was the largest cost of a warm run).
 
+The key is computed without loading the rules: the package's modules and the rule files are
+stamped by (path, size, mtime_ns), as git stamps its index, and a file modified within the
+last `_RACY_NS` is stamped by its content too. Plugins are the exception: their source is
+hashed by importing them (`registry.rules_digest`).
+
 A lookup trusts an unchanged (mtime_ns, size) only when the file was older than the time it was
 read by more than `_RACY_NS` (the "racy git" rule: a file rewritten within the clock granularity
 can keep its mtime); otherwise, or when the stat differs, it reads and hashes the file, and only
@@ -30,6 +35,7 @@ A cached clean result carries no `source`; a result with findings keeps it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import marshal
 import os
@@ -42,17 +48,18 @@ from pathlib import Path
 from typing import Any
 
 from neuron_migrate import __version__
-from neuron_migrate.engine.writeback import sweep, write_atomic
 from neuron_migrate.model import FileResult
 from neuron_migrate.run import cache_codec as codec
-from neuron_migrate.settings import Settings
+from neuron_migrate.settings import RuleSources, Settings
 
 CACHE_DIR_NAME = ".neuron_migrate_cache"
 _MAGIC = b"NMCACHE3"
 _RACY_NS = 2_000_000_000  # coarse file systems keep mtimes in (up to) 2 s steps
 # Settings that never change one file's result: which files are visited, and whether edits are
 # applied (fix runs only use entries that have nothing to fix).
-_NOT_IN_KEY = frozenset({"exclude", "extend_exclude", "fix", "unsafe_fixes"})
+# `enabled` is a function of the selectors, the families and the rules, which are all in the key
+# (and a frozenset's repr changes with the hash seed of each process).
+_NOT_IN_KEY = frozenset({"exclude", "extend_exclude", "fix", "unsafe_fixes", "enabled"})
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,12 @@ def read_stamped(path: Path, max_bytes: int) -> tuple[bytes, Stamp] | None:
 
 
 def config_key(settings: Settings, cwd: Path, rules_digest: str) -> str:
-    """The index name: everything besides a file's path and content that decides its result."""
+    """The index name: everything besides a file's path and content that decides its result.
+
+    Every part is spelled the same in every process (no set or frozenset reprs, whose order
+    follows the hash seed): `enabled` is left out, as the selectors, the families and the rules
+    that decide it are in.
+    """
     parts = [f"format={_MAGIC!r}", f"version={__version__}", f"python={sys.version}", f"code={_code_stamp()}", f"rules={rules_digest}", f"cwd={cwd}"]
     for field in dataclasses.fields(settings):
         if field.name not in _NOT_IN_KEY:
@@ -92,14 +104,59 @@ def config_key(settings: Settings, cwd: Path, rules_digest: str) -> str:
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
 
 
+@functools.cache
 def _code_stamp() -> str:
-    """Size and mtime of the package's modules, so an edited checkout never reads stale results."""
-    package = Path(__file__).resolve().parent.parent
-    entries = []
-    for path in sorted(package.rglob("*.py")):
-        info = path.stat()
-        entries.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
-    return hashlib.blake2b("\n".join(entries).encode(), digest_size=8).hexdigest()
+    """The package's modules, so an edited checkout never reads stale results."""
+    return tree_stamp(Path(__file__).resolve().parent.parent, ".py")
+
+
+def tree_stamp(folder: Path, suffix: str) -> str:
+    """A hash of (relative path, size, mtime_ns) of every `suffix` file under `folder`, and of
+    the content of those modified within `_RACY_NS` (whose mtime cannot vouch for it yet)."""
+    entries: list[str] = []
+    recent = time.time_ns() - _RACY_NS
+    _stamp_into(entries, str(folder), "", suffix, recent)
+    entries.sort()
+    return hashlib.blake2b("\n".join(entries).encode(), digest_size=12).hexdigest()
+
+
+def _stamp_into(entries: list[str], folder: str, prefix: str, suffix: str, recent: int) -> None:
+    try:
+        listing = list(os.scandir(folder))
+    except OSError:
+        entries.append(f"{prefix}:unreadable")
+        return
+    for entry in listing:
+        name = prefix + entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    _stamp_into(entries, entry.path, name + "/", suffix, recent)
+                continue
+            if not entry.name.endswith(suffix):
+                continue
+            info = entry.stat()
+            line = f"{name}:{info.st_size}:{info.st_mtime_ns}"
+            if info.st_mtime_ns >= recent:
+                with open(entry.path, "rb") as handle:
+                    line += ":" + content_digest(handle.read())
+        except OSError:
+            line = f"{name}:unreadable"
+        entries.append(line)
+
+
+def rules_stamp(sources: RuleSources) -> str:
+    """What the cache key takes from the rules: the shipped rule files and the project's
+    `extend-rules` folders by `tree_stamp`, without loading them; with plugins, the registry's
+    digest (plugins are imported to hash their source)."""
+    if sources.plugins:
+        from neuron_migrate import registry
+
+        return registry.rules_digest(sources)
+    from neuron_migrate.catalogue import rules_dir
+
+    folders = (str(rules_dir()), *sources.extend_rules)
+    return ",".join(tree_stamp(Path(folder), ".toml") for folder in folders)
 
 
 _Entry = tuple[int, int, str, bool, Any]  # mtime_ns, size, digest, trusted, encoded result
@@ -114,8 +171,12 @@ class ResultCache:
         self.index_path = folder / f"{key}.idx"
         self.fixing = fixing
         self.cwd = cwd  # display paths are relative to it
-        self.entries: dict[str, _Entry] = _load(self.index_path)
         self.updates: dict[str, _Entry] = {}
+
+    @functools.cached_property
+    def entries(self) -> dict[str, _Entry]:
+        """The index on disk, read on first use."""
+        return _load(self.index_path)
 
     def lookup(self, path: Path, display: str) -> FileResult | None:
         """The cached result for the file's current content, or None."""
@@ -157,6 +218,8 @@ class ResultCache:
         """Merge this run's entries into the index on disk, atomically. Never raises OSError."""
         if not self.updates:
             return
+        from neuron_migrate.engine.writeback import sweep, write_atomic
+
         try:
             _prepare(self.folder)
             sweep(self.folder, self.started_ns)  # index temporaries of runs killed mid-write
@@ -194,6 +257,8 @@ def _checksum(payload: bytes) -> bytes:
 
 
 def _prepare(folder: Path) -> None:
+    from neuron_migrate.engine.writeback import write_atomic
+
     folder.mkdir(parents=True, exist_ok=True)
     ignore = folder / ".gitignore"
     if not ignore.exists():
@@ -205,6 +270,4 @@ def _prepare(folder: Path) -> None:
 
 def open_cache(folder: Path, settings: Settings, cwd: Path) -> ResultCache:
     """The cache for this configuration under `folder` (created on the first save)."""
-    from neuron_migrate.registry import rules_digest
-
-    return ResultCache(folder, config_key(settings, cwd, rules_digest(settings.rule_sources)), fixing=settings.fix, cwd=cwd)
+    return ResultCache(folder, config_key(settings, cwd, rules_stamp(settings.rule_sources)), fixing=settings.fix, cwd=cwd)

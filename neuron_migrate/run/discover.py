@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from neuron_migrate.engine.formats.textfiles import file_kind
+from neuron_migrate.engine.formats.kinds import file_kind
 from neuron_migrate.settings import Settings
 
 PYTHON_SUFFIXES = (".py", ".ipynb")

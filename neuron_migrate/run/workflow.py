@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from neuron_migrate.analysis.source import DecodeError, decode, encode
 from neuron_migrate.config import (
     ConfigError,
     Overrides,
@@ -22,21 +21,28 @@ from neuron_migrate.config import (
     output_format,
     plan_runs,
 )
-from neuron_migrate.engine.writeback import sweep
 from neuron_migrate.model import FileResult
-from neuron_migrate.run import baseline, gitdiff
 from neuron_migrate.run.cache import CACHE_DIR_NAME, open_cache
 from neuron_migrate.run.discover import Target, discover, display_path, resolve
 from neuron_migrate.run.parallel import run_targets
 from neuron_migrate.run.shard import select_shard
 
+if TYPE_CHECKING:
+    from neuron_migrate.run import gitdiff
 
 class UsageError(ValueError):
     """Flags that cannot be combined."""
 
 
-# Errors the CLI reports as one line with exit code 2, never as a traceback.
-USER_ERRORS: tuple[type[Exception], ...] = (ConfigError, gitdiff.GitError, baseline.BaselineError, UsageError)
+def __getattr__(name: str) -> Any:
+    """`USER_ERRORS`: the errors the CLI reports as one line with exit code 2, never as a
+    traceback. Built on first use (an `except` clause reads it only when something was raised),
+    as `baseline` and `gitdiff` are imported only by runs that use them."""
+    if name == "USER_ERRORS":
+        from neuron_migrate.run import baseline, gitdiff
+
+        return (ConfigError, gitdiff.GitError, baseline.BaselineError, UsageError)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 ProgressFactory = Callable[[int], Callable[[FileResult], object] | None]
 
@@ -142,13 +148,18 @@ def settings_for(request: Request) -> list[tuple[Path | None, tuple[Path, ...], 
 def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = None) -> list[FileResult]:
     """Check (and maybe fix) every file under the request's paths, then apply run-wide filters."""
     started_ns = time.time_ns()
-    known = baseline.load(request.baseline) if request.baseline else None
+    known = _load_baseline(request.baseline) if request.baseline else None
     batches = _batches(request, cwd)
     if request.write:  # temporary files a killed run left next to the files it was fixing
+        from neuron_migrate.engine.writeback import sweep
+
         for folder in sorted({t.path.parent for targets, _ in batches for t in targets}):
             sweep(folder, started_ns)
-    changes = gitdiff.changed_lines(request.since, cwd) if request.since else None
-    if changes is not None:
+    changes = None
+    if request.since:
+        from neuron_migrate.run import gitdiff
+
+        changes = gitdiff.changed_lines(request.since, cwd)
         batches = [([t for t in targets if gitdiff.is_changed(str(t.path), changes)], s) for targets, s in batches]
     if request.shard is not None:
         batches = [(select_shard(targets, *request.shard), s) for targets, s in batches]
@@ -161,7 +172,19 @@ def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = 
     return _filter(results, request, cwd, changes, known)
 
 
+def _load_baseline(path: Path) -> Any:
+    from neuron_migrate.run import (
+        baseline,  # imported only by runs that name a baseline
+    )
+
+    return baseline.load(path)
+
+
 def _filter(results: list[FileResult], request: Request, cwd: Path, changes: gitdiff.Changes | None, known: Any) -> list[FileResult]:
+    if not (request.since or request.baseline):
+        return results
+    from neuron_migrate.run import baseline, gitdiff
+
     if request.since and changes is not None:
         if request.write and any(r.changed for r in results):
             changes = gitdiff.changed_lines(request.since, cwd)  # fixes moved lines; diff again
@@ -174,10 +197,14 @@ def _filter(results: list[FileResult], request: Request, cwd: Path, changes: git
 def check_stdin(data: bytes, name: str, request: Request, cwd: Path) -> tuple[FileResult, bytes]:
     """Check code read from stdin as if it were the file NAME; returns the result and the
     bytes to print with --fix (the fixed code, or the input unchanged)."""
-    from neuron_migrate.engine.check import (
-        tool_finding,  # imported here: a plain check run skips them
+    from neuron_migrate.analysis.source import (  # imported here: a plain check run skips them
+        DecodeError,
+        decode,
+        encode,
     )
+    from neuron_migrate.engine.check import tool_finding
     from neuron_migrate.engine.pipeline import check_source
+    from neuron_migrate.run import baseline, gitdiff
 
     (_, settings), *_ = plan_runs((Path(name),), request.overrides, request.config_file)
     display = display_path(Path(name), cwd)

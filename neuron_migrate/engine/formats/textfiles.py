@@ -7,11 +7,9 @@ that kind of file and, where settings allow, applies their fixes (deleting whole
 
 from __future__ import annotations
 
-import fnmatch
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
 from types import MappingProxyType
 
 from neuron_migrate import compat
@@ -19,6 +17,7 @@ from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import MapEntry, RuleSpec, load_catalogue
 from neuron_migrate.engine.check import enabled_codes, tool_finding
 from neuron_migrate.engine.formats import packaging, shell
+from neuron_migrate.engine.formats.kinds import file_kind
 from neuron_migrate.model import FileResult, Finding, Fix, Safety, TextEdit
 from neuron_migrate.registry import FILE_DETECTORS
 from neuron_migrate.settings import Settings
@@ -27,23 +26,6 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
-
-
-def file_kind(path: str) -> str | None:
-    """"requirements", "pyproject", "setup_cfg", "setup_py" or "shell"; None for other files."""
-    pure = PurePosixPath(path.replace("\\", "/"))
-    name = pure.name
-    if name == "pyproject.toml":
-        return "pyproject"
-    if name == "setup.cfg":
-        return "setup_cfg"
-    if name == "setup.py":
-        return "setup_py"
-    if fnmatch.fnmatch(name, "requirements*.txt") or (pure.parent.name == "requirements" and name.endswith(".txt")):
-        return "requirements"
-    if name.endswith(".sh"):
-        return "shell"
-    return None
 
 
 @dataclass(frozen=True)
