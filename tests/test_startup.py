@@ -51,6 +51,61 @@ def test_check_without_fix_does_not_import_libcst(tmp_path: Path) -> None:
     assert _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "fixing verifies with LibCST"
 
 
+_WARM_PROBE = """
+import sys
+from neuron_migrate.cli import main
+try:
+    main({args!r})
+except SystemExit:
+    pass
+print(" ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+# What a run answered entirely from the cache must not import: the rules and their checks, the
+# analysis, LibCST, the TOML parser (no config file here), and the modules of unused options.
+# (The stdlib `ast` is loaded anyway: click imports `inspect`, which imports it.)
+_NOT_ON_THE_WARM_PATH = (
+    "libcst", "tomllib", "neuron_migrate.registry", "neuron_migrate.checks", "neuron_migrate.analysis.analyze",
+    "neuron_migrate.analysis.names", "neuron_migrate.engine.check", "neuron_migrate.engine.pipeline",
+    "neuron_migrate.engine.formats.textfiles", "neuron_migrate.run.baseline", "neuron_migrate.run.gitdiff",
+    "subprocess", "difflib", "tempfile", "json",
+)  # fmt: skip
+
+
+def _modules(args: list[str], cwd: Path) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _WARM_PROBE.format(args=args)], cwd=cwd, capture_output=True, text=True, timeout=60,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    return set(done.stderr.split())
+
+
+def test_a_warm_run_imports_no_rules_checks_or_parsers(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+    (tmp_path / "clean.py").write_text("import torch\n")
+    cold = _modules(["check", ".", "--exit-zero"], tmp_path)
+    assert "neuron_migrate.registry" in cold and "neuron_migrate.analysis.analyze" in cold, "the cold run checks the files"
+    warm = _modules(["check", ".", "--exit-zero"], tmp_path)
+    assert "neuron_migrate.run.cache" in warm
+    assert sorted(m for m in _NOT_ON_THE_WARM_PATH if m in warm) == []
+
+
+def test_version_imports_no_rules(tmp_path: Path) -> None:
+    loaded = _modules(["--version"], tmp_path)
+    assert sorted(m for m in _NOT_ON_THE_WARM_PATH if m in loaded) == []
+
+
+def test_lazy_subcommands_are_listed_and_run(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from neuron_migrate.cli import main
+
+    listed = CliRunner().invoke(main, ["--help"])
+    assert "smoke" in listed.output
+    done = CliRunner().invoke(main, ["smoke", "--help"])
+    assert done.exit_code == 0, done.output
+    assert "Usage: main smoke" in done.output or "smoke [OPTIONS] SCRIPT" in done.output
+
+
 CASES = [p for p in sorted(FIXTURES.glob("*/*.py")) if not p.name.endswith(".fixed.py")]
 
 
