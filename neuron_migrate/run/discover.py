@@ -73,8 +73,11 @@ def discover(paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tup
     resolved_cwd = cwd.resolve()
     roots = tuple(paths)
     resolved_roots = tuple(resolve(root) for root in roots)
-    for root in roots:
-        for path in _walk(root, patterns, suffixes):
+    for root, resolved_root in zip(roots, resolved_roots):
+        for path, known in _walk(root, resolved_root, patterns, suffixes):
+            if known is not None:  # a plain file found in a walked folder: no link to follow
+                seen.setdefault(str(known), Target(path, _relative(known, path, resolved_cwd)))
+                continue
             resolved = resolve(path)
             if path.is_symlink() and resolved.is_file() and any(_inside(resolved, r) for r in resolved_roots):
                 path = resolved  # a link to a file that is checked anyway: fix the target, once
@@ -119,22 +122,53 @@ def _named(path: Path, suffixes: tuple[str, ...]) -> bool:
     return python_script(path)
 
 
-def _walk(root: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]) -> Iterator[Path]:
+def _walk(root: Path, resolved_root: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]) -> Iterator[tuple[Path, Path | None]]:
+    """Each path to check under `root`, with its resolved path when the walk knows it already
+    (a file that is not a link, in a folder reached through no link), else None."""
     if not root.is_dir() or root.name.endswith(suffixes):
         if not is_excluded(root, patterns) and _named(root, suffixes):
-            yield root
+            yield root, None
         return
-    for folder, dirs, files in os.walk(root):
-        base = Path(folder)
-        dirs[:] = sorted(d for d in dirs if not _skip_dir(base / d, patterns))
-        for name in sorted(files):
-            path = base / name
-            if wanted_suffix(path, suffixes) and not is_excluded(path, patterns):
-                yield path
-        for name in list(dirs):
-            if name.endswith(suffixes):  # a folder named like `x.py` is reported, not walked
-                dirs.remove(name)
-                yield base / name
+    yield from _walk_folder(root, resolved_root, patterns, suffixes)
+
+
+def _walk_folder(base: Path, resolved: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]) -> Iterator[tuple[Path, Path | None]]:
+    """`os.walk` top-down without following links, on `os.scandir` entries: whether an entry
+    is a link or a folder comes from the listing, so a plain file costs no system call."""
+    try:
+        with os.scandir(base) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:
+        return  # as os.walk: an unreadable folder is skipped
+    dirs, files = [], []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        (dirs if is_dir else files).append(entry)
+    for entry in files:
+        path = base / entry.name
+        if wanted_suffix(path, suffixes) and not is_excluded(path, patterns):
+            yield path, None if _is_link(entry) else resolved / entry.name
+    walk = []
+    for entry in dirs:
+        path = base / entry.name
+        if _skip_dir(path, patterns):
+            continue
+        if entry.name.endswith(suffixes):  # a folder named like `x.py` is reported, not walked
+            yield path, None
+        elif not _is_link(entry):  # as os.walk, a link to a folder is not followed
+            walk.append((path, resolved / entry.name))
+    for path, resolved_path in walk:
+        yield from _walk_folder(path, resolved_path, patterns, suffixes)
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return True  # resolved the slow way, which copes
 
 
 def _skip_dir(path: Path, patterns: tuple[str, ...]) -> bool:

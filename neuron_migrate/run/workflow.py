@@ -121,7 +121,10 @@ def _batches(request: Request, cwd: Path) -> list[tuple[list[Target], Any]]:
     """Targets grouped by the Settings that govern them; a file is checked once."""
     seen: set[str] = set()
     batches = []
-    for paths, settings in plan_runs(request.paths or (Path("."),), request.overrides, request.config_file):
+    groups = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)
+    if len(groups) == 1:  # one discovery already lists each file once
+        return [(discover(groups[0][0], groups[0][1], cwd), groups[0][1])]
+    for paths, settings in groups:
         targets = []
         for target in discover(paths, settings, cwd):
             key = str(resolve(target.path)) if target.path.exists() else str(target.path)
