@@ -201,9 +201,16 @@ def _show(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
         for config, paths, settings in workflow.settings_for(request):
             lines.append(f"Settings for: {' '.join(p.as_posix() for p in paths)}")
             lines.append(f"Config file: {config.as_posix() if config else '(none; defaults)'}")
-            lines += [f"  {f.name} = {getattr(settings, f.name)!r}" for f in fields(settings)]
+            lines += [f"  {f.name} = {_shown_value(getattr(settings, f.name))}" for f in fields(settings)]
     _write_output("\n".join(lines) + ("\n" if lines else ""), options)
     sys.exit(EXIT_CLEAN)
+
+
+def _shown_value(value: object) -> str:
+    """A setting as `--show-settings` prints it: sets sorted, so the output is the same every run."""
+    if isinstance(value, frozenset):
+        return repr(tuple(sorted(value)))
+    return repr(value)
 
 
 def _write_output(text: str, options: dict[str, Any]) -> None:

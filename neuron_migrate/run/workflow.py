@@ -141,11 +141,15 @@ def files(request: Request, cwd: Path) -> list[str]:
 
 
 def settings_for(request: Request) -> list[tuple[Path | None, tuple[Path, ...], Any]]:
-    """`--show-settings`: (config file, paths, merged Settings) for each group of PATHS."""
+    """`--show-settings`: (config file, paths, merged Settings, its enabled codes resolved) for
+    each group of PATHS."""
+    from dataclasses import replace
+
     from neuron_migrate.config import config_for as _config_for
+    from neuron_migrate.engine.check import enabled_codes
 
     groups = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)
-    return [(_config_for(paths[0], request.config_file).path, paths, settings) for paths, settings in groups]
+    return [(_config_for(paths[0], request.config_file).path, paths, replace(settings, enabled=enabled_codes(settings))) for paths, settings in groups]
 
 
 def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = None) -> list[FileResult]:

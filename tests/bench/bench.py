@@ -39,6 +39,7 @@ TORCHFIX = "torchfix==0.7.0"
 RUFF = "ruff==0.8.4"
 TRANSFORMERS = "transformers==4.46.3"
 OPTIMUM_NEURON = "optimum-neuron==0.0.28"
+STARTUP_LIMIT_S = 0.3  # the start-up target, for `--version` and a check of 5 small files
 
 
 @dataclass
@@ -353,6 +354,7 @@ def startup(work: Path, repeat: int) -> dict[str, Run]:
         )
     version = [sys.executable, "-m", "neuron_migrate", "--version"]
     return {
+        "floor": measure("python -c 'import click' (the floor under every run)", [sys.executable, "-c", "import click"], folder, max(repeat, 5)),
         "version": measure("neuron-migrate --version", version, folder, max(repeat, 5)),
         "check5": measure("check 5 small files (--no-cache)", ours("--no-cache"), folder, max(repeat, 5)),
     }
@@ -459,8 +461,6 @@ def targets(reports: dict[str, CorpusReport], start: dict[str, Run], linear: dic
         out.append(("(a) cold --jobs 1 <= 2.0x LibCST parse floor", f"{_fmt(floor, 2)}x", None if floor is None else floor <= 2.0))
         tf = ra["torchfix/ours_cold"]
         out.append(("(a) >= 5x faster than TorchFix", f"{_fmt(tf, 1)}x", None if tf is None else tf >= 5))
-        warm = ra["warm/cold"]
-        out.append(("(a) warm <= 5% of cold", f"{_fmt(warm and warm * 100, 1)}%", None if warm is None else warm <= 0.05))
         speed = ra["jobs1/jobs2 (speed-up)"]
         out.append(("(a) --jobs 2 >= 1.6x", f"{_fmt(speed, 2)}x", None if speed is None else speed >= 1.6))
     if b:
@@ -468,14 +468,17 @@ def targets(reports: dict[str, CorpusReport], start: dict[str, Run], linear: dic
         tf = rb["torchfix/ours_cold"]
         bound = b.runs.get("torchfix", Run("")).timed_out
         out.append(("(b) cold >= 20x faster than TorchFix", f"{'>=' if bound else ''}{_fmt(tf, 1)}x", None if tf is None else tf >= 20))
-        warm = rb["warm/cold"]
-        out.append(("(b) warm <= 5% of cold", f"{_fmt(warm and warm * 100, 1)}%", None if warm is None else warm <= 0.05))
         rss = max((r.peak_rss_mb or 0) for r in b.runs.values() if r.label.startswith("ours"))
         out.append(("(b) peak RSS < 500 MB", f"{rss:.0f} MB", rss < 500))
-    for key, label in (("version", "--version < 0.5 s"), ("check5", "check of 5 small files < 0.5 s")):
+    for name, report in sorted(reports.items()):
+        warm = ratios(report)["warm/cold"]
+        floor = start.get("floor")
+        share = f"; `python -c 'import click'` alone is {floor.wall_s / report.runs['cold'].wall_s * 100:.1f}%" if floor and floor.wall_s and report.runs.get("cold") and report.runs["cold"].wall_s else ""
+        out.append((f"({name}) warm, nothing changed: <= 5% of cold", f"{_fmt(warm and warm * 100, 1)}%{share}", None if warm is None else warm <= 0.05))
+    for key, label in (("version", f"--version < {STARTUP_LIMIT_S} s"), ("check5", f"check of 5 small files < {STARTUP_LIMIT_S} s")):
         run = start.get(key)
         if run and run.wall_s is not None:
-            out.append((label, f"{run.wall_s:.3f} s", run.wall_s < 0.5))
+            out.append((label, f"{run.wall_s:.3f} s", run.wall_s < STARTUP_LIMIT_S))
     if linear and linear.get("ratio"):
         ratio = float(linear["ratio"])  # type: ignore[arg-type]
         out.append((f"linear: time per file at {linear['files_big']} vs {linear['files_1x']} files", f"{ratio:.2f}x", ratio <= 1.1))
