@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from neuron_migrate.data import rules_dir
 from neuron_migrate.model import Safety, Severity
 from neuron_migrate.settings import FAMILIES, TARGETS  # noqa: F401 - TARGETS is re-exported (it lives in settings)
 
@@ -93,15 +94,6 @@ class RuleSpec:
     @property
     def url(self) -> str:
         return DOCS_URL.format(code=self.code.lower())
-
-
-def rules_dir() -> Path:
-    """The `rules/` folder: inside the installed wheel, else the source checkout's."""
-    package = Path(__file__).resolve().parent
-    packaged = package / "rules"
-    if packaged.is_dir():
-        return packaged
-    return package.parent / "rules"
 
 
 def _enum(cls: type, value: Any, where: str, key: str) -> Any:

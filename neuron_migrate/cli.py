@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import click
 
 from neuron_migrate import __version__
-from neuron_migrate.compat import available_versions
+from neuron_migrate.data import available_versions
 from neuron_migrate.output import FORMATS
 from neuron_migrate.settings import TARGETS
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from neuron_migrate.catalogue import RuleSpecError, rules_dir, toml_module
+from neuron_migrate.catalogue import RuleSpecError, toml_module
+from neuron_migrate.data import available_versions, compat_dir, family_key  # noqa: F401 - re-exported
 from neuron_migrate.model import Severity
 
 if TYPE_CHECKING:
@@ -81,22 +81,6 @@ class Release:
             if entry.prefix and name.startswith(entry.name + ".") and (best is None or len(entry.name) > len(best.name)):
                 best = entry
         return best
-
-
-def compat_dir() -> Path:
-    return rules_dir() / "compat"
-
-
-@functools.cache
-def available_versions() -> tuple[str, ...]:
-    """Every target version with compat data, oldest first."""
-    folder = compat_dir()
-    found = [p.name for p in folder.iterdir() if (p / "apis.toml").is_file()] if folder.is_dir() else []
-    return tuple(sorted(found, key=family_key))
-
-
-def family_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split(".") if part.isdigit())
 
 
 @functools.cache

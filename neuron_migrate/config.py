@@ -16,13 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.catalogue import (
-    RuleSpecError,
-    rule_codes,
-    select_rules,
-    toml_module,
-)
-from neuron_migrate.compat import available_versions
+from neuron_migrate.data import available_versions
 from neuron_migrate.output import FORMATS
 from neuron_migrate.settings import (
     DEFAULT_EXCLUDES,
@@ -132,6 +126,10 @@ def _read(path: Path) -> str:
 
 
 def _parse_toml(text: str, path: Path) -> dict[str, Any]:
+    from neuron_migrate.catalogue import (
+        toml_module,  # the rules' module, imported only to read TOML
+    )
+
     toml = toml_module()
     try:
         return toml.loads(text)
@@ -226,6 +224,7 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
     sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
     if not (folders or plugins):
         return sources
+    from neuron_migrate.catalogue import RuleSpecError
     from neuron_migrate.registry import registry
 
     try:
@@ -261,6 +260,8 @@ def check_selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
     A selector must look like a code and match at least one rule, so a typo (`NM2O1`) or another
     tool's code (`E501`) stops the run instead of silently selecting nothing.
     """
+    from neuron_migrate.catalogue import rule_codes
+
     codes = tuple(code.strip().upper() for code in values)
     known = rule_codes() if codes else ()
     for code in codes:
@@ -330,6 +331,7 @@ def _selection(
     """
     if cli.select is not None or not config.selects_rules:
         return cli.select or ("NM",), cli.ignore, cli.extend_select, None
+    from neuron_migrate.catalogue import select_rules
     from neuron_migrate.registry import registry
 
     specs = registry(config.rule_sources).specs

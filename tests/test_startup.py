@@ -60,11 +60,12 @@ except SystemExit:
     pass
 print(" ".join(sorted(sys.modules)), file=sys.stderr)
 """
-# What a run answered entirely from the cache must not import: the rules and their checks, the
+# What a run answered entirely from the cache must not import: the rules (catalogue, compat
+# data, registry) and their checks, the
 # analysis, LibCST, the TOML parser (no config file here), and the modules of unused options.
 # (The stdlib `ast` is loaded anyway: click imports `inspect`, which imports it.)
 _NOT_ON_THE_WARM_PATH = (
-    "libcst", "tomllib", "neuron_migrate.registry", "neuron_migrate.checks", "neuron_migrate.analysis.analyze",
+    "libcst", "tomllib", "neuron_migrate.catalogue", "neuron_migrate.compat", "neuron_migrate.registry", "neuron_migrate.checks", "neuron_migrate.analysis.analyze",
     "neuron_migrate.analysis.names", "neuron_migrate.engine.check", "neuron_migrate.engine.pipeline",
     "neuron_migrate.engine.formats.textfiles", "neuron_migrate.run.baseline", "neuron_migrate.run.gitdiff",
     "subprocess", "difflib", "tempfile", "json",

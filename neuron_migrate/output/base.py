@@ -73,7 +73,8 @@ def repo_path(path: str, root: str | None, cwd: str | None) -> str:
 
 def sources(results: Sequence[FileResult]) -> dict[str, SourceText]:
     """Each file's text, indexed for line lookups, keyed by path (files that could be read)."""
-    from neuron_migrate.analysis.source import SourceText  # only formats that quote lines need it
+    # Imported here: only the formats that quote lines need it.
+    from neuron_migrate.analysis.source import SourceText
 
     return {r.path: SourceText(r.source) for r in results if r.source is not None}
 
