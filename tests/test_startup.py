@@ -61,12 +61,12 @@ except SystemExit:
 print(" ".join(sorted(sys.modules)), file=sys.stderr)
 """
 # What a run answered entirely from the cache must not import: the rules (catalogue, compat
-# data, registry) and their checks, the
-# analysis, LibCST, the TOML parser (no config file here), and the modules of unused options.
+# data, registry) and their checks, the analysis, LibCST, the TOML parser (no config file
+# here), and the modules of options not given.
 # (The stdlib `ast` is loaded anyway: click imports `inspect`, which imports it.)
 _NOT_ON_THE_WARM_PATH = (
-    "libcst", "tomllib", "neuron_migrate.catalogue", "neuron_migrate.compat", "neuron_migrate.registry", "neuron_migrate.checks", "neuron_migrate.analysis.analyze",
-    "neuron_migrate.analysis.names", "neuron_migrate.engine.check", "neuron_migrate.engine.pipeline",
+    "libcst", "tomllib", "neuron_migrate.catalogue", "neuron_migrate.compat", "neuron_migrate.registry",
+    "neuron_migrate.checks", "neuron_migrate.analysis.analyze", "neuron_migrate.analysis.names", "neuron_migrate.engine.check", "neuron_migrate.engine.pipeline",
     "neuron_migrate.engine.formats.textfiles", "neuron_migrate.run.baseline", "neuron_migrate.run.gitdiff",
     "subprocess", "difflib", "tempfile", "json",
 )  # fmt: skip

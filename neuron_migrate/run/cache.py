@@ -153,7 +153,7 @@ def rules_stamp(sources: RuleSources) -> str:
         from neuron_migrate import registry
 
         return registry.rules_digest(sources)
-    from neuron_migrate.catalogue import rules_dir
+    from neuron_migrate.data import rules_dir
 
     folders = (str(rules_dir()), *sources.extend_rules)
     return ",".join(tree_stamp(Path(folder), ".toml") for folder in folders)
