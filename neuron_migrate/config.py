@@ -260,10 +260,12 @@ def check_selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
     A selector must look like a code and match at least one rule, so a typo (`NM2O1`) or another
     tool's code (`E501`) stops the run instead of silently selecting nothing.
     """
+    codes = tuple(code.strip().upper() for code in values)
+    if not codes:
+        return codes
     from neuron_migrate.catalogue import rule_codes
 
-    codes = tuple(code.strip().upper() for code in values)
-    known = rule_codes() if codes else ()
+    known = rule_codes()
     for code in codes:
         if _SELECTOR.match(code) and (code in ("ALL", "NM") or any(k.startswith(code) for k in known)):
             continue
