@@ -389,7 +389,6 @@ def _fixed_summary(results: Sequence[Any]) -> str:
 
 def _report(fmt: str, results: Sequence[Any], options: dict[str, Any]) -> str:
     """The report in `fmt`; for `github`, also append the step summary when Actions asks for one."""
-    from neuron_migrate.catalogue import load_catalogue
     from neuron_migrate.output import RenderOptions, render
 
     cwd = Path.cwd().resolve()
@@ -398,12 +397,18 @@ def _report(fmt: str, results: Sequence[Any], options: dict[str, Any]) -> str:
         quiet=options["quiet"],
         root=_repository_root(cwd).as_posix(),
         cwd=cwd.as_posix(),
-        rules=load_catalogue() if fmt == "sarif" else (),
+        rules=_catalogue() if fmt == "sarif" else (),  # only SARIF describes the rules
     )
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if fmt == "github" and summary_file:
         _append_step_summary(Path(summary_file), results, render_options)
     return render(fmt, results, render_options)
+
+
+def _catalogue() -> Any:
+    from neuron_migrate.catalogue import load_catalogue
+
+    return load_catalogue()
 
 
 def _repository_root(cwd: Path) -> Path:
