@@ -12,7 +12,7 @@ import click
 
 from neuron_migrate import __version__
 from neuron_migrate.data import available_versions
-from neuron_migrate.output import FORMATS
+from neuron_migrate.settings import OUTPUT_FORMATS as FORMATS
 from neuron_migrate.settings import TARGETS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

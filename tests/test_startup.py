@@ -93,6 +93,7 @@ def test_a_warm_run_imports_no_rules_checks_or_parsers(tmp_path: Path) -> None:
 def test_version_imports_no_rules(tmp_path: Path) -> None:
     loaded = _modules(["--version"], tmp_path)
     assert sorted(m for m in _NOT_ON_THE_WARM_PATH if m in loaded) == []
+    assert sorted(m for m in ("neuron_migrate.output", "neuron_migrate.model", "hashlib") if m in loaded) == []
 
 
 def test_lazy_subcommands_are_listed_and_run(tmp_path: Path) -> None:

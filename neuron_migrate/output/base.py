@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from neuron_migrate.model import FileResult, Finding, Safety
+from neuron_migrate.settings import OUTPUT_FORMATS
 
 if TYPE_CHECKING:
     from neuron_migrate.analysis.source import SourceText
     from neuron_migrate.catalogue import RuleSpec
 
-FORMATS = ("text", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson")
+FORMATS = OUTPUT_FORMATS  # the one list `--output-format` and the `output-format` config key accept
 TOOL_NAME = "neuron-migrate"
 TOOL_URL = "https://github.com/neuron-migrate/neuron-migrate"
 
@@ -30,8 +30,6 @@ class RenderOptions:
     root: str | None = None  # repository root, absolute, forward slashes
     cwd: str | None = None  # the folder the results' paths are relative to, absolute
     rules: tuple[RuleSpec, ...] = ()  # the catalogue, for rule metadata (SARIF)
-
-# Every value `--output-format` and the `output-format` config key accept; the one list both use.
 
 
 def printable_path(path: str) -> str:
@@ -114,7 +112,7 @@ def line_hashes(findings: Sequence[Finding], texts: Mapping[str, SourceText]) ->
         if context is None:
             context = f"{finding.cell}:{finding.snippet}" if finding.cell is not None else finding.snippet
         normal = re.sub(r"\s+", "", context)
-        digest = hashlib.sha256(f"{finding.code}\0{normal}".encode()).hexdigest()[:16]
+        digest = _sha256(f"{finding.code}\0{normal}".encode()).hexdigest()[:16]
         seen[(finding.path, digest)] = seen.get((finding.path, digest), 0) + 1
         out.append((digest, seen[(finding.path, digest)]))
     return out
@@ -123,3 +121,9 @@ def line_hashes(findings: Sequence[Finding], texts: Mapping[str, SourceText]) ->
 def located_message(finding: Finding) -> str:
     """The message, prefixed with the notebook cell for formats that have no place for it."""
     return f"cell {finding.cell}: {finding.message}" if finding.cell is not None else finding.message
+
+
+def _sha256(data: bytes) -> Any:
+    import hashlib  # only fingerprinting formats need it: start-up skips it
+
+    return hashlib.sha256(data)
