@@ -145,6 +145,13 @@ def main() -> None:
 @click.option("--show-settings", is_flag=True, help="Print the settings (after config and flags) each path is checked with, and exit.")
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
+    from neuron_migrate.run.parallel import fewer_collections
+
+    with fewer_collections():  # the results live until the report is printed: no need to rescan them
+        _check(paths, options)
+
+
+def _check(paths: tuple[Path, ...], options: dict[str, Any]) -> None:
     from neuron_migrate.run import workflow
 
     cwd = Path.cwd()
