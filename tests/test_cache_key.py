@@ -13,7 +13,6 @@ from conftest import ROOT
 
 from neuron_migrate import registry
 from neuron_migrate.config import Config, Overrides, merge
-from neuron_migrate.run import cache as cache_module
 from neuron_migrate.run.cache import config_key, rules_stamp, tree_stamp
 from neuron_migrate.settings import RuleSources, Settings
 

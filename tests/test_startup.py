@@ -74,7 +74,7 @@ _NOT_ON_THE_WARM_PATH = (
 
 def _modules(args: list[str], cwd: Path) -> set[str]:
     done = subprocess.run(
-        [sys.executable, "-c", _WARM_PROBE.format(args=args)], cwd=cwd, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", _WARM_PROBE.format(args=args)], cwd=cwd, capture_output=True, text=True, timeout=60, check=True,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
     return set(done.stderr.split())
