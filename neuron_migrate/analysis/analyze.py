@@ -99,6 +99,8 @@ class Analysis:
         self._call_names: dict[int, set[str]] = {}
         self.memo: dict[str, object] = {}  # per-module facts a detector computes once, by name
         self._indent_unit: str | None = None
+        self._all_nodes: list[ast.AST] | None = None
+        self._nodes_of: dict[tuple[type, ...], list[ast.AST]] = {}
         self.fixes: Mapping[str, Callable[..., Plan | None]] = {}  # `fix = "..."` names, set by the engine
 
     # -- names --------------------------------------------------------------------------
@@ -116,12 +118,25 @@ class Analysis:
     def calls_anywhere(self, names: tuple[str, ...]) -> bool:
         """Whether the module calls any of `names` (resolved at module scope), at any depth."""
         scope = self.resolver.module_scope
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and any(n.startswith(names) for n in self.resolver.qualified_names(node.func, scope)):
+        for node in self.nodes(ast.Call):
+            if any(n.startswith(names) for n in self.resolver.qualified_names(node.func, scope)):
                 return True
         return False
 
     # -- tree -------------------------------------------------------------------------
+    def nodes(self, *types: type) -> list[ast.AST]:
+        """Every node of the module that is an instance of one of `types`, in `ast.walk`'s order.
+
+        The module is walked once per analysis; each set of types is filtered once. Checks ask
+        this instead of walking the whole tree again.
+        """
+        found = self._nodes_of.get(types)
+        if found is None:
+            if self._all_nodes is None:
+                self._all_nodes = breadth_first(self.tree)
+            found = self._nodes_of[types] = [n for n in self._all_nodes if isinstance(n, types)]
+        return found
+
     @staticmethod
     def parent(node: ast.AST) -> ast.AST | None:
         return getattr(node, PARENT, None)
@@ -138,6 +153,28 @@ class Analysis:
         if self._indent_unit is None:
             self._indent_unit = _indent_step(self.src, self.tree) or "    "
         return self._indent_unit
+
+
+def breadth_first(tree: ast.AST) -> list[ast.AST]:
+    """Every node under `tree`, in `ast.walk`'s order, without the shared `ctx` markers."""
+    found = [tree]
+    append = found.append
+    node_type = ast.AST
+    index = 0
+    while index < len(found):
+        node = found[index]
+        index += 1
+        for name in node._fields:
+            if name == "ctx":
+                continue
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        append(item)
+            elif isinstance(value, node_type):
+                append(value)
+    return found
 
 
 def _indent_step(src: SourceText, tree: ast.Module) -> str | None:

@@ -91,8 +91,8 @@ def _missing_keyword(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: S
 def _sets_default_backend(analysis: Analysis) -> bool:
     """Whether the module calls `torch.compiler.set_default_backend(...)` anywhere."""
     module = analysis.resolver.module_scope
-    for node in ast.walk(analysis.tree):
-        if isinstance(node, ast.Call) and dotted(node.func) and analysis.qualified(node.func, module) & SET_DEFAULT_BACKEND:
+    for node in analysis.nodes(ast.Call):
+        if dotted(node.func) and analysis.qualified(node.func, module) & SET_DEFAULT_BACKEND:
             return True
     return False
 

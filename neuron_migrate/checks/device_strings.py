@@ -211,8 +211,8 @@ def _device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
     if known is None:
         found: dict[int, set[str]] = {}
         functions = {n.name: n for n in analysis.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        for node in ast.walk(analysis.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+        for node in analysis.nodes(ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in functions:  # type: ignore[attr-defined]
                 function = functions[node.func.id]
                 params = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
                 fed = {k.arg for k in node.keywords if k.arg and _is_device_string(k.value)}
@@ -245,7 +245,7 @@ def _string_definitions(analysis: Analysis) -> dict[int, ast.Constant]:
     known = analysis.memo.get("string_definitions")
     if known is None:
         found: dict[int, ast.Constant] = {}
-        for node in ast.walk(analysis.tree):
+        for node in analysis.nodes(ast.Assign, ast.arguments):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 if _string(node.value) is not None:
                     found[id(node.targets[0])] = node.value  # type: ignore[assignment]
@@ -275,8 +275,8 @@ def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:
 def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:
     """Unsafe when the variable is also compared somewhere: that test may change its branch."""
     name = value.id if isinstance(value, ast.Name) else getattr(value, "attr", "")
-    for node in ast.walk(analysis.tree):
-        if isinstance(node, ast.Compare) and not compare_operands(node):
+    for node in analysis.nodes(ast.Compare):
+        if not compare_operands(node):  # type: ignore[arg-type]
             if any((isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name) for o in [node.left, *node.comparators]):
                 return Safety.UNSAFE
     return None

@@ -763,12 +763,11 @@ def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
 
 def _calls_init_process_group(ctx: FixContext) -> bool:
     """Whether anything called `init_process_group` is called anywhere in the module."""
-    for node in ast.walk(ctx.analysis.tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name == "init_process_group":
-                return True
+    for node in ctx.analysis.nodes(ast.Call):
+        func = node.func  # type: ignore[attr-defined]
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name == "init_process_group":
+            return True
     return False
 
 
