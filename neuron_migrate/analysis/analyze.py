@@ -219,6 +219,7 @@ class RuleIndex:
     detectors: dict[type, list[tuple[RuleSpec, Detector]]] = field(default_factory=dict)
     import_rules: tuple[RuleSpec, ...] = ()
     catch_all: RuleSpec | None = None
+    _entries: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict, repr=False, compare=False)
 
     def known(self, name: str) -> bool:
         """Whether `name` is, or leads to, an API some enabled rule maps (for star imports)."""
@@ -228,6 +229,13 @@ class RuleIndex:
         return any(key.startswith(prefix) for key in self.exact) or any(key.startswith(prefix) for key in self.prefix)
 
     def entries_for(self, name: str) -> list[tuple[RuleSpec, MapEntry]]:
+        """The rules' entries for a qualified name: its own and its prefixes' (memoised per name)."""
+        known = self._entries.get(name)
+        if known is None:
+            known = self._entries[name] = self._find_entries(name)
+        return known
+
+    def _find_entries(self, name: str) -> list[tuple[RuleSpec, MapEntry]]:
         found = list(self.exact.get(name, ()))
         parts = name.split(".")
         for i in range(len(parts), 0, -1):
@@ -238,35 +246,54 @@ class RuleIndex:
 def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
     """Visit every node once, set parent links, and collect the matches of enabled rules."""
     matches: list[Match] = []
+    extend = matches.extend
     analysis.import_rules = index.import_rules
-    module_scope = analysis.resolver.module_scope
-    stack: list[tuple[ast.AST, Scope]] = [(analysis.tree, module_scope)]
+    stack: list[tuple[ast.AST, Scope]] = [(analysis.tree, analysis.resolver.module_scope)]
+    pop, push = stack.pop, stack.append
     scope_of = analysis.resolver.scope_of
     detectors = index.detectors
+    handled = analysis.handled
     while stack:
-        node, scope = stack.pop()
+        node, scope = pop()
         kind = type(node)
-        descend = True
         if kind is ast.Call:
-            if id(node) not in analysis.handled:  # a detector that rewrites an enclosing node claimed it
-                matches.extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
-        elif kind is ast.Attribute or kind is ast.Name:
-            if isinstance(node.ctx, ast.Load) and dotted(node) is not None:  # type: ignore[attr-defined]
-                descend = False
-                if id(node) not in analysis.handled:
-                    matches.extend(_match_reference(analysis, node, scope, index))
-        for rule, detector in detectors.get(kind, ()):
-            matches.extend(detector(rule, analysis, node, scope))
-        if not descend:
-            _link_chain(node)
+            if id(node) not in handled:  # a detector that rewrites an enclosing node claimed it
+                extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
+        elif (kind is ast.Attribute or kind is ast.Name) and type(node.ctx) is ast.Load and dotted(node) is not None:  # type: ignore[attr-defined]
+            if id(node) not in handled:
+                extend(_match_reference(analysis, node, scope, index))
+            for rule, detector in detectors.get(kind, ()):
+                extend(detector(rule, analysis, node, scope))
+            _link_chain(node)  # a whole chain is one reference: its parts are not visited
             continue
+        for rule, detector in detectors.get(kind, ()):
+            extend(detector(rule, analysis, node, scope))
+        children = _children(node)
         inner = scope_of.get(node, scope) if kind in _SCOPE_NODES else scope
-        children = list(ast.iter_child_nodes(node))
-        outer_parts = _outer_parts(node) if inner is not scope else ()
+        if inner is scope:
+            for child in reversed(children):
+                setattr(child, PARENT, node)
+                push((child, scope))
+            continue
+        outer_parts = _outer_parts(node)
         for child in reversed(children):
             setattr(child, PARENT, node)
-            stack.append((child, scope if any(child is o for o in outer_parts) else inner))
+            push((child, scope if any(child is o for o in outer_parts) else inner))
     return matches
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes(node)` as a list, less the shared `ctx` markers."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        if name == "ctx":
+            continue
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
 
 
 def _outer_parts(node: ast.AST) -> list[ast.AST]:
@@ -295,8 +322,11 @@ def _written(analysis: Analysis, node: ast.AST) -> str:
     return dotted(node) or analysis.segment(node)
 
 
-def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleIndex) -> Iterator[Match]:
+def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleIndex) -> list[Match]:
     names = analysis.call_names(call, scope)
+    if not names:
+        return []
+    found: list[Match] = []
     seen: set[tuple[str, str]] = set()
     for name in sorted(names):
         for rule, entry in index.entries_for(name):
@@ -304,24 +334,23 @@ def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleInd
                 continue
             seen.add((rule.code, entry.old))
             analysis.handled.add(id(call.func))
-            yield Match(rule, call, scope, entry, name, _written(analysis, call.func))
+            found.append(Match(rule, call, scope, entry, name, _written(analysis, call.func)))
+    return found
 
 
-def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> Iterator[Match]:
+def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> list[Match]:
     names = analysis.qualified(node, scope)
     if not names:
-        return
-    found = False
+        return []
+    found: list[Match] = []
     seen: set[tuple[str, str]] = set()
     for name in sorted(names):
         for rule, entry in index.entries_for(name):
             if entry.calls_only or (rule.code, entry.old) in seen:
                 continue
             seen.add((rule.code, entry.old))
-            found = True
-            yield Match(rule, node, scope, entry, name, _written(analysis, node))
+            found.append(Match(rule, node, scope, entry, name, _written(analysis, node)))
     if found or index.catch_all is None:
-        return
+        return found
     xla = sorted(n for n in names if n == XLA_ROOT or n.startswith(XLA_ROOT + "."))
-    if xla:
-        yield Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))
+    return [Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))] if xla else []

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -63,6 +65,22 @@ def dotted(node: ast.AST) -> str | None:
 
 class _Collector(ast.NodeVisitor):
     """Builds the scope tree and records every binding and every load."""
+
+    def visit(self, node: ast.AST) -> None:
+        _VISITS.get(type(node), _Collector.generic_visit)(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        visits = _VISITS
+        for name in node._fields:
+            if name == "ctx":  # Load/Store/Del markers: visit_Name reads them itself
+                continue
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visits.get(type(item), _Collector.generic_visit)(self, item)
+            elif isinstance(value, ast.AST):
+                visits.get(type(value), _Collector.generic_visit)(self, value)
 
     def __init__(self, module: ast.Module) -> None:
         self.module_scope = Scope(module, None)
@@ -200,6 +218,18 @@ class _Collector(ast.NodeVisitor):
         if node.rest:
             self._bind(node.rest, Binding("local", node=node))
         self.generic_visit(node)
+
+
+def _node_classes(base: type = ast.AST) -> Iterator[type]:
+    for cls in base.__subclasses__():
+        yield cls
+        yield from _node_classes(cls)
+
+
+# The collector's method for each node class, looked up once rather than by name per node.
+_VISITS: Mapping[type, Callable[[_Collector, Any], None]] = MappingProxyType(
+    {cls: vars(_Collector)["visit_" + cls.__name__] for cls in _node_classes() if "visit_" + cls.__name__ in vars(_Collector)}
+)
 
 
 # Bounds of the alias walk, per module: how many bindings lists it resolves, how deep an alias
