@@ -97,6 +97,7 @@ class Analysis:
         self.handled: set[int] = set()  # ids of chains already reported as part of a call
         self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules with the xla_import detector
         self._call_names: dict[int, set[str]] = {}
+        self._qualified: dict[tuple[int, int], set[str]] = {}
         self.memo: dict[str, object] = {}  # per-module facts a detector computes once, by name
         self._indent_unit: str | None = None
         self._all_nodes: list[ast.AST] | None = None
@@ -105,14 +106,19 @@ class Analysis:
 
     # -- names --------------------------------------------------------------------------
     def qualified(self, node: ast.AST, scope: Scope) -> set[str]:
-        return self.resolver.qualified_names(node, scope)
+        """Every qualified name a Name/Attribute chain may stand for (memoised: several rules ask)."""
+        key = (id(node), id(scope))
+        found = self._qualified.get(key)
+        if found is None:
+            found = self._qualified[key] = self.resolver.qualified_names(node, scope)
+        return found
 
     def call_names(self, call: ast.Call, scope: Scope) -> set[str]:
         """Every qualified name the callee may stand for (memoised: several rules ask)."""
         key = id(call)
         found = self._call_names.get(key)
         if found is None:
-            found = self._call_names[key] = self.resolver.qualified_names(call.func, scope)
+            found = self._call_names[key] = self.qualified(call.func, scope)
         return found
 
     def calls_anywhere(self, names: tuple[str, ...]) -> bool:

@@ -293,10 +293,16 @@ class Resolver:
 
     def qualified_names(self, node: ast.AST, scope: Scope, _depth: int = 0) -> set[str]:
         """Every dotted name a Name/Attribute chain may refer to (empty when local-only)."""
-        chain = dotted(node)
-        if chain is None:
+        head = node
+        while type(head) is ast.Attribute:
+            head = head.value  # type: ignore[attr-defined]
+        if type(head) is not ast.Name:
             return set()
-        return self.resolve_dotted(chain, scope)
+        bases = self._names_of(self.lookup(head.id, scope), scope)  # type: ignore[attr-defined]
+        if not bases:
+            return set()  # a local name: no need to spell the chain out
+        rest = (dotted(node) or "").partition(".")[2]
+        return {f"{base}.{rest}" if rest else base for base in bases}
 
     def resolve_dotted(self, chain: str, scope: Scope, _depth: int = 0) -> set[str]:
         head, _, rest = chain.partition(".")

@@ -76,16 +76,19 @@ def backend_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
 
 
 def _missing_keyword(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope, name: str, keyword: str) -> Iterator[Match]:
+    if isinstance(node, ast.Call):
+        if _compile_call(analysis, node, scope) and _keyword(node, name) is None and not _spreads(node):
+            yield Match(rule, node, scope, _keyword_entry(name), "torch.compile", dotted(node.func) or "torch.compile", (("keyword", keyword),))
+        return
+    for decorator in _bare_decorators(analysis, node, scope):
+        yield Match(rule, decorator, scope, _keyword_entry(name), "torch.compile", dotted(decorator) or "torch.compile", (("keyword", keyword),))
+
+
+def _keyword_entry(name: str) -> MapEntry:
     entry = MapEntry(old=f"torch.compile:{name}", fix="add_keyword")
     if name == "backend":
         entry = replace(entry, accelerator_safety=Safety.MANUAL, accelerator_message=_PORTABLE_BACKEND)
-    extra = (("keyword", keyword),)
-    if isinstance(node, ast.Call):
-        if _compile_call(analysis, node, scope) and _keyword(node, name) is None and not _spreads(node):
-            yield Match(rule, node, scope, entry, "torch.compile", dotted(node.func) or "torch.compile", extra)
-        return
-    for decorator in _bare_decorators(analysis, node, scope):
-        yield Match(rule, decorator, scope, entry, "torch.compile", dotted(decorator) or "torch.compile", extra)
+    return entry
 
 
 def _sets_default_backend(analysis: Analysis) -> bool:
