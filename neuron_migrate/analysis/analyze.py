@@ -13,6 +13,7 @@ from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
 
 PARENT = "_nm_parent"  # attribute set on every ast node during the walk
+_LEAVES = frozenset({ast.Constant, ast.Name, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal})  # no child nodes
 XLA_ROOT = "torch_xla"
 _SCOPE_NODES = (
     ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
@@ -214,6 +215,18 @@ def body_of(parent: ast.AST, stmt: ast.stmt) -> list[ast.stmt] | None:
 
 
 Detector = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
+RESOLVED_ONLY = "nm_resolved_only"  # attribute of a detector marked with `resolved_only`
+
+
+def resolved_only(detector: Detector) -> Detector:
+    """Mark a detector that never matches a call, name or attribute chain which resolves to no
+    qualified name (a local variable, `self.x`, a method of a local object).
+
+    The walk skips it for those nodes (most calls in a module), so it need not be asked.
+    It is still run for every other node type it declares.
+    """
+    setattr(detector, RESOLVED_ONLY, True)
+    return detector
 
 
 @dataclass
@@ -223,6 +236,7 @@ class RuleIndex:
     exact: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict)
     prefix: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict)
     detectors: dict[type, list[tuple[RuleSpec, Detector]]] = field(default_factory=dict)
+    unresolved: dict[type, list[tuple[RuleSpec, Detector]]] = field(default_factory=dict)  # those not `resolved_only`
     import_rules: tuple[RuleSpec, ...] = ()
     catch_all: RuleSpec | None = None
     _entries: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict, repr=False, compare=False)
@@ -257,23 +271,30 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
     stack: list[tuple[ast.AST, Scope]] = [(analysis.tree, analysis.resolver.module_scope)]
     pop, push = stack.pop, stack.append
     scope_of = analysis.resolver.scope_of
-    detectors = index.detectors
+    detectors, unresolved = index.detectors, index.unresolved
     handled = analysis.handled
     while stack:
         node, scope = pop()
         kind = type(node)
         if kind is ast.Call:
-            if id(node) not in handled:  # a detector that rewrites an enclosing node claimed it
+            resolves = bool(analysis.call_names(node, scope))  # type: ignore[arg-type]
+            if resolves and id(node) not in handled:  # a detector that rewrites an enclosing node claimed it
                 extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
+            for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
+                extend(detector(rule, analysis, node, scope))
         elif (kind is ast.Attribute or kind is ast.Name) and type(node.ctx) is ast.Load and dotted(node) is not None:  # type: ignore[attr-defined]
-            if id(node) not in handled:
+            resolves = bool(analysis.qualified(node, scope))
+            if resolves and id(node) not in handled:
                 extend(_match_reference(analysis, node, scope, index))
-            for rule, detector in detectors.get(kind, ()):
+            for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
                 extend(detector(rule, analysis, node, scope))
             _link_chain(node)  # a whole chain is one reference: its parts are not visited
             continue
-        for rule, detector in detectors.get(kind, ()):
-            extend(detector(rule, analysis, node, scope))
+        else:
+            for rule, detector in detectors.get(kind, ()):
+                extend(detector(rule, analysis, node, scope))
+            if kind in _LEAVES:
+                continue
         children = _children(node)
         inner = scope_of.get(node, scope) if kind in _SCOPE_NODES else scope
         if inner is scope:

@@ -228,7 +228,10 @@ def _node_classes(base: type = ast.AST) -> Iterator[type]:
 
 # The collector's method for each node class, looked up once rather than by name per node.
 _VISITS: Mapping[type, Callable[[_Collector, Any], None]] = MappingProxyType(
-    {cls: vars(_Collector)["visit_" + cls.__name__] for cls in _node_classes() if "visit_" + cls.__name__ in vars(_Collector)}
+    {
+        **{cls: vars(_Collector)["visit_" + cls.__name__] for cls in _node_classes() if "visit_" + cls.__name__ in vars(_Collector)},
+        ast.Constant: lambda collector, node: None,  # a leaf
+    }
 )
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match
+from neuron_migrate.analysis.analyze import Analysis, Match, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
@@ -54,6 +54,7 @@ def _bare_decorators(analysis: Analysis, node: ast.AST, scope: Scope) -> Iterato
             yield decorator
 
 
+@resolved_only
 def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(..., dynamic=True)` and `torch._dynamo.optimize(..., dynamic=True)`."""
     if not _compile_call(analysis, node, scope, COMPILE | _OPTIMIZE) or _support(analysis).dynamic:
@@ -63,11 +64,13 @@ def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
         yield Match(rule, keyword.value, scope, MapEntry(old="dynamic=True", new="False"), "torch.compile", "dynamic=True")
 
 
+@resolved_only
 def dynamic_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(...)` (or `@torch.compile`) that leaves `dynamic` to Dynamo's default."""
     yield from _missing_keyword(rule, analysis, node, scope, "dynamic", "dynamic=False")
 
 
+@resolved_only
 def backend_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(...)` with no `backend`, in a module that never sets a default backend."""
     found = list(_missing_keyword(rule, analysis, node, scope, "backend", 'backend="neuron"'))
@@ -100,6 +103,7 @@ def _sets_default_backend(analysis: Analysis) -> bool:
     return False
 
 
+@resolved_only
 def compile_mode(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(..., mode="max-autotune")`: a mode the backend ignores."""
     if not _compile_call(analysis, node, scope):
@@ -110,6 +114,7 @@ def compile_mode(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
         yield Match(rule, keyword, scope, MapEntry(old=mode, fix="remove_keyword"), "torch.compile", mode)
 
 
+@resolved_only
 def compile_options(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """Keys of `torch.compile(..., options={...})` that the Neuron backend does not read."""
     if not _compile_call(analysis, node, scope):
@@ -135,6 +140,7 @@ def _option_keys(analysis: Analysis, value: ast.AST | None, scope: Scope) -> Ite
                 yield keyword, keyword.arg
 
 
+@resolved_only
 def cuda_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`backend="inductor"` / `"cudagraphs"` in torch.compile, `_dynamo.optimize` or `set_default_backend`."""
     assert isinstance(node, ast.Call)

@@ -86,14 +86,13 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
     if not slots:
         return
     kind, definition = receiver(analysis, call, scope)
-    callee = analysis.segment(call.func)
     for value in slots:
         literal = _string(value)
         if literal is not None and new_device(literal) is not None:
             if kind == "torch" or (kind == "user" and consistent(analysis, definition)):  # type: ignore[arg-type]
                 yield _match(rule, value, scope)
             else:
-                yield _match(rule, value, scope, _USER_MESSAGE if kind == "user" else _OTHER_MESSAGE, callee)
+                yield _match(rule, value, scope, _USER_MESSAGE if kind == "user" else _OTHER_MESSAGE, analysis.segment(call.func))
         elif kind == "torch":
             source = string_source(analysis, value, scope)
             if source is not None and new_device(source.value) is not None:

@@ -9,6 +9,7 @@ the lines the test guards, when it is an `if`/`elif`/`while` condition or a cond
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 
 from neuron_migrate.analysis.analyze import Analysis, Match
@@ -39,8 +40,13 @@ def xla_feature_flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: S
     yield Match(rule, node, scope, entry, written, written, (("lines", lines),))
 
 
+@functools.lru_cache(maxsize=64)
+def _variables(maps: tuple[MapEntry, ...]) -> dict[str, MapEntry]:
+    return {entry.old: entry for entry in maps}
+
+
 def _flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> tuple[MapEntry, str] | None:
-    variables = {entry.old: entry for entry in rule.maps}
+    variables = _variables(rule.maps)
     if isinstance(node, ast.Call):
         name = dotted(node.func) or ""
         if name.rsplit(".", 1)[-1] in _AVAILABILITY:
