@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from neuron_migrate.analysis.names import Resolver, Scope, dotted
+from neuron_migrate.analysis.names import CHILD_FIELDS, Resolver, Scope, dotted
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
@@ -167,13 +167,12 @@ def breadth_first(tree: ast.AST) -> list[ast.AST]:
     found = [tree]
     append = found.append
     node_type = ast.AST
+    fields_of = CHILD_FIELDS
     index = 0
     while index < len(found):
         node = found[index]
         index += 1
-        for name in node._fields:
-            if name == "ctx":
-                continue
+        for name in fields_of.get(type(node), node._fields):
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
@@ -312,12 +311,12 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
 def _children(node: ast.AST) -> list[ast.AST]:
     """`ast.iter_child_nodes(node)` as a list, less the shared `ctx` markers."""
     found: list[ast.AST] = []
-    for name in node._fields:
-        if name == "ctx":
-            continue
+    for name in CHILD_FIELDS.get(type(node), node._fields):
         value = getattr(node, name, None)
         if type(value) is list:
-            found.extend(item for item in value if isinstance(item, ast.AST))
+            for item in value:
+                if isinstance(item, ast.AST):
+                    found.append(item)
         elif isinstance(value, ast.AST):
             found.append(value)
     return found

@@ -71,9 +71,7 @@ class _Collector(ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST) -> None:
         visits = _VISITS
-        for name in node._fields:
-            if name == "ctx":  # Load/Store/Del markers: visit_Name reads them itself
-                continue
+        for name in CHILD_FIELDS.get(type(node), node._fields):  # no ctx: visit_Name reads it itself
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
@@ -224,6 +222,16 @@ def _node_classes(base: type = ast.AST) -> Iterator[type]:
     for cls in base.__subclasses__():
         yield cls
         yield from _node_classes(cls)
+
+
+# Fields that never hold a node (identifiers, numbers, flags), and the shared ctx markers.
+_SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "name", "asname", "module", "level", "kind", "type_comment", "conversion", "is_async", "simple", "tag", "rest"}
+)
+# For each node class, the fields that may hold child nodes, in `ast.iter_child_nodes` order.
+CHILD_FIELDS: Mapping[type, tuple[str, ...]] = MappingProxyType(
+    {cls: tuple(f for f in cls._fields if f not in _SCALAR_FIELDS) for cls in _node_classes()}
+)
 
 
 # The collector's method for each node class, looked up once rather than by name per node.
