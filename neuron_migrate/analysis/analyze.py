@@ -96,7 +96,7 @@ class Analysis:
         self.tree = tree
         self.resolver = Resolver(tree, known)
         self.handled: set[int] = set()  # ids of chains already reported as part of a call
-        self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules with the xla_import detector
+        self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules whose detector is an `import_rule`
         self._call_names: dict[int, set[str]] = {}
         self._qualified: dict[tuple[int, int], set[str]] = {}
         self.memo: dict[str, object] = {}  # per-module facts a detector computes once, by name
@@ -225,6 +225,19 @@ def resolved_only(detector: Detector) -> Detector:
     It is still run for every other node type it declares.
     """
     setattr(detector, RESOLVED_ONLY, True)
+    return detector
+
+
+IMPORT_RULE = "nm_import_rule"  # attribute of a detector marked with `import_rule`
+
+
+def import_rule(detector: Detector) -> Detector:
+    """Mark a detector that matches imports which its fix removes once nothing uses them.
+
+    Rules with such a detector are the analysis's `import_rules`: `check` counts their findings
+    fixable when the other safe fixes leave the import unused, as `--fix` would.
+    """
+    setattr(detector, IMPORT_RULE, True)
     return detector
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match, resolved_only
+from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match, import_rule, resolved_only
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks import (
@@ -50,6 +50,7 @@ def _xla_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     return [a.name for a in node.names if a.name == XLA_ROOT or a.name.startswith(XLA_ROOT + ".")]
 
 
+@import_rule
 def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """Imports of torch_xla modules; entries with `old` list the modules this rule owns."""
     assert isinstance(node, (ast.Import, ast.ImportFrom))
