@@ -84,6 +84,7 @@ class _Collector(ast.NodeVisitor):
         self.module_scope = Scope(module, None)
         self.scope = self.module_scope
         self.scope_of: dict[ast.AST, Scope] = {module: self.module_scope}
+        self.strings: dict[int, ast.Constant] = {}  # binding node id -> the string it binds
 
     # -- scopes -------------------------------------------------------------------------
     def _enter(self, node: ast.AST, is_class: bool = False) -> Scope:
@@ -107,6 +108,9 @@ class _Collector(ast.NodeVisitor):
 
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        self.strings.update((id(a), d) for a, d in pairs if isinstance(d, ast.Constant) and isinstance(d.value, str))
         for default in [*args.defaults, *[d for d in args.kw_defaults if d is not None]]:
             self.visit(default)
         if not isinstance(node, ast.Lambda):
@@ -185,6 +189,9 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
+        value = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+            self.strings[id(node.targets[0])] = value
         source = dotted(node.value)
         for target in node.targets:
             if source and isinstance(target, ast.Name):
@@ -263,6 +270,8 @@ class Resolver:
         collector.visit(module)
         self.module_scope = collector.module_scope
         self.scope_of = collector.scope_of
+        # `X = "s"` targets and parameters defaulting to a string: binding node id -> the string
+        self.string_definitions: Mapping[int, ast.Constant] = collector.strings
         # What each name's bindings stand for, resolved once per bindings list (by identity: the
         # lists live in the scopes). A list met again while it is being resolved (`x = x.y`)
         # contributes nothing, which cuts every cycle; six rebinds of one name used to take

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from neuron_migrate.analysis.analyze import Analysis, Match
 from neuron_migrate.analysis.names import Scope
@@ -239,22 +239,9 @@ def string_source(analysis: Analysis, node: ast.AST, scope: Scope) -> ast.Consta
     return None
 
 
-def _string_definitions(analysis: Analysis) -> dict[int, ast.Constant]:
+def _string_definitions(analysis: Analysis) -> Mapping[int, ast.Constant]:
     """Binding node id -> the string it binds: `X = "s"` targets and parameters defaulting to one."""
-    known = analysis.memo.get("string_definitions")
-    if known is None:
-        found: dict[int, ast.Constant] = {}
-        for node in analysis.nodes(ast.Assign, ast.arguments):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                if _string(node.value) is not None:
-                    found[id(node.targets[0])] = node.value  # type: ignore[assignment]
-            elif isinstance(node, ast.arguments):
-                positional = [*node.posonlyargs, *node.args]
-                pairs = list(zip(positional[len(positional) - len(node.defaults) :], node.defaults))
-                pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
-                found.update((id(a), d) for a, d in pairs if _string(d) is not None)  # type: ignore[misc]
-        known = analysis.memo["string_definitions"] = found
-    return known  # type: ignore[return-value]
+    return analysis.resolver.string_definitions
 
 
 def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:
