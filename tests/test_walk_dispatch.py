@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.analysis.analyze import Analysis, Match, RuleIndex, resolved_only, walk
+from neuron_migrate.analysis.analyze import (
+    Analysis,
+    Match,
+    RuleIndex,
+    resolved_only,
+    walk,
+)
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.source import DecodeError, decode
 from neuron_migrate.catalogue import RuleSpec

@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import IMPORT_RULE, RESOLVED_ONLY, Analysis, Match, Plan, RuleIndex, walk
+from neuron_migrate.analysis.analyze import (
+    IMPORT_RULE,
+    RESOLVED_ONLY,
+    Analysis,
+    Match,
+    Plan,
+    RuleIndex,
+    walk,
+)
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.checks.fixes import FixContext
 from neuron_migrate.checks.messages import MESSAGE_VALUES
