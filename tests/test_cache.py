@@ -162,6 +162,7 @@ def test_concurrent_saves_merge(tree: Path) -> None:
     targets = _targets(tree, settings)
     first = open_cache(tree / CACHE_DIR_NAME, settings, tree)
     second = open_cache(tree / CACHE_DIR_NAME, settings, tree)
+    assert second.entries == {}  # the index is read on first use: make that before `first` saves
     run_targets(targets[:3], settings, cache=first, write=False)
     run_targets(targets[3:], settings, cache=second, write=False)  # loaded before `first` saved
     merged = open_cache(tree / CACHE_DIR_NAME, settings, tree)
