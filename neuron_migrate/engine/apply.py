@@ -11,11 +11,13 @@ import warnings
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
-from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.analyze import IMPORTS, Analysis
 from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.engine.check import (
     HELPER_END,
+    IMPORT_ORDER,
     Planned,
+    helper_sources,
     import_edits,
     import_placement,
 )
@@ -43,10 +45,24 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
     edits = _repair_empty_blocks(analysis, accepted, planned_edits)
     imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
+    fixed = tuple(item.finding for item in accepted)
+    if imports and not text_only:
+        text = _with_imports(splice(analysis.text, _collapse_blank_lines(analysis.text, edits)), imports)
+        if text is not None:
+            return Applied(text, fixed)
     edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True))
     edits = _collapse_blank_lines(analysis.text, edits)
     text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
-    return Applied(text, tuple(item.finding for item in accepted))
+    return Applied(text, fixed)
+
+
+def _with_imports(text: str, keys: tuple[str, ...]) -> str | None:
+    """`text` with the imports and helpers `keys` ask for, added by LibCST (one parse of the
+    module); None when LibCST cannot parse `text` (the text edits then add them)."""
+    from neuron_migrate.analysis import imports  # LibCST: only files that get new imports
+
+    wanted = [imports.NewImport(*IMPORTS[key]) for key in IMPORT_ORDER if key in keys]
+    return imports.add_to_module(text, wanted, helper_sources(keys))
 
 
 def _gap_after_helpers(text: str, newline: str) -> str:

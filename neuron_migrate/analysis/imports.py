@@ -1,0 +1,178 @@
+"""Add a fixed file's new imports and helpers once, as LibCST statements placed after its imports.
+
+Imported only when a file is fixed (a plain check never imports LibCST). The fixes ask for
+imports by key (`analysis.analyze.IMPORTS`) and for helpers by name; once a round's text edits
+are in, `add_to_module` parses the module once and inserts:
+
+- each import after the last top-level import of its group (`import os` with the standard
+  library's, `import torch.distributed as dist` with torch's), else after all the imports, so it
+  never lands between a comment and the code the comment is about;
+- each helper (a module fragment, `cst.parse_module(source).body`) after the imports, two blank
+  lines before it and exactly two after it.
+
+Only module-level imports count as "already there": a function-local `import os` does not bind
+`os` where the module-level code runs. Nothing is removed here: which torch_xla imports may go is
+decided by `checks/import_uses.py` (uses per scope, side effects, star imports, names kept by
+strings), and NM601's fix deletes them.
+
+`libcst.codemod.visitors.AddImportsVisitor` is not used: it appends every new import after the
+last import of the block (after `from . import x` too), whatever its group.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+_BLANK = cst.EmptyLine()
+_COMPOUND_HEADS = (cst.FunctionDef, cst.ClassDef)
+
+
+@dataclass(frozen=True)
+class NewImport:
+    """An import statement a fix needs, and the module it imports (which names its group)."""
+
+    module: str
+    statement: str
+
+
+@dataclass(frozen=True)
+class _Placement:
+    anchor: int  # index in the module body after the top-level imports (and a docstring)
+    groups: tuple[tuple[str, int], ...]  # group -> index just after its last import
+    follows_imports: bool  # the module has top-level imports, which new ones join
+    present: frozenset[str]  # top-level import statements already there, as code
+
+
+def group_of(module: str) -> str:
+    root = module.split(".")[0]
+    return "stdlib" if root in sys.stdlib_module_names else root
+
+
+def add_to_module(text: str, imports: Sequence[NewImport], helpers: Sequence[str]) -> str | None:
+    """`text` with `imports` and `helpers` (sources, in order) added; None when LibCST cannot parse it."""
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return None
+    placement = _placement(module)
+    wanted = [i for i in imports if i.statement not in placement.present]
+    if not wanted and not helpers:
+        return text
+    groups = dict(placement.groups)
+    at: dict[int, list[cst.BaseStatement]] = {}
+    rest: list[cst.BaseStatement] = []
+    for new in wanted:
+        index = groups.get(group_of(new.module))
+        statement = cst.parse_statement(new.statement)
+        if index is None or index == placement.anchor:
+            rest.append(statement)
+        else:
+            at.setdefault(index, []).append(statement)
+    fragments = [_helper_statements(source) for source in helpers]
+    rest += [statement for fragment in fragments for statement in fragment]
+    body = list(module.body)
+    header = module.header
+    if rest and placement.anchor == 0:
+        header, moved = _split_header(header)  # blank lines after a header stay after the new block
+        if body:
+            body[0] = body[0].with_changes(leading_lines=(*moved, *body[0].leading_lines))
+    if rest and placement.anchor < len(body):
+        body[placement.anchor] = _gap_before(body[placement.anchor], bool(helpers), placement.follows_imports)
+    out: list[cst.BaseStatement] = []
+    for index, statement in enumerate(body):
+        out.extend(at.get(index, ()))
+        if index == placement.anchor:
+            out.extend(rest)
+        out.append(statement)
+    if placement.anchor >= len(body):
+        out.extend(rest)
+    return module.with_changes(body=out, header=header).code
+
+
+def _helper_statements(source: str) -> list[cst.BaseStatement]:
+    """A helper's statements, parsed as a module fragment, with two blank lines before it."""
+    body = list(cst.parse_module(source).body)
+    if body:
+        body[0] = body[0].with_changes(leading_lines=(_BLANK, _BLANK))
+    return body
+
+
+def _gap_before(statement: cst.BaseStatement, helpers: bool, follows_imports: bool) -> cst.BaseStatement:
+    """The code after the inserted block keeps apart from it.
+
+    After helpers that join existing imports: exactly two blank lines (its comments kept).
+    After a new import block: one blank line, two before a `def` or `class`, unless it has one.
+    """
+    lines = tuple(statement.leading_lines)
+    if follows_imports:
+        if not helpers:
+            return statement
+        first_comment = next((i for i, line in enumerate(lines) if line.comment is not None), len(lines))
+        return statement.with_changes(leading_lines=(_BLANK, _BLANK, *lines[first_comment:]))
+    if lines and lines[0].comment is None:
+        return statement
+    gap = 2 if isinstance(statement, _COMPOUND_HEADS) else 1
+    return statement.with_changes(leading_lines=(*(_BLANK,) * gap, *lines))
+
+
+def _split_header(header: Sequence[cst.EmptyLine]) -> tuple[tuple[cst.EmptyLine, ...], tuple[cst.EmptyLine, ...]]:
+    """The module header's comment lines, and the blank lines after the last of them."""
+    lines = tuple(header)
+    end = len(lines)
+    while end and lines[end - 1].comment is None:
+        end -= 1
+    return lines[:end], lines[end:]
+
+
+def _placement(module: cst.Module) -> _Placement:
+    """Where new imports go: the same places the text edits `check` reports put them."""
+    body = module.body
+    last: int | None = None
+    for index, statement in enumerate(body):
+        if _imports_of(statement) is not None or (index == 0 and _is_docstring(statement)):
+            last = index
+        elif isinstance(statement, cst.Try) and _all_imports(statement.body.body):
+            last = index
+        elif isinstance(statement, _COMPOUND_HEADS):
+            break
+    anchor = 0 if last is None else last + 1
+    groups: dict[str, int] = {}
+    present: set[str] = set()
+    for index, statement in enumerate(body[:anchor]):
+        for small in _imports_of(statement) or ():
+            present.add(cst.Module([]).code_for_node(small))
+            if isinstance(small, cst.Import):
+                roots = {cst.Module([]).code_for_node(alias.name).split(".")[0] for alias in small.names}
+            elif small.module is not None and not small.relative:
+                roots = {cst.Module([]).code_for_node(small.module).split(".")[0]}
+            else:
+                continue
+            for root in roots:
+                groups[group_of(root)] = index + 1
+    follows = any(_imports_of(statement) is not None for statement in body)
+    return _Placement(anchor, tuple(sorted(groups.items())), follows, frozenset(present))
+
+
+def _imports_of(statement: cst.BaseStatement) -> list[cst.Import | cst.ImportFrom] | None:
+    """The imports of a line that holds only imports (`import os; import sys`), else None."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    small = list(statement.body)
+    if not small or not all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in small):
+        return None
+    return small  # type: ignore[return-value]
+
+
+def _all_imports(statements: Sequence[cst.BaseStatement]) -> bool:
+    return bool(statements) and all(_imports_of(s) is not None for s in statements)
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    expr = statement.body[0]
+    return isinstance(expr, cst.Expr) and isinstance(expr.value, (cst.SimpleString, cst.ConcatenatedString))
