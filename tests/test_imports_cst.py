@@ -86,3 +86,21 @@ def test_helper_at_the_end_of_the_file() -> None:
 
 def test_unparsable_text_is_left_to_the_text_edits() -> None:
     assert add_to_module("def f(:\n", [OS], ()) is None
+
+
+@pytest.mark.parametrize(
+    ("head", "follows", "after"),
+    [
+        pytest.param("", True, "import os\n", id="first-line-is-a-def"),  # code follows on the next line
+        pytest.param("", False, "import os\n\n\n", id="opens-an-import-block"),
+        pytest.param("import torch\n\n\n# about f\n", True, "import torch\nimport os\n\n\n# about f\n", id="comment-kept-on-def"),
+    ],
+)
+def test_head_of_a_module(head: str, follows: bool, after: str) -> None:
+    """Only the text before the first `def` is parsed; what it adds still joins the code after it."""
+    assert add_to_module(head, [OS], (), more=True, indent="    ", follows_imports=follows) == after
+
+
+def test_head_helper_before_the_first_def_in_a_two_space_file() -> None:
+    after = add_to_module("import torch\n# about f\n", [], [HELPER], more=True, indent="  ", follows_imports=True)
+    assert after == 'import torch\n\n\ndef _helper(x):\n  """Doc."""\n  if x:\n    return 1\n  return 2\n\n\n# about f\n'

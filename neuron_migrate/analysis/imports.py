@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -52,13 +52,30 @@ def group_of(module: str) -> str:
     return "stdlib" if root in sys.stdlib_module_names else root
 
 
-def add_to_module(text: str, imports: Sequence[NewImport], helpers: Sequence[str]) -> str | None:
-    """`text` with `imports` and `helpers` (sources, in order) added; None when LibCST cannot parse it."""
+def add_to_module(
+    text: str,
+    imports: Sequence[NewImport],
+    helpers: Sequence[str],
+    more: bool = False,
+    indent: str = "",
+    follows_imports: bool | None = None,
+) -> str | None:
+    """`text` with `imports` and `helpers` (sources, in order) added; None when LibCST cannot parse it.
+
+    `text` may be the head of a module, up to its first top-level `def` or `class` (where the
+    new code goes before): `more` says that code follows it, `indent` is the module's
+    indentation step (else read from `text`), and `follows_imports` whether the module has
+    top-level imports (else read from `text`).
+    """
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return None
+    if indent and indent != module.default_indent and not _has_block(module):
+        module = module.with_changes(default_indent=indent)  # no block here says otherwise
     placement = _placement(module)
+    if follows_imports is not None:
+        placement = replace(placement, follows_imports=follows_imports)
     wanted = [i for i in imports if i.statement not in placement.present]
     if not wanted and not helpers:
         return text
@@ -75,13 +92,19 @@ def add_to_module(text: str, imports: Sequence[NewImport], helpers: Sequence[str
     fragments = [_helper_statements(source) for source in helpers]
     rest += [statement for fragment in fragments for statement in fragment]
     body = list(module.body)
-    header = module.header
+    header, footer = module.header, module.footer
     if rest and placement.anchor == 0:
         header, moved = _split_header(header)  # blank lines after a header stay after the new block
         if body:
             body[0] = body[0].with_changes(leading_lines=(*moved, *body[0].leading_lines))
+        elif more:
+            footer = (*moved, *footer)
     if rest and placement.anchor < len(body):
-        body[placement.anchor] = _gap_before(body[placement.anchor], bool(helpers), placement.follows_imports)
+        following = body[placement.anchor]
+        lines = _gap(tuple(following.leading_lines), isinstance(following, _COMPOUND_HEADS), bool(helpers), placement.follows_imports)
+        body[placement.anchor] = following.with_changes(leading_lines=lines)
+    elif rest and more:  # the next statement is the first `def` or `class`, after `text`
+        footer = _gap(tuple(footer), True, bool(helpers), placement.follows_imports)
     out: list[cst.BaseStatement] = []
     for index, statement in enumerate(body):
         out.extend(at.get(index, ()))
@@ -90,7 +113,8 @@ def add_to_module(text: str, imports: Sequence[NewImport], helpers: Sequence[str
         out.append(statement)
     if placement.anchor >= len(body):
         out.extend(rest)
-    return module.with_changes(body=out, header=header).code
+    trailing = module.has_trailing_newline or more  # code follows on the next line
+    return module.with_changes(body=out, header=header, footer=footer, has_trailing_newline=trailing).code
 
 
 def _helper_statements(source: str) -> list[cst.BaseStatement]:
@@ -101,22 +125,25 @@ def _helper_statements(source: str) -> list[cst.BaseStatement]:
     return body
 
 
-def _gap_before(statement: cst.BaseStatement, helpers: bool, follows_imports: bool) -> cst.BaseStatement:
-    """The code after the inserted block keeps apart from it.
+def _gap(lines: tuple[cst.EmptyLine, ...], compound: bool, helpers: bool, follows_imports: bool) -> tuple[cst.EmptyLine, ...]:
+    """The lines before the code after the inserted block, which keeps apart from it.
 
     After helpers that join existing imports: exactly two blank lines (its comments kept).
     After a new import block: one blank line, two before a `def` or `class`, unless it has one.
     """
-    lines = tuple(statement.leading_lines)
     if follows_imports:
         if not helpers:
-            return statement
+            return lines
         first_comment = next((i for i, line in enumerate(lines) if line.comment is not None), len(lines))
-        return statement.with_changes(leading_lines=(_BLANK, _BLANK, *lines[first_comment:]))
+        return (_BLANK, _BLANK, *lines[first_comment:])
     if lines and lines[0].comment is None:
-        return statement
-    gap = 2 if isinstance(statement, _COMPOUND_HEADS) else 1
-    return statement.with_changes(leading_lines=(*(_BLANK,) * gap, *lines))
+        return lines
+    return (*(_BLANK,) * (2 if compound else 1), *lines)
+
+
+def _has_block(module: cst.Module) -> bool:
+    """Whether the module has an indented block (which LibCST read its indentation from)."""
+    return any(isinstance(getattr(s, "body", None), cst.IndentedBlock) for s in module.body)
 
 
 def _split_header(header: Sequence[cst.EmptyLine]) -> tuple[tuple[cst.EmptyLine, ...], tuple[cst.EmptyLine, ...]]:

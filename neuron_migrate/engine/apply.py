@@ -47,7 +47,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
     fixed = tuple(item.finding for item in accepted)
     if imports and not text_only:
-        text = _with_imports(splice(analysis.text, _collapse_blank_lines(analysis.text, edits)), imports)
+        text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports)
         if text is not None:
             return Applied(text, fixed)
     edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True))
@@ -56,13 +56,34 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     return Applied(text, fixed)
 
 
-def _with_imports(text: str, keys: tuple[str, ...]) -> str | None:
-    """`text` with the imports and helpers `keys` ask for, added by LibCST (one parse of the
-    module); None when LibCST cannot parse `text` (the text edits then add them)."""
+def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...]) -> str | None:
+    """The text with `edits` applied and the imports and helpers `keys` ask for added by LibCST;
+    None when LibCST cannot parse it (the text edits then add them).
+
+    New code goes before the module's first top-level `def` or `class`, so only the text up to
+    there is parsed (a module's head is a small part of it), unless an edit crosses that line.
+    """
     from neuron_migrate.analysis import imports  # LibCST: only files that get new imports
 
+    text = splice(analysis.text, edits)
+    cut = _first_definition(analysis)
+    if any(start < cut < end for start, end, _ in edits):
+        cut = len(analysis.text)
+    cut += sum(len(content) - (end - start) for start, end, content in edits if start < cut and end <= cut)
+    head, rest = text[:cut], text[cut:]
     wanted = [imports.NewImport(*IMPORTS[key]) for key in IMPORT_ORDER if key in keys]
-    return imports.add_to_module(text, wanted, helper_sources(keys))
+    follows = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in analysis.tree.body)
+    new = imports.add_to_module(head, wanted, helper_sources(keys), bool(rest.strip()), analysis.indent_unit(), follows)
+    return None if new is None else new + rest
+
+
+def _first_definition(analysis: Analysis) -> int:
+    """Where the module's first top-level `def` or `class` starts (its decorators included)."""
+    for stmt in analysis.tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            line = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
+            return analysis.src.line_start(line)
+    return len(analysis.text)
 
 
 def _gap_after_helpers(text: str, newline: str) -> str:
