@@ -26,10 +26,21 @@ at plan time, such as the name `torch` goes by here):
   `FlattenSentinel` of statements, or `RemovalSentinel.REMOVE` (its comments, tool pragmas
   aside, stay on their own lines).
 
-Imports the new code needs go in the plan's `imports` (keys of `analysis.analyze.IMPORTS`), as
-for text edits; the engine adds each once per file, with its group. When the span cannot be
-parsed on its own or the transform raises `Decline` (or returns the node unchanged), the text
-edit is applied instead, so a transform can only improve on it.
+Imports the new code needs go in the plan's `imports` (keys of `analysis.analyze.IMPORTS`, or
+`helper:<name>:<torch>` for a helper), as for text edits; `--fix` adds each once per file with
+LibCST (`analysis/imports.py`: after the last import of its group; helpers as parsed module
+fragments after the imports). When the span cannot be parsed on its own or the transform raises
+`Decline` (or returns the node unchanged), the text edit is applied instead, so a transform can
+only improve on it.
+
+The node is parsed from the span's own text, not looked up in a whole-module parse with
+`PositionProvider`: the result is the same node, and on the benchmark's files a module parse
+with positions costs about 2.7 times a plain parse (`ByteSpanPositionProvider` about 1.4
+times), while a span parse costs a fraction of a millisecond.
+
+Transforms that build calls from the old call's arguments use `checks.cst_fixes.relaid`: one
+argument per line stays one per line, each argument keeps the comment after it, and
+continuation lines aligned with the opening parenthesis move with it.
 """
 
 from __future__ import annotations
