@@ -21,6 +21,7 @@ last import of the block (after `from . import x` too), whatever its group.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -84,7 +85,7 @@ def add_to_module(
     rest: list[cst.BaseStatement] = []
     for new in wanted:
         index = groups.get(group_of(new.module))
-        statement = cst.parse_statement(new.statement)
+        statement = _statement(new.statement)
         if index is None or index == placement.anchor:
             rest.append(statement)
         else:
@@ -117,12 +118,22 @@ def add_to_module(
     return module.with_changes(body=out, header=header, footer=footer, has_trailing_newline=trailing).code
 
 
-def _helper_statements(source: str) -> list[cst.BaseStatement]:
-    """A helper's statements, parsed as a module fragment, with two blank lines before it."""
+@functools.lru_cache(maxsize=256)
+def _helper_statements(source: str) -> tuple[cst.BaseStatement, ...]:
+    """A helper's statements, parsed as a module fragment, with two blank lines before it.
+
+    Parsed once per process (LibCST nodes are immutable): a run writes the same few helpers
+    into many files.
+    """
     body = list(cst.parse_module(source).body)
     if body:
         body[0] = body[0].with_changes(leading_lines=(_BLANK, _BLANK))
-    return body
+    return tuple(body)
+
+
+@functools.lru_cache(maxsize=256)
+def _statement(code: str) -> cst.BaseStatement:
+    return cst.parse_statement(code)
 
 
 def _gap(lines: tuple[cst.EmptyLine, ...], compound: bool, helpers: bool, follows_imports: bool) -> tuple[cst.EmptyLine, ...]:

@@ -197,7 +197,9 @@ def realigned(original: cst.Call, new: cst.Call) -> cst.Call:
     if isinstance(original.whitespace_before_args, cst.ParenthesizedWhitespace):
         return new  # one argument per line: indented from the statement, which LibCST keeps
     shift = _width(new.func) - _width(original.func)
-    return new.with_changes(args=[_shifted(a, shift) for a in new.args]) if shift else new
+    if not shift or any(_multiline_string(a) for a in new.args):
+        return new  # a multi-line string cannot move with its call: its lines stay, and so do the others
+    return new.with_changes(args=[_shifted(a, shift) for a in new.args])
 
 
 def _between(comma: cst.Comma | cst.MaybeSentinel, opening: cst.BaseParenthesizableWhitespace | None) -> cst.Comma:
@@ -249,11 +251,12 @@ class _Shift(cst.CSTTransformer):
 
 
 def _shifted(arg: cst.Arg, shift: int) -> cst.Arg:
-    if "\n" not in cst.Module([]).code_for_node(arg) and "\r" not in cst.Module([]).code_for_node(arg):
-        return arg
-    if any(isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in cst.Module([]).code_for_node(n) for n in _strings(arg)):
-        raise Decline  # a multi-line string cannot move with its call
-    return arg.visit(_Shift(shift))  # type: ignore[return-value]
+    code = cst.Module([]).code_for_node(arg)
+    return arg.visit(_Shift(shift)) if "\n" in code or "\r" in code else arg  # type: ignore[return-value]
+
+
+def _multiline_string(arg: cst.Arg) -> bool:
+    return any("\n" in code or "\r" in code for code in map(cst.Module([]).code_for_node, _strings(arg)))
 
 
 def _strings(node: cst.CSTNode) -> list[cst.CSTNode]:
