@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, RuleIndex, walk
+from neuron_migrate.analysis.analyze import IMPORT_RULE, RESOLVED_ONLY, Analysis, Match, Plan, RuleIndex, walk
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.checks.fixes import FixContext
 from neuron_migrate.checks.messages import MESSAGE_VALUES
@@ -76,9 +76,10 @@ def build_ruleset(
         node_types, detector = rules.detectors[spec.detector]
         for node_type in node_types:
             index.detectors.setdefault(node_type, []).append((spec, detector))
-        if spec.detector == "xla_import":
+            if not getattr(detector, RESOLVED_ONLY, False):
+                index.unresolved.setdefault(node_type, []).append((spec, detector))
+        if getattr(detector, IMPORT_RULE, False):
             import_rules.append(spec)
-            triggers.add("torch_xla")
         if not spec.triggers:
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
