@@ -90,32 +90,35 @@ def add_to_module(
             rest.append(statement)
         else:
             at.setdefault(index, []).append(statement)
-    fragments = [_helper_statements(source) for source in helpers]
-    rest += [statement for fragment in fragments for statement in fragment]
+    rendered = [_rendered(source, module.default_indent, module.default_newline) for source in helpers]
     body = list(module.body)
     header, footer = module.header, module.footer
-    if rest and placement.anchor == 0:
+    helpers_in = bool(rendered)
+    if (rest or helpers_in) and placement.anchor == 0:
         header, moved = _split_header(header)  # blank lines after a header stay after the new block
         if body:
             body[0] = body[0].with_changes(leading_lines=(*moved, *body[0].leading_lines))
         elif more:
             footer = (*moved, *footer)
-    if rest and placement.anchor < len(body):
+    if (rest or helpers_in) and placement.anchor < len(body):
         following = body[placement.anchor]
         lines = _gap(tuple(following.leading_lines), isinstance(following, _COMPOUND_HEADS), bool(helpers), placement.follows_imports)
         body[placement.anchor] = following.with_changes(leading_lines=lines)
-    elif rest and more:  # the next statement is the first `def` or `class`, after `text`
+    elif (rest or helpers_in) and more:  # the next statement is the first `def` or `class`, after `text`
         footer = _gap(tuple(footer), True, bool(helpers), placement.follows_imports)
-    out: list[cst.BaseStatement] = []
+    out: list[cst.CSTNode | str] = list(header)
     for index, statement in enumerate(body):
         out.extend(at.get(index, ()))
         if index == placement.anchor:
-            out.extend(rest)
+            out.extend([*rest, *rendered])
         out.append(statement)
     if placement.anchor >= len(body):
-        out.extend(rest)
-    trailing = module.has_trailing_newline or more  # code follows on the next line
-    return module.with_changes(body=out, header=header, footer=footer, has_trailing_newline=trailing).code
+        out.extend([*rest, *rendered])
+    out.extend(footer)
+    code = "".join(part if isinstance(part, str) else module.code_for_node(part) for part in out)
+    if not (module.has_trailing_newline or more) and code.endswith(module.default_newline):
+        code = code[: -len(module.default_newline)]  # as `Module.code` writes it
+    return code
 
 
 @functools.lru_cache(maxsize=256)
@@ -129,6 +132,14 @@ def _helper_statements(source: str) -> tuple[cst.BaseStatement, ...]:
     if body:
         body[0] = body[0].with_changes(leading_lines=(_BLANK, _BLANK))
     return tuple(body)
+
+
+@functools.lru_cache(maxsize=256)
+def _rendered(source: str, indent: str, newline: str) -> str:
+    """A helper's code in a module indented by `indent` with `newline` line endings (written
+    once per process: a run writes the same few helpers into many files)."""
+    module = cst.Module(body=_helper_statements(source), default_indent=indent, default_newline=newline)
+    return "".join(module.code_for_node(statement) for statement in module.body)
 
 
 @functools.lru_cache(maxsize=256)
@@ -182,11 +193,12 @@ def _placement(module: cst.Module) -> _Placement:
     present: set[str] = set()
     for index, statement in enumerate(body[:anchor]):
         for small in _imports_of(statement) or ():
-            present.add(cst.Module([]).code_for_node(small))
             if isinstance(small, cst.Import):
-                roots = {cst.Module([]).code_for_node(alias.name).split(".")[0] for alias in small.names}
+                names = [(_dotted(alias.name), _alias(alias)) for alias in small.names]
+                present.update(f"import {name} as {alias}" if alias else f"import {name}" for name, alias in names)
+                roots = {name.split(".")[0] for name, _ in names}
             elif small.module is not None and not small.relative:
-                roots = {cst.Module([]).code_for_node(small.module).split(".")[0]}
+                roots = {_dotted(small.module).split(".")[0]}
             else:
                 continue
             for root in roots:
@@ -214,3 +226,14 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
         return False
     expr = statement.body[0]
     return isinstance(expr, cst.Expr) and isinstance(expr.value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return node.value if isinstance(node, cst.Name) else ""
+
+
+def _alias(alias: cst.ImportAlias) -> str:
+    name = alias.asname.name if alias.asname is not None else None
+    return name.value if isinstance(name, cst.Name) else ""

@@ -196,10 +196,16 @@ def realigned(original: cst.Call, new: cst.Call) -> cst.Call:
     parenthesis moved, when they were aligned with it (the first argument on the call's line)."""
     if isinstance(original.whitespace_before_args, cst.ParenthesizedWhitespace):
         return new  # one argument per line: indented from the statement, which LibCST keeps
-    shift = _width(new.func) - _width(original.func)
-    if not shift or any(_multiline_string(a) for a in new.args):
+    old_width, new_width = _width(original.func), _width(new.func)
+    if not old_width or not new_width or old_width == new_width:
+        return new
+    scan = _Scan()
+    for arg in new.args:
+        arg.visit(scan)
+    if not scan.continued or scan.multiline_string:
         return new  # a multi-line string cannot move with its call: its lines stay, and so do the others
-    return new.with_changes(args=[_shifted(a, shift) for a in new.args])
+    shift = _Shift(new_width - old_width)
+    return new.with_changes(args=[arg.visit(shift) for arg in new.args])
 
 
 def _between(comma: cst.Comma | cst.MaybeSentinel, opening: cst.BaseParenthesizableWhitespace | None) -> cst.Comma:
@@ -233,9 +239,35 @@ def _closing(arg: cst.Arg, last_old: cst.Arg) -> cst.Arg:
     return arg.with_changes(comma=comma, whitespace_after_arg=last_old.whitespace_after_arg)
 
 
-def _width(node: cst.CSTNode) -> int:
-    code = cst.Module([]).code_for_node(node)
-    return len(code) if "\n" not in code else 0
+def _width(node: cst.BaseExpression) -> int:
+    """The width of a callee written `a.b.c` (0 for anything else)."""
+    if node.lpar:
+        return 0
+    if isinstance(node, cst.Name):
+        return len(node.value)
+    if isinstance(node, cst.Attribute) and isinstance(node.dot.whitespace_before, cst.SimpleWhitespace) and isinstance(node.dot.whitespace_after, cst.SimpleWhitespace):
+        inner = _width(node.value)
+        dot = len(node.dot.whitespace_before.value) + len(node.dot.whitespace_after.value) + 1
+        return inner + dot + len(node.attr.value) if inner else 0
+    return 0
+
+
+class _Scan(cst.CSTVisitor):
+    """Whether arguments have continuation lines, and a string spanning lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.continued = False
+        self.multiline_string = False
+
+    def visit_ParenthesizedWhitespace(self, node: cst.ParenthesizedWhitespace) -> None:
+        self.continued = True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.multiline_string |= "\n" in node.value or "\r" in node.value
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self.multiline_string |= "\n" in node.value or "\r" in node.value
 
 
 class _Shift(cst.CSTTransformer):
@@ -248,29 +280,6 @@ class _Shift(cst.CSTTransformer):
     def leave_ParenthesizedWhitespace(self, original: cst.ParenthesizedWhitespace, updated: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
         width = max(len(updated.last_line.value) + self.shift, 1)
         return updated.with_changes(last_line=cst.SimpleWhitespace(" " * width))
-
-
-def _shifted(arg: cst.Arg, shift: int) -> cst.Arg:
-    code = cst.Module([]).code_for_node(arg)
-    return arg.visit(_Shift(shift)) if "\n" in code or "\r" in code else arg  # type: ignore[return-value]
-
-
-def _multiline_string(arg: cst.Arg) -> bool:
-    return any("\n" in code or "\r" in code for code in map(cst.Module([]).code_for_node, _strings(arg)))
-
-
-def _strings(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-
-    class _Collect(cst.CSTVisitor):
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            found.append(node)
-
-        def visit_FormattedString(self, node: cst.FormattedString) -> None:
-            found.append(node)
-
-    node.visit(_Collect())
-    return found
 
 
 def _by_name(call: cst.Call, names: tuple[str, ...]) -> dict[str, cst.Arg]:
