@@ -294,7 +294,14 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
                 extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
             for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
                 extend(detector(rule, analysis, node, scope))
-        elif (kind is ast.Attribute or kind is ast.Name) and type(node.ctx) is ast.Load and dotted(node) is not None:  # type: ignore[attr-defined]
+        elif kind is ast.Name and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+            resolves = bool(analysis.qualified(node, scope))
+            if resolves and id(node) not in handled:
+                extend(_match_reference(analysis, node, scope, index))
+            for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
+                extend(detector(rule, analysis, node, scope))
+            continue  # a leaf
+        elif kind is ast.Attribute and type(node.ctx) is ast.Load and dotted(node) is not None:  # type: ignore[attr-defined]
             resolves = bool(analysis.qualified(node, scope))
             if resolves and id(node) not in handled:
                 extend(_match_reference(analysis, node, scope, index))

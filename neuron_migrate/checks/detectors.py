@@ -12,7 +12,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match, import_rule, resolved_only
+from neuron_migrate.analysis.analyze import (
+    XLA_ROOT,
+    Analysis,
+    Match,
+    import_rule,
+    resolved_only,
+)
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks import (
