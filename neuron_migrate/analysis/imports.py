@@ -182,9 +182,8 @@ def _placement(module: cst.Module) -> _Placement:
     body = module.body
     last: int | None = None
     for index, statement in enumerate(body):
-        if _imports_of(statement) is not None or (index == 0 and _is_docstring(statement)):
-            last = index
-        elif isinstance(statement, cst.Try) and _all_imports(statement.body.body):
+        imports_only = _imports_of(statement) is not None or (isinstance(statement, cst.Try) and _all_imports(statement.body.body))
+        if imports_only or (index == 0 and _is_docstring(statement)):
             last = index
         elif isinstance(statement, _COMPOUND_HEADS):
             break
