@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_leaves, tree_map
-
 from neuron_migrate.smoke import amp, device_module, patches, process_group
+from neuron_migrate.smoke.flat import map_leaves
 
 DEVICE_TYPE = patches.DEVICE_TYPE
 
@@ -128,22 +127,23 @@ class NeuronTensor(torch.Tensor):
 
 def run_on_cpu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run one ATen op on the CPU copies and wrap the results that belong on `neuron`."""
-    name = func._schema.name
-    if name in _NOOP_OPS:
+    schema = func._schema
+    if schema.name in _NOOP_OPS:
         return None
-    index, kwargs = _target_device(args, kwargs)
-    originals: dict[int, Any] = {}
-    cpu_args, cpu_kwargs = tree_map(_unwrapper(originals), (args, kwargs))
-    for leaf in tree_leaves((cpu_args, cpu_kwargs)):
-        if isinstance(leaf, torch.Tensor):
-            originals.setdefault(id(leaf), leaf)
+    originals: dict[int, Any] = {}  # id of each CPU tensor passed -> the tensor the op was given
+    unwrap = _unwrapper(originals)
+    cpu_args = map_leaves(unwrap, args)
+    cpu_kwargs = map_leaves(unwrap, kwargs)
+    on_neuron = any(isinstance(t, NeuronTensor) for t in originals.values())
+    index, cpu_kwargs = _target_device(on_neuron, cpu_kwargs)
     out = func(*cpu_args, **cpu_kwargs)
-    _check_metadata(name, originals)
-    return tree_map(_wrapper(originals, index), out)
+    if schema.is_mutable:  # only an op that writes to an argument can resize it
+        _check_metadata(schema.name, originals)
+    return map_leaves(_wrapper(originals, index), out)
 
 
 def _target_device(
-    args: tuple[Any, ...], kwargs: dict[str, Any]
+    on_neuron: bool, kwargs: dict[str, Any]
 ) -> tuple[int | None, dict[str, Any]]:
     """0 when the outputs belong on `neuron` (None: CPU), and kwargs with `device` on the CPU.
 
@@ -160,16 +160,17 @@ def _target_device(
             device.index if device.index is not None else device_module.current_index()
         )
         return 0, kwargs
-    if any(isinstance(leaf, NeuronTensor) for leaf in tree_leaves((args, kwargs))):
-        return 0, kwargs
-    return None, kwargs
+    return (0 if on_neuron else None), kwargs
 
 
 def _unwrapper(originals: dict[int, Any]) -> Callable[[Any], Any]:
     def unwrap(value: Any) -> Any:
         if isinstance(value, NeuronTensor):
-            originals[id(value._raw)] = value
-            return value._raw
+            raw = value._raw
+            originals[id(raw)] = value
+            return raw
+        if isinstance(value, torch.Tensor):
+            originals.setdefault(id(value), value)
         return value
 
     return unwrap
