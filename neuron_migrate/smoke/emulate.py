@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
 from neuron_migrate.smoke import amp, device_module, patches, process_group
 from neuron_migrate.smoke.flat import map_leaves
 
@@ -130,7 +131,8 @@ def run_on_cpu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     schema = func._schema
     if schema.name in _NOOP_OPS:
         return None
-    originals: dict[int, Any] = {}  # id of each CPU tensor passed -> the tensor the op was given
+    # id of each CPU tensor passed -> the tensor the op was given (a `neuron` tensor: its wrapper)
+    originals: dict[int, Any] = {}
     unwrap = _unwrapper(originals)
     cpu_args = map_leaves(unwrap, args)
     cpu_kwargs = map_leaves(unwrap, kwargs)

@@ -4,7 +4,7 @@
 which the emulation and the op recorder would pay on every op. ATen ops take and return
 tensors, scalars, None and flat lists or tuples of them (kwargs in a dict), so these functions
 walk plain lists, tuples and dicts directly and hand any other container (a namedtuple, a
-`torch.return_types` value) to pytree. The leaves and their order are pytree's: None is no leaf.
+`torch.return_types` value) to pytree. The leaves and their order are pytree's (None is a leaf).
 """
 
 from __future__ import annotations
@@ -24,16 +24,12 @@ def leaves(tree: Any) -> list[Any]:
         items: Any = tree
     elif kind is dict:
         items = tree.values()
-    elif tree is None:
-        return []
     elif isinstance(tree, _CONTAINERS):
         return tree_leaves(tree)
     else:
         return [tree]
     found: list[Any] = []
     for item in items:
-        if item is None:
-            continue
         if isinstance(item, _CONTAINERS):
             found.extend(leaves(item))
         else:
@@ -50,8 +46,6 @@ def map_leaves(fn: Callable[[Any], Any], tree: Any) -> Any:
         return [map_leaves(fn, item) for item in tree]
     if kind is dict:
         return {key: map_leaves(fn, value) for key, value in tree.items()}
-    if tree is None:
-        return None
     if isinstance(tree, _CONTAINERS):
         return tree_map(fn, tree)
     return fn(tree)

@@ -150,7 +150,9 @@ class OpRecorder(TorchDispatchMode):
     def _observe(self, name: str, args: Any, kwargs: dict[str, Any], out: Any) -> None:
         if _exchanges_data(name, args, kwargs):
             _count(self.collectives, name, self._site(name))
-        inputs = [t for t in (*leaves(args), *leaves(kwargs)) if isinstance(t, torch.Tensor)]
+        inputs = [
+            t for t in (*leaves(args), *leaves(kwargs)) if isinstance(t, torch.Tensor)
+        ]
         outputs = [t for t in leaves(out) if isinstance(t, torch.Tensor)]
         on_neuron = [t for t in (*inputs, *outputs) if t.device.type == DEVICE_TYPE]
         if not on_neuron:
@@ -210,7 +212,10 @@ class EmulatedOpRecorder(OpRecorder):
 
 
 def _record(
-    recorder: OpRecorder, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
+    recorder: OpRecorder,
+    func: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None,
 ) -> Any:
     kwargs = kwargs or {}
     out = None
@@ -239,7 +244,9 @@ def _exchanges_data(name: str, args: Any, kwargs: dict[str, Any]) -> bool:
     if not name.startswith(_COLLECTIVE_NAMESPACES) or name in _NOT_EXCHANGES:
         return False
     groups = [
-        g for g in map(_process_group, (*leaves(args), *leaves(kwargs))) if g is not None
+        g
+        for g in map(_process_group, (*leaves(args), *leaves(kwargs)))
+        if g is not None
     ]
     return not groups or any(g.size() > 1 for g in groups)
 
@@ -273,7 +280,8 @@ def _node_site(node: Any, files: UserFiles) -> Site | None:
     stack = meta.get("traceback_", ())
     if isinstance(stack, ForwardStack):
         return stack.site
-    if _SITE_KEY not in meta:  # a stack stored by torch's own `format_stack` (node meta kept)
+    # A stack stored by torch's own `format_stack` (FX kept node metadata): parse it once.
+    if _SITE_KEY not in meta:
         meta[_SITE_KEY] = site_from_formatted_stack(stack, files)
     return meta[_SITE_KEY]
 

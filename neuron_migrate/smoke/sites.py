@@ -16,7 +16,8 @@ _FRAME_LINE = re.compile(
 )
 _LIBRARY_MARKERS = ("site-packages", "dist-packages")
 MAX_SITES = 5  # user lines kept per op, per collective and per rank-merged op
-MAX_CACHED_SITES = 100_000  # (code, line) pairs remembered; beyond, sites are built each time
+# Code objects and (code, line) pairs remembered; beyond, each op's site is built again.
+MAX_CACHED_SITES = 100_000
 
 
 @dataclass(frozen=True, order=True)

@@ -18,7 +18,9 @@ and a small transformer, a few dozen training steps each) it times, interleaved,
 - `smoke`: `neuron-migrate smoke --device emulate --steps 100000 SCRIPT`, the whole command.
 
 `--steps` is high so that smoke never stops the script early: every variant runs the same
-training steps. Peak RSS is that of the largest process of the run (`os.wait4`). It prints a
+training steps. Every run gets one intra-op thread (`--threads 1`, the default): on a machine
+shared with other work, a second OpenMP thread spins waiting for a busy core, and the figures
+then measure the other work; `--threads 0` keeps torch's default. Peak RSS is that of the largest process of the run (`os.wait4`). It prints a
 Markdown table with the ratios to `plain` and the issue's targets, and writes JSON (`--json`).
 `tests/bench/bench.py` runs the same measurement as its smoke section.
 """
@@ -206,17 +208,25 @@ def _fmt(value: float | None, digits: int) -> str:
     return "n/a" if value is None else f"{value:,.{digits}f}"
 
 
-def markdown(results: dict[str, dict[str, Run]]) -> str:
-    lines = ["| script | run | wall s | x plain | CPU s | peak RSS MB | x plain | exit |", "|---|---|---:|---:|---:|---:|---:|---|"]
+def table(results: dict[str, dict[str, Run]]) -> str:
+    """One row per (script, variant): wall, CPU and peak RSS, each with its ratio to `plain`."""
+    lines = [
+        "| script | run | wall s | x plain | CPU s | x plain | peak RSS MB | x plain | exit |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for name, runs in results.items():
         plain = runs.get("plain")
         for label, run in runs.items():
             exit_text = str(run.exit_code) + (f" ({run.note})" if run.note else "")
             lines.append(
                 f"| {name} | {label} | {_fmt(run.wall_s, 2)} | {_fmt(ratio(run, plain, 'wall_s'), 2)} | {_fmt(run.cpu_s, 2)} "
-                f"| {_fmt(run.peak_rss_mb, 0)} | {_fmt(ratio(run, plain, 'peak_rss_mb'), 2)} | {exit_text} |"
+                f"| {_fmt(ratio(run, plain, 'cpu_s'), 2)} | {_fmt(run.peak_rss_mb, 0)} | {_fmt(ratio(run, plain, 'peak_rss_mb'), 2)} | {exit_text} |"
             )
-    lines += ["", "| target | measured | met |", "|---|---:|---|"]
+    return "\n".join(lines)
+
+
+def markdown(results: dict[str, dict[str, Run]]) -> str:
+    lines = [table(results), "", "| target | measured | met |", "|---|---:|---|"]
     for what, measured, met in targets(results):
         lines.append(f"| {what} | {measured} | {({True: 'yes', False: '**MISS**', None: 'not measured'})[met]} |")
     return "\n".join(lines)
@@ -228,7 +238,10 @@ def as_json(results: dict[str, dict[str, Run]], argv: list[str]) -> dict[str, ob
         "command": "python3 tests/bench/smoke_bench.py " + " ".join(argv),
         "scripts": {name: {label: asdict(run) for label, run in runs.items()} for name, runs in results.items()},
         "ratios": {
-            name: {label: {"wall": ratio(run, runs.get("plain"), "wall_s"), "rss": ratio(run, runs.get("plain"), "peak_rss_mb")} for label, run in runs.items()}
+            name: {
+                label: {field: ratio(run, runs.get("plain"), key) for field, key in (("wall", "wall_s"), ("cpu", "cpu_s"), ("rss", "peak_rss_mb"))}
+                for label, run in runs.items()
+            }
             for name, runs in results.items()
         },
         "targets": [{"target": t, "measured": m, "met": ok} for t, m, ok in targets(results)],
@@ -237,7 +250,10 @@ def as_json(results: dict[str, dict[str, Run]], argv: list[str]) -> dict[str, ob
 
 def add_arguments(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     parser.add_argument(f"--{prefix}scripts", default="cnn,transformer", help="which benchmark scripts: cnn, transformer")
-    parser.add_argument(f"--{prefix}threads", type=int, default=0, help="OMP/MKL threads for every run (0: torch's default)")
+    parser.add_argument(
+        f"--{prefix}threads", type=int, default=1,
+        help="intra-op threads (OMP/MKL) for every run; 0 keeps torch's default (one per core)",
+    )  # fmt: skip
     parser.add_argument(f"--{prefix}baseline", type=Path, default=None, help="also time the smoke variants of this checkout (before/after in one run)")
     parser.add_argument(f"--{prefix}timeout", type=float, default=600.0, help="seconds before a run is stopped")
 
