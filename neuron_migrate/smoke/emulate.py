@@ -10,6 +10,7 @@ the PrivateUse1 dispatch key, where per-factory kernels and a boxed fallback do 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +52,7 @@ class NeuronTensor(torch.Tensor):
             storage_offset=raw.storage_offset(),
             dtype=raw.dtype,
             layout=raw.layout,
-            device=torch.device(DEVICE_TYPE, index),
+            device=_device(index),
             requires_grad=False,
         )
         wrapper._raw = raw
@@ -128,8 +129,8 @@ class NeuronTensor(torch.Tensor):
 
 def run_on_cpu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run one ATen op on the CPU copies and wrap the results that belong on `neuron`."""
-    schema = func._schema
-    if schema.name in _NOOP_OPS:
+    name, mutable = _op_facts(func)
+    if name in _NOOP_OPS:
         return None
     # id of each CPU tensor passed -> the tensor the op was given (a `neuron` tensor: its wrapper)
     originals: dict[int, Any] = {}
@@ -139,9 +140,22 @@ def run_on_cpu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     on_neuron = any(isinstance(t, NeuronTensor) for t in originals.values())
     index, cpu_kwargs = _target_device(on_neuron, cpu_kwargs)
     out = func(*cpu_args, **cpu_kwargs)
-    if schema.is_mutable:  # only an op that writes to an argument can resize it
-        _check_metadata(schema.name, originals)
+    if mutable:  # only an op that writes to an argument can resize it
+        _check_metadata(name, originals)
     return map_leaves(_wrapper(originals, index), out)
+
+
+@functools.cache
+def _device(index: int) -> torch.device:
+    """`neuron:index`, built once (the name exists once `install` has registered it)."""
+    return torch.device(DEVICE_TYPE, index)
+
+
+@functools.cache
+def _op_facts(func: Any) -> tuple[str, bool]:
+    """An op's schema name and whether it writes to an argument (read once per overload)."""
+    schema = func._schema
+    return schema.name, schema.is_mutable
 
 
 def _target_device(
@@ -184,7 +198,7 @@ def _wrapper(originals: dict[int, Any], index: int | None) -> Callable[[Any], An
             return value
         if id(value) in originals:  # in-place and out= ops return their argument
             return originals[id(value)]
-        if index is not None and value.device.type == "cpu":
+        if index is not None and value.is_cpu:
             return NeuronTensor(value, index)
         return value
 
