@@ -7,12 +7,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from neuron_migrate.analysis.names import Resolver, Scope, dotted
+from neuron_migrate.analysis.names import CHILD_FIELDS, Resolver, Scope, dotted
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
 
 PARENT = "_nm_parent"  # attribute set on every ast node during the walk
+_LEAVES = frozenset({ast.Constant, ast.Name, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal})  # no child nodes
 XLA_ROOT = "torch_xla"
 _SCOPE_NODES = (
     ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
@@ -95,33 +96,54 @@ class Analysis:
         self.tree = tree
         self.resolver = Resolver(tree, known)
         self.handled: set[int] = set()  # ids of chains already reported as part of a call
-        self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules with the xla_import detector
+        self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules whose detector is an `import_rule`
         self._call_names: dict[int, set[str]] = {}
+        self._qualified: dict[tuple[int, int], set[str]] = {}
         self.memo: dict[str, object] = {}  # per-module facts a detector computes once, by name
         self._indent_unit: str | None = None
+        self._all_nodes: list[ast.AST] | None = None
+        self._nodes_of: dict[tuple[type, ...], list[ast.AST]] = {}
         self.fixes: Mapping[str, Callable[..., Plan | None]] = {}  # `fix = "..."` names, set by the engine
 
     # -- names --------------------------------------------------------------------------
     def qualified(self, node: ast.AST, scope: Scope) -> set[str]:
-        return self.resolver.qualified_names(node, scope)
+        """Every qualified name a Name/Attribute chain may stand for (memoised: several rules ask)."""
+        key = (id(node), id(scope))
+        found = self._qualified.get(key)
+        if found is None:
+            found = self._qualified[key] = self.resolver.qualified_names(node, scope)
+        return found
 
     def call_names(self, call: ast.Call, scope: Scope) -> set[str]:
         """Every qualified name the callee may stand for (memoised: several rules ask)."""
         key = id(call)
         found = self._call_names.get(key)
         if found is None:
-            found = self._call_names[key] = self.resolver.qualified_names(call.func, scope)
+            found = self._call_names[key] = self.qualified(call.func, scope)
         return found
 
     def calls_anywhere(self, names: tuple[str, ...]) -> bool:
         """Whether the module calls any of `names` (resolved at module scope), at any depth."""
         scope = self.resolver.module_scope
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and any(n.startswith(names) for n in self.resolver.qualified_names(node.func, scope)):
+        for node in self.nodes(ast.Call):
+            if any(n.startswith(names) for n in self.resolver.qualified_names(node.func, scope)):
                 return True
         return False
 
     # -- tree -------------------------------------------------------------------------
+    def nodes(self, *types: type) -> list[ast.AST]:
+        """Every node of the module that is an instance of one of `types`, in `ast.walk`'s order.
+
+        The module is walked once per analysis; each set of types is filtered once. Checks ask
+        this instead of walking the whole tree again.
+        """
+        found = self._nodes_of.get(types)
+        if found is None:
+            if self._all_nodes is None:
+                self._all_nodes = breadth_first(self.tree)
+            found = self._nodes_of[types] = [n for n in self._all_nodes if isinstance(n, types)]
+        return found
+
     @staticmethod
     def parent(node: ast.AST) -> ast.AST | None:
         return getattr(node, PARENT, None)
@@ -138,6 +160,27 @@ class Analysis:
         if self._indent_unit is None:
             self._indent_unit = _indent_step(self.src, self.tree) or "    "
         return self._indent_unit
+
+
+def breadth_first(tree: ast.AST) -> list[ast.AST]:
+    """Every node under `tree`, in `ast.walk`'s order, without the shared `ctx` markers."""
+    found = [tree]
+    append = found.append
+    node_type = ast.AST
+    fields_of = CHILD_FIELDS
+    index = 0
+    while index < len(found):
+        node = found[index]
+        index += 1
+        for name in fields_of.get(type(node), node._fields):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        append(item)
+            elif isinstance(value, node_type):
+                append(value)
+    return found
 
 
 def _indent_step(src: SourceText, tree: ast.Module) -> str | None:
@@ -171,6 +214,31 @@ def body_of(parent: ast.AST, stmt: ast.stmt) -> list[ast.stmt] | None:
 
 
 Detector = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
+RESOLVED_ONLY = "nm_resolved_only"  # attribute of a detector marked with `resolved_only`
+
+
+def resolved_only(detector: Detector) -> Detector:
+    """Mark a detector that never matches a call, name or attribute chain which resolves to no
+    qualified name (a local variable, `self.x`, a method of a local object).
+
+    The walk skips it for those nodes (most calls in a module), so it need not be asked.
+    It is still run for every other node type it declares.
+    """
+    setattr(detector, RESOLVED_ONLY, True)
+    return detector
+
+
+IMPORT_RULE = "nm_import_rule"  # attribute of a detector marked with `import_rule`
+
+
+def import_rule(detector: Detector) -> Detector:
+    """Mark a detector that matches imports which its fix removes once nothing uses them.
+
+    Rules with such a detector are the analysis's `import_rules`: `check` counts their findings
+    fixable when the other safe fixes leave the import unused, as `--fix` would.
+    """
+    setattr(detector, IMPORT_RULE, True)
+    return detector
 
 
 @dataclass
@@ -180,8 +248,10 @@ class RuleIndex:
     exact: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict)
     prefix: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict)
     detectors: dict[type, list[tuple[RuleSpec, Detector]]] = field(default_factory=dict)
+    unresolved: dict[type, list[tuple[RuleSpec, Detector]]] = field(default_factory=dict)  # those not `resolved_only`
     import_rules: tuple[RuleSpec, ...] = ()
     catch_all: RuleSpec | None = None
+    _entries: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict, repr=False, compare=False)
 
     def known(self, name: str) -> bool:
         """Whether `name` is, or leads to, an API some enabled rule maps (for star imports)."""
@@ -191,6 +261,13 @@ class RuleIndex:
         return any(key.startswith(prefix) for key in self.exact) or any(key.startswith(prefix) for key in self.prefix)
 
     def entries_for(self, name: str) -> list[tuple[RuleSpec, MapEntry]]:
+        """The rules' entries for a qualified name: its own and its prefixes' (memoised per name)."""
+        known = self._entries.get(name)
+        if known is None:
+            known = self._entries[name] = self._find_entries(name)
+        return known
+
+    def _find_entries(self, name: str) -> list[tuple[RuleSpec, MapEntry]]:
         found = list(self.exact.get(name, ()))
         parts = name.split(".")
         for i in range(len(parts), 0, -1):
@@ -201,35 +278,68 @@ class RuleIndex:
 def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
     """Visit every node once, set parent links, and collect the matches of enabled rules."""
     matches: list[Match] = []
+    extend = matches.extend
     analysis.import_rules = index.import_rules
-    module_scope = analysis.resolver.module_scope
-    stack: list[tuple[ast.AST, Scope]] = [(analysis.tree, module_scope)]
+    stack: list[tuple[ast.AST, Scope]] = [(analysis.tree, analysis.resolver.module_scope)]
+    pop, push = stack.pop, stack.append
     scope_of = analysis.resolver.scope_of
-    detectors = index.detectors
+    detectors, unresolved = index.detectors, index.unresolved
+    handled = analysis.handled
     while stack:
-        node, scope = stack.pop()
+        node, scope = pop()
         kind = type(node)
-        descend = True
         if kind is ast.Call:
-            if id(node) not in analysis.handled:  # a detector that rewrites an enclosing node claimed it
-                matches.extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
-        elif kind is ast.Attribute or kind is ast.Name:
-            if isinstance(node.ctx, ast.Load) and dotted(node) is not None:  # type: ignore[attr-defined]
-                descend = False
-                if id(node) not in analysis.handled:
-                    matches.extend(_match_reference(analysis, node, scope, index))
-        for rule, detector in detectors.get(kind, ()):
-            matches.extend(detector(rule, analysis, node, scope))
-        if not descend:
-            _link_chain(node)
+            resolves = bool(analysis.call_names(node, scope))  # type: ignore[arg-type]
+            if resolves and id(node) not in handled:  # a detector that rewrites an enclosing node claimed it
+                extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
+            for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
+                extend(detector(rule, analysis, node, scope))
+        elif kind is ast.Name and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+            resolves = bool(analysis.qualified(node, scope))
+            if resolves and id(node) not in handled:
+                extend(_match_reference(analysis, node, scope, index))
+            for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
+                extend(detector(rule, analysis, node, scope))
+            continue  # a leaf
+        elif kind is ast.Attribute and type(node.ctx) is ast.Load and dotted(node) is not None:  # type: ignore[attr-defined]
+            resolves = bool(analysis.qualified(node, scope))
+            if resolves and id(node) not in handled:
+                extend(_match_reference(analysis, node, scope, index))
+            for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
+                extend(detector(rule, analysis, node, scope))
+            _link_chain(node)  # a whole chain is one reference: its parts are not visited
             continue
+        else:
+            for rule, detector in detectors.get(kind, ()):
+                extend(detector(rule, analysis, node, scope))
+            if kind in _LEAVES:
+                continue
+        children = _children(node)
         inner = scope_of.get(node, scope) if kind in _SCOPE_NODES else scope
-        children = list(ast.iter_child_nodes(node))
-        outer_parts = _outer_parts(node) if inner is not scope else ()
+        if inner is scope:
+            for child in reversed(children):
+                setattr(child, PARENT, node)
+                push((child, scope))
+            continue
+        outer_parts = _outer_parts(node)
         for child in reversed(children):
             setattr(child, PARENT, node)
-            stack.append((child, scope if any(child is o for o in outer_parts) else inner))
+            push((child, scope if any(child is o for o in outer_parts) else inner))
     return matches
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes(node)` as a list, less the shared `ctx` markers."""
+    found: list[ast.AST] = []
+    for name in CHILD_FIELDS.get(type(node), node._fields):
+        value = getattr(node, name, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, ast.AST):
+                    found.append(item)
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
 
 
 def _outer_parts(node: ast.AST) -> list[ast.AST]:
@@ -258,8 +368,11 @@ def _written(analysis: Analysis, node: ast.AST) -> str:
     return dotted(node) or analysis.segment(node)
 
 
-def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleIndex) -> Iterator[Match]:
+def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleIndex) -> list[Match]:
     names = analysis.call_names(call, scope)
+    if not names:
+        return []
+    found: list[Match] = []
     seen: set[tuple[str, str]] = set()
     for name in sorted(names):
         for rule, entry in index.entries_for(name):
@@ -267,24 +380,23 @@ def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleInd
                 continue
             seen.add((rule.code, entry.old))
             analysis.handled.add(id(call.func))
-            yield Match(rule, call, scope, entry, name, _written(analysis, call.func))
+            found.append(Match(rule, call, scope, entry, name, _written(analysis, call.func)))
+    return found
 
 
-def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> Iterator[Match]:
+def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> list[Match]:
     names = analysis.qualified(node, scope)
     if not names:
-        return
-    found = False
+        return []
+    found: list[Match] = []
     seen: set[tuple[str, str]] = set()
     for name in sorted(names):
         for rule, entry in index.entries_for(name):
             if entry.calls_only or (rule.code, entry.old) in seen:
                 continue
             seen.add((rule.code, entry.old))
-            found = True
-            yield Match(rule, node, scope, entry, name, _written(analysis, node))
+            found.append(Match(rule, node, scope, entry, name, _written(analysis, node)))
     if found or index.catch_all is None:
-        return
+        return found
     xla = sorted(n for n in names if n == XLA_ROOT or n.startswith(XLA_ROOT + "."))
-    if xla:
-        yield Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))
+    return [Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))] if xla else []

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -64,10 +66,25 @@ def dotted(node: ast.AST) -> str | None:
 class _Collector(ast.NodeVisitor):
     """Builds the scope tree and records every binding and every load."""
 
+    def visit(self, node: ast.AST) -> None:
+        _VISITS.get(type(node), _Collector.generic_visit)(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        visits = _VISITS
+        for name in CHILD_FIELDS.get(type(node), node._fields):  # no ctx: visit_Name reads it itself
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visits.get(type(item), _Collector.generic_visit)(self, item)
+            elif isinstance(value, ast.AST):
+                visits.get(type(value), _Collector.generic_visit)(self, value)
+
     def __init__(self, module: ast.Module) -> None:
         self.module_scope = Scope(module, None)
         self.scope = self.module_scope
         self.scope_of: dict[ast.AST, Scope] = {module: self.module_scope}
+        self.strings: dict[int, ast.Constant] = {}  # binding node id -> the string it binds
 
     # -- scopes -------------------------------------------------------------------------
     def _enter(self, node: ast.AST, is_class: bool = False) -> Scope:
@@ -91,6 +108,9 @@ class _Collector(ast.NodeVisitor):
 
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        self.strings.update((id(a), d) for a, d in pairs if isinstance(d, ast.Constant) and isinstance(d.value, str))
         for default in [*args.defaults, *[d for d in args.kw_defaults if d is not None]]:
             self.visit(default)
         if not isinstance(node, ast.Lambda):
@@ -169,6 +189,9 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
+        value = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+            self.strings[id(node.targets[0])] = value
         source = dotted(node.value)
         for target in node.targets:
             if source and isinstance(target, ast.Name):
@@ -202,6 +225,31 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+def _node_classes(base: type = ast.AST) -> Iterator[type]:
+    for cls in base.__subclasses__():
+        yield cls
+        yield from _node_classes(cls)
+
+
+# Fields that never hold a node (identifiers, numbers, flags), and the shared ctx markers.
+_SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "arg", "name", "asname", "module", "level", "kind", "type_comment", "conversion", "is_async", "simple", "tag", "rest"}
+)
+# For each node class, the fields that may hold child nodes, in `ast.iter_child_nodes` order.
+CHILD_FIELDS: Mapping[type, tuple[str, ...]] = MappingProxyType(
+    {cls: tuple(f for f in cls._fields if f not in _SCALAR_FIELDS) for cls in _node_classes()}
+)
+
+
+# The collector's method for each node class, looked up once rather than by name per node.
+_VISITS: Mapping[type, Callable[[_Collector, Any], None]] = MappingProxyType(
+    {
+        **{cls: vars(_Collector)["visit_" + cls.__name__] for cls in _node_classes() if "visit_" + cls.__name__ in vars(_Collector)},
+        ast.Constant: lambda collector, node: None,  # a leaf
+    }
+)
+
+
 # Bounds of the alias walk, per module: how many bindings lists it resolves, how deep an alias
 # of an alias of ... it follows, and how many qualified names one name may stand for. Real code
 # stays far below them; they keep a hostile file (a name rebound thousands of times, or a chain
@@ -222,6 +270,8 @@ class Resolver:
         collector.visit(module)
         self.module_scope = collector.module_scope
         self.scope_of = collector.scope_of
+        # `X = "s"` targets and parameters defaulting to a string: binding node id -> the string
+        self.string_definitions: Mapping[int, ast.Constant] = collector.strings
         # What each name's bindings stand for, resolved once per bindings list (by identity: the
         # lists live in the scopes). A list met again while it is being resolved (`x = x.y`)
         # contributes nothing, which cuts every cycle; six rebinds of one name used to take
@@ -263,10 +313,16 @@ class Resolver:
 
     def qualified_names(self, node: ast.AST, scope: Scope, _depth: int = 0) -> set[str]:
         """Every dotted name a Name/Attribute chain may refer to (empty when local-only)."""
-        chain = dotted(node)
-        if chain is None:
+        head = node
+        while type(head) is ast.Attribute:
+            head = head.value  # type: ignore[attr-defined]
+        if type(head) is not ast.Name:
             return set()
-        return self.resolve_dotted(chain, scope)
+        bases = self._names_of(self.lookup(head.id, scope), scope)  # type: ignore[attr-defined]
+        if not bases:
+            return set()  # a local name: no need to spell the chain out
+        rest = (dotted(node) or "").partition(".")[2]
+        return {f"{base}.{rest}" if rest else base for base in bases}
 
     def resolve_dotted(self, chain: str, scope: Scope, _depth: int = 0) -> set[str]:
         head, _, rest = chain.partition(".")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match
+from neuron_migrate.analysis.analyze import Analysis, Match, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 
@@ -116,7 +116,7 @@ def sparse_use(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
         found = sorted(analysis.qualified(layout.value, scope) & _SPARSE_LAYOUTS)
         if found:
             yield _match(rule, layout.value, scope, found[0], dotted(layout.value) or found[0])
-    attr = func.attr if isinstance(func, ast.Attribute) and not _receiver_is_module(analysis, func, scope) else None
+    attr = func.attr if isinstance(func, ast.Attribute) and func.attr in ("gather", *_TO_SPARSE) and not _receiver_is_module(analysis, func, scope) else None
     tensor_method = sorted(n for n in names if n.startswith("torch.Tensor.") and n.rsplit(".", 1)[1] in _TO_SPARSE)
     if tensor_method or (attr in _TO_SPARSE and imports_torch(analysis)):
         name = tensor_method[0].rsplit(".", 1)[1] if tensor_method else attr
@@ -139,6 +139,7 @@ def _match(rule: RuleSpec, node: ast.AST, scope: Scope, qualified: str, written:
 
 
 # -- module attributes, read or written --------------------------------------------------------
+@resolved_only
 def module_attribute(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """The whole chain below a listed module, also as an assignment target (`config.x = 1`)."""
     parent = analysis.parent(node)
@@ -165,9 +166,10 @@ def float64_dtype(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
     lookup tables (`{"DoubleTensor": torch.DoubleTensor}`), which create no tensor.
     """
     if isinstance(node, ast.Call):
-        if on_cpu(analysis, node, scope):
+        slots = _dtype_slots(analysis, node, scope)
+        if not slots or on_cpu(analysis, node, scope):
             return
-        for value in _dtype_slots(analysis, node, scope):
+        for value in slots:
             match = _float64_value(rule, analysis, node, value, scope)
             if match is not None:
                 yield match
@@ -261,6 +263,7 @@ def double_method(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
 
 
 # -- NumPy arrays, which default to float64 ------------------------------------------------------------
+@resolved_only
 def numpy_float64(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.from_numpy(a)` and `torch.tensor(np_array)` that probably give a float64 tensor."""
     assert isinstance(node, ast.Call)

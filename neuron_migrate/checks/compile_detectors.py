@@ -12,7 +12,7 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match
+from neuron_migrate.analysis.analyze import Analysis, Match, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
@@ -54,6 +54,7 @@ def _bare_decorators(analysis: Analysis, node: ast.AST, scope: Scope) -> Iterato
             yield decorator
 
 
+@resolved_only
 def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(..., dynamic=True)` and `torch._dynamo.optimize(..., dynamic=True)`."""
     if not _compile_call(analysis, node, scope, COMPILE | _OPTIMIZE) or _support(analysis).dynamic:
@@ -63,11 +64,13 @@ def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
         yield Match(rule, keyword.value, scope, MapEntry(old="dynamic=True", new="False"), "torch.compile", "dynamic=True")
 
 
+@resolved_only
 def dynamic_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(...)` (or `@torch.compile`) that leaves `dynamic` to Dynamo's default."""
     yield from _missing_keyword(rule, analysis, node, scope, "dynamic", "dynamic=False")
 
 
+@resolved_only
 def backend_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(...)` with no `backend`, in a module that never sets a default backend."""
     found = list(_missing_keyword(rule, analysis, node, scope, "backend", 'backend="neuron"'))
@@ -76,27 +79,31 @@ def backend_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
 
 
 def _missing_keyword(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope, name: str, keyword: str) -> Iterator[Match]:
+    if isinstance(node, ast.Call):
+        if _compile_call(analysis, node, scope) and _keyword(node, name) is None and not _spreads(node):
+            yield Match(rule, node, scope, _keyword_entry(name), "torch.compile", dotted(node.func) or "torch.compile", (("keyword", keyword),))
+        return
+    for decorator in _bare_decorators(analysis, node, scope):
+        yield Match(rule, decorator, scope, _keyword_entry(name), "torch.compile", dotted(decorator) or "torch.compile", (("keyword", keyword),))
+
+
+def _keyword_entry(name: str) -> MapEntry:
     entry = MapEntry(old=f"torch.compile:{name}", fix="add_keyword")
     if name == "backend":
         entry = replace(entry, accelerator_safety=Safety.MANUAL, accelerator_message=_PORTABLE_BACKEND)
-    extra = (("keyword", keyword),)
-    if isinstance(node, ast.Call):
-        if _compile_call(analysis, node, scope) and _keyword(node, name) is None and not _spreads(node):
-            yield Match(rule, node, scope, entry, "torch.compile", dotted(node.func) or "torch.compile", extra)
-        return
-    for decorator in _bare_decorators(analysis, node, scope):
-        yield Match(rule, decorator, scope, entry, "torch.compile", dotted(decorator) or "torch.compile", extra)
+    return entry
 
 
 def _sets_default_backend(analysis: Analysis) -> bool:
     """Whether the module calls `torch.compiler.set_default_backend(...)` anywhere."""
     module = analysis.resolver.module_scope
-    for node in ast.walk(analysis.tree):
-        if isinstance(node, ast.Call) and dotted(node.func) and analysis.qualified(node.func, module) & SET_DEFAULT_BACKEND:
+    for node in analysis.nodes(ast.Call):
+        if dotted(node.func) and analysis.qualified(node.func, module) & SET_DEFAULT_BACKEND:
             return True
     return False
 
 
+@resolved_only
 def compile_mode(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(..., mode="max-autotune")`: a mode the backend ignores."""
     if not _compile_call(analysis, node, scope):
@@ -107,6 +114,7 @@ def compile_mode(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
         yield Match(rule, keyword, scope, MapEntry(old=mode, fix="remove_keyword"), "torch.compile", mode)
 
 
+@resolved_only
 def compile_options(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """Keys of `torch.compile(..., options={...})` that the Neuron backend does not read."""
     if not _compile_call(analysis, node, scope):
@@ -132,6 +140,7 @@ def _option_keys(analysis: Analysis, value: ast.AST | None, scope: Scope) -> Ite
                 yield keyword, keyword.arg
 
 
+@resolved_only
 def cuda_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`backend="inductor"` / `"cudagraphs"` in torch.compile, `_dynamo.optimize` or `set_default_backend`."""
     assert isinstance(node, ast.Call)

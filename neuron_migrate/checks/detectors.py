@@ -12,7 +12,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match
+from neuron_migrate.analysis.analyze import (
+    XLA_ROOT,
+    Analysis,
+    Match,
+    import_rule,
+    resolved_only,
+)
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks import (
@@ -50,6 +56,7 @@ def _xla_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     return [a.name for a in node.names if a.name == XLA_ROOT or a.name.startswith(XLA_ROOT + ".")]
 
 
+@import_rule
 def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """Imports of torch_xla modules; entries with `old` list the modules this rule owns."""
     assert isinstance(node, (ast.Import, ast.ImportFrom))
@@ -78,6 +85,7 @@ def _claimed_elsewhere(analysis: Analysis, module: str, rule: RuleSpec) -> bool:
 _ENVIRON = {"os.environ"}
 
 
+@resolved_only
 def env_var(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """Environment variables set from Python: `os.environ[K] = v`, `setdefault`, `putenv`, `update`."""
     for name, target, stmt_node in _env_writes(analysis, node, scope):
@@ -118,6 +126,7 @@ _INIT_PG = {"torch.distributed.init_process_group", "torch.distributed.distribut
 _NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"}
 
 
+@resolved_only
 def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, and a backend
     held in a constant, class attribute or default argument."""
@@ -152,6 +161,7 @@ def _backend_source(analysis: Analysis, backend: ast.AST | None, scope: Scope) -
 _COMPILE = {"torch.compile", "torch._dynamo.optimize"}
 
 
+@resolved_only
 def compile_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(m, backend="openxla")` and `torch._dynamo.optimize("openxla")`."""
     assert isinstance(node, ast.Call)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from neuron_migrate.analysis.analyze import Analysis, Match
 from neuron_migrate.analysis.names import Scope
@@ -86,14 +86,13 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
     if not slots:
         return
     kind, definition = receiver(analysis, call, scope)
-    callee = analysis.segment(call.func)
     for value in slots:
         literal = _string(value)
         if literal is not None and new_device(literal) is not None:
             if kind == "torch" or (kind == "user" and consistent(analysis, definition)):  # type: ignore[arg-type]
                 yield _match(rule, value, scope)
             else:
-                yield _match(rule, value, scope, _USER_MESSAGE if kind == "user" else _OTHER_MESSAGE, callee)
+                yield _match(rule, value, scope, _USER_MESSAGE if kind == "user" else _OTHER_MESSAGE, analysis.segment(call.func))
         elif kind == "torch":
             source = string_source(analysis, value, scope)
             if source is not None and new_device(source.value) is not None:
@@ -211,8 +210,8 @@ def _device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
     if known is None:
         found: dict[int, set[str]] = {}
         functions = {n.name: n for n in analysis.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        for node in ast.walk(analysis.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+        for node in analysis.nodes(ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in functions:  # type: ignore[attr-defined]
                 function = functions[node.func.id]
                 params = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
                 fed = {k.arg for k in node.keywords if k.arg and _is_device_string(k.value)}
@@ -240,22 +239,9 @@ def string_source(analysis: Analysis, node: ast.AST, scope: Scope) -> ast.Consta
     return None
 
 
-def _string_definitions(analysis: Analysis) -> dict[int, ast.Constant]:
+def _string_definitions(analysis: Analysis) -> Mapping[int, ast.Constant]:
     """Binding node id -> the string it binds: `X = "s"` targets and parameters defaulting to one."""
-    known = analysis.memo.get("string_definitions")
-    if known is None:
-        found: dict[int, ast.Constant] = {}
-        for node in ast.walk(analysis.tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                if _string(node.value) is not None:
-                    found[id(node.targets[0])] = node.value  # type: ignore[assignment]
-            elif isinstance(node, ast.arguments):
-                positional = [*node.posonlyargs, *node.args]
-                pairs = list(zip(positional[len(positional) - len(node.defaults) :], node.defaults))
-                pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
-                found.update((id(a), d) for a, d in pairs if _string(d) is not None)  # type: ignore[misc]
-        known = analysis.memo["string_definitions"] = found
-    return known  # type: ignore[return-value]
+    return analysis.resolver.string_definitions
 
 
 def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:
@@ -275,8 +261,8 @@ def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:
 def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:
     """Unsafe when the variable is also compared somewhere: that test may change its branch."""
     name = value.id if isinstance(value, ast.Name) else getattr(value, "attr", "")
-    for node in ast.walk(analysis.tree):
-        if isinstance(node, ast.Compare) and not compare_operands(node):
+    for node in analysis.nodes(ast.Compare):
+        if not compare_operands(node):  # type: ignore[arg-type]
             if any((isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name) for o in [node.left, *node.comparators]):
                 return Safety.UNSAFE
     return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import io
 import re
 import tokenize
@@ -37,6 +38,18 @@ _SAFE_SLOTS = (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr, ast.keyword, ast
 _LOW_PRECEDENCE = (ast.IfExp, ast.BoolOp, ast.Compare, ast.BinOp, ast.UnaryOp, ast.Lambda, ast.NamedExpr)
 
 
+@functools.lru_cache(maxsize=4096)
+def _expression(text: str) -> ast.expr | None:
+    """`text` parsed as an expression, or None (memoised: files share their replacements).
+
+    Only the node's type is read, so one parsed node serves every file.
+    """
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+
 class FixContext:
     """What a fix may ask of the module: text, names to use, and edit builders."""
 
@@ -45,7 +58,6 @@ class FixContext:
         self.src = analysis.src
         self._names: dict[tuple[str, int], tuple[str, bool] | None] = {}  # name_for's answers by scope
         self._module_aliases: dict[str, list[str]] | None = None
-        self._parsed: dict[str, ast.expr | None] = {}  # replacement text -> its expression
 
     # -- names --------------------------------------------------------------------------
     def name_for(self, key: str, match: Match) -> tuple[str, bool] | None:
@@ -126,7 +138,7 @@ class FixContext:
 
     def wrap(self, node: ast.AST, text: str) -> str:
         """Parenthesise `text` if it replaces `node` where its precedence would change meaning."""
-        expr = self._expression(text)
+        expr = _expression(text)
         if expr is None:
             return text
         parent = self.analysis.parent(node)
@@ -137,15 +149,6 @@ class FixContext:
         if isinstance(parent, ast.BoolOp) and isinstance(expr, (ast.Compare, ast.BinOp, ast.UnaryOp)):
             return text  # comparisons and `not` bind tighter than `and` / `or`
         return f"({text})"
-
-    def _expression(self, text: str) -> ast.expr | None:
-        """`text` parsed as an expression (memoised: many matches share a replacement)."""
-        if text not in self._parsed:
-            try:
-                self._parsed[text] = ast.parse(text.strip(), mode="eval").body
-            except SyntaxError:
-                self._parsed[text] = None
-        return self._parsed[text]
 
     def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan | None:
         """Replace `node` with `text`; None when `text` cannot sit inside the f-string around it."""
@@ -763,12 +766,11 @@ def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
 
 def _calls_init_process_group(ctx: FixContext) -> bool:
     """Whether anything called `init_process_group` is called anywhere in the module."""
-    for node in ast.walk(ctx.analysis.tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name == "init_process_group":
-                return True
+    for node in ctx.analysis.nodes(ast.Call):
+        func = node.func  # type: ignore[attr-defined]
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name == "init_process_group":
+            return True
     return False
 
 

@@ -9,6 +9,7 @@ the lines the test guards, when it is an `if`/`elif`/`while` condition or a cond
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 
 from neuron_migrate.analysis.analyze import Analysis, Match
@@ -39,29 +40,42 @@ def xla_feature_flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: S
     yield Match(rule, node, scope, entry, written, written, (("lines", lines),))
 
 
+@functools.lru_cache(maxsize=64)
+def _variables(maps: tuple[MapEntry, ...]) -> dict[str, MapEntry]:
+    return {entry.old: entry for entry in maps}
+
+
 def _flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> tuple[MapEntry, str] | None:
-    variables = {entry.old: entry for entry in rule.maps}
     if isinstance(node, ast.Call):
         name = dotted(node.func) or ""
         if name.rsplit(".", 1)[-1] in _AVAILABILITY:
             return MapEntry(old=name), f"{name}()"
         names = analysis.call_names(node, scope)
+        if not names:
+            return None
         first = _string(node.args[0]) if node.args else None
         if names & _FIND_SPEC and first is not None and first.split(".")[0] == "torch_xla":
             return MapEntry(old=first), analysis.segment(node)
+        variables = _variables(rule.maps)
         if names & _ENV_READS and first in variables:
             return variables[first], analysis.segment(node)
+    elif isinstance(node, ast.Attribute):
+        if node.attr == "XLA" and (dotted(node.value) or "").rsplit(".", 1)[-1] == "DistributedType":
+            return MapEntry(old="DistributedType.XLA"), dotted(node) or "DistributedType.XLA"
     elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
-        key, container = _string(node.left), analysis.qualified(node.comparators[0], scope)
-        if key is not None and key.split(".")[0] == "torch_xla" and container & _SYS_MODULES:
+        key = _string(node.left)
+        if key is None:
+            return None
+        container = analysis.qualified(node.comparators[0], scope)
+        if key.split(".")[0] == "torch_xla" and container & _SYS_MODULES:
             return MapEntry(old=key), analysis.segment(node)
+        variables = _variables(rule.maps)
         if key in variables and container & _ENVIRON:
-            return variables[key], analysis.segment(node)  # type: ignore[index]
-    elif isinstance(node, ast.Attribute) and node.attr == "XLA" and (dotted(node.value) or "").rsplit(".", 1)[-1] == "DistributedType":
-        return MapEntry(old="DistributedType.XLA"), dotted(node) or "DistributedType.XLA"
-    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _string(node.slice) in variables:
-        if analysis.qualified(node.value, scope) & _ENVIRON:
-            return variables[_string(node.slice)], analysis.segment(node)  # type: ignore[index]
+            return variables[key], analysis.segment(node)
+    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        key = _string(node.slice)
+        if key is not None and key in _variables(rule.maps) and analysis.qualified(node.value, scope) & _ENVIRON:
+            return _variables(rule.maps)[key], analysis.segment(node)
     return None
 
 

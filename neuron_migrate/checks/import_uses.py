@@ -7,7 +7,7 @@ import stays exactly when the fix declines to remove it.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
@@ -37,19 +37,36 @@ def binding_used(resolver: Resolver, name: str, scope: Scope) -> bool:
 
 def import_scope(analysis: Analysis, stmt: ast.stmt) -> Scope:
     """The scope an import statement binds its names in."""
-    for scope in analysis.resolver.scope_of.values():
-        for bindings in scope.bindings.values():
-            if any(b.node is stmt for b in bindings):
-                return scope
-    return analysis.resolver.module_scope
+    return _binding_scopes(analysis).get(id(stmt), analysis.resolver.module_scope)
+
+
+def _binding_scopes(analysis: Analysis) -> dict[int, Scope]:
+    """Statement id -> the scope it binds names in (the first, as scopes are listed), once per module."""
+    known = analysis.memo.get("binding_scopes")
+    if known is None:
+        found: dict[int, Scope] = {}
+        for scope in analysis.resolver.scope_of.values():
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    if binding.node is not None:
+                        found.setdefault(id(binding.node), scope)
+        known = analysis.memo["binding_scopes"] = found
+    return known  # type: ignore[return-value]
 
 
 # -- side effects --------------------------------------------------------------------------
 def xla_backend_use(analysis: Analysis) -> str | None:
     """The first string that still needs the `xla` backend: `"xla"`, `xla://`, `pjrt://`."""
-    for node in ast.walk(analysis.tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = node.value.strip()
+    if "xla_backend_use" not in analysis.memo:
+        analysis.memo["xla_backend_use"] = _first_backend_string(analysis)
+    return analysis.memo["xla_backend_use"]  # type: ignore[return-value]
+
+
+def _first_backend_string(analysis: Analysis) -> str | None:
+    for node in analysis.nodes(ast.Constant):
+        value = node.value  # type: ignore[attr-defined]
+        if isinstance(value, str) and ("xla" in value or "pjrt://" in value):
+            text = value.strip()
             parts = [p.split(":")[-1] for p in text.split(",")]
             if "xla" in parts or text.startswith(("xla://", "pjrt://")):
                 return text
@@ -93,19 +110,30 @@ def keep_reason(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> str | 
     if scope is not analysis.resolver.module_scope:
         return None
     for name in names:
-        if name in _exported(analysis.tree):
+        if name in _exported(analysis):
             return f"Remove `{name}` from `__all__`, then the `{{old}}` import; other modules import it from here"
-        if name in _string_annotation_names(analysis.tree):
+        if name in _string_annotation_names(analysis):
             return f"Rewrite the string annotations that name `{name}`, then remove the `{{old}}` import"
         if name in _patched_names(analysis):
             return f"Update the `mock.patch` targets that name `{name}`, then remove the `{{old}}` import"
     return None
 
 
-def _exported(tree: ast.Module) -> set[str]:
+def _memoised(analysis: Analysis, key: str, compute: Callable[[Analysis], set[str]]) -> set[str]:
+    known = analysis.memo.get(key)
+    if known is None:
+        known = analysis.memo[key] = compute(analysis)
+    return known  # type: ignore[return-value]
+
+
+def _exported(analysis: Analysis) -> set[str]:
     """Names listed in a module-level `__all__` (assigned or extended with literals)."""
+    return _memoised(analysis, "exported", _find_exported)
+
+
+def _find_exported(analysis: Analysis) -> set[str]:
     found: set[str] = set()
-    for stmt in tree.body:
+    for stmt in analysis.tree.body:
         value: ast.AST | None = None
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -122,8 +150,8 @@ def _strings(node: ast.AST) -> Iterator[str]:
             yield inner.value
 
 
-def _annotations(tree: ast.Module) -> Iterator[ast.expr]:
-    for node in ast.walk(tree):
+def _annotations(analysis: Analysis) -> Iterator[ast.expr]:
+    for node in analysis.nodes(ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.AnnAssign):
         if isinstance(node, ast.arg) and node.annotation is not None:
             yield node.annotation
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
@@ -132,10 +160,14 @@ def _annotations(tree: ast.Module) -> Iterator[ast.expr]:
             yield node.annotation
 
 
-def _string_annotation_names(tree: ast.Module) -> set[str]:
+def _string_annotation_names(analysis: Analysis) -> set[str]:
     """Names read inside string annotations (`x: "xm.Device"`), which the resolver cannot see."""
+    return _memoised(analysis, "string_annotation_names", _find_string_annotation_names)
+
+
+def _find_string_annotation_names(analysis: Analysis) -> set[str]:
     found: set[str] = set()
-    for annotation in _annotations(tree):
+    for annotation in _annotations(analysis):
         for text in _strings(annotation):
             try:
                 parsed = ast.parse(text.strip(), mode="eval")
@@ -147,9 +179,13 @@ def _string_annotation_names(tree: ast.Module) -> set[str]:
 
 def _patched_names(analysis: Analysis) -> set[str]:
     """Names that `mock.patch("pkg.mod.name.attr")` targets reach through this module."""
+    return _memoised(analysis, "patched_names", _find_patched_names)
+
+
+def _find_patched_names(analysis: Analysis) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(analysis.tree):
-        if not isinstance(node, ast.Call) or not _is_patcher(node.func):
+    for node in analysis.nodes(ast.Call):
+        if not _is_patcher(node.func):  # type: ignore[attr-defined]
             continue
         for arg in node.args[:1]:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):

@@ -11,7 +11,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, RuleIndex, walk
+from neuron_migrate.analysis.analyze import (
+    IMPORT_RULE,
+    RESOLVED_ONLY,
+    Analysis,
+    Match,
+    Plan,
+    RuleIndex,
+    walk,
+)
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.checks.fixes import FixContext
 from neuron_migrate.checks.messages import MESSAGE_VALUES
@@ -47,9 +55,21 @@ class Ruleset:
     target: str = "neuron"  # `--target`: what the fixes write
     names: tuple[tuple[str, re.Pattern[str]], ...] = ()  # or one of these as a whole identifier
     fixes: Mapping[str, Callable[..., Plan | None]] = field(default_factory=lambda: MappingProxyType({}), compare=False)  # `fix = "..."` names
+    sources: RuleSources = RuleSources()
+    gates: tuple[Gate, ...] = ()  # what each indexed rule needs in a text to fire, as the prefilter reads it
 
 
-@functools.lru_cache(maxsize=64)
+@dataclass(frozen=True)
+class Gate:
+    """One rule's share of the prefilter: it can fire only on a text that holds one of its
+    `substrings`, or one of its `identifiers` as a whole identifier."""
+
+    code: str
+    substrings: frozenset[str]
+    identifiers: frozenset[str]
+
+
+@functools.lru_cache(maxsize=256)
 def build_ruleset(
     codes: frozenset[str], target_version: str = "2.14", sources: RuleSources = RuleSources(), target: str = "neuron"
 ) -> Ruleset:
@@ -76,17 +96,73 @@ def build_ruleset(
         node_types, detector = rules.detectors[spec.detector]
         for node_type in node_types:
             index.detectors.setdefault(node_type, []).append((spec, detector))
-        if spec.detector == "xla_import":
+            if not getattr(detector, RESOLVED_ONLY, False):
+                index.unresolved.setdefault(node_type, []).append((spec, detector))
+        if getattr(detector, IMPORT_RULE, False):
             import_rules.append(spec)
-            triggers.add("torch_xla")
         if not spec.triggers:
             triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
     substrings = minimal_triggers(triggers)
-    return Ruleset(index, substrings, codes, target_version, target, name_patterns(names, substrings), rules.fixes)
+    patterns = name_patterns(names, substrings)
+    gates = tuple(_gate(spec, triggers) for spec in rules.specs if spec.code in codes and _indexed(spec))
+    return Ruleset(index, substrings, codes, target_version, target, patterns, rules.fixes, sources, gates)
+
+
+def _indexed(spec: RuleSpec) -> bool:
+    return spec.detector not in FILE_DETECTORS and spec.detector not in RUNTIME_DETECTORS
+
+
+def _gate(spec: RuleSpec, triggers: set[str]) -> Gate:
+    """A rule's own prefilter, derived exactly as `build_ruleset` derives its part of the whole one."""
+    substrings = set(spec.triggers)
+    identifiers: set[str] = set()
+    if spec.detector == CATCH_ALL:
+        substrings.add("torch_xla")
+    elif spec.detector == "qualified":
+        for entry in spec.maps:
+            parts = entry.old.split(".")
+            covering = {t for t in triggers if any(t in part for part in parts)}
+            if covering:
+                substrings |= covering
+            else:
+                identifiers.add(parts[-1])
+    elif not spec.triggers:
+        substrings.update(entry.old for entry in spec.maps if entry.old)
+    return Gate(spec.code, frozenset(substrings), frozenset(identifiers))
+
+
+def narrowed(ruleset: Ruleset, text: str) -> Ruleset:
+    """The ruleset of the rules that can fire on `text` at all (by their share of the prefilter).
+
+    A rule whose triggers are absent cannot match, so leaving it out changes no finding; the
+    walk then runs fewer detectors per node. Rule sets are cached by their codes.
+    """
+    if not ruleset.gates:
+        return ruleset
+    present = _present(ruleset, text)
+    codes = frozenset(g.code for g in ruleset.gates if not present.isdisjoint(g.substrings) or not present.isdisjoint(g.identifiers))
+    if len(codes) == len(ruleset.gates):
+        return ruleset
+    return build_ruleset(codes, ruleset.target_version, ruleset.sources, ruleset.target)
+
+
+def _present(ruleset: Ruleset, text: str) -> set[str]:
+    """The gates' substrings and identifiers that `text` holds."""
+    substrings = {s for g in ruleset.gates for s in g.substrings}
+    identifiers = {n for g in ruleset.gates for n in g.identifiers}
+    found = {s for s in substrings if s in text}
+    found.update(n for n in identifiers if n in text and _identifier(n).search(text) is not None)
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _identifier(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
+    ruleset = narrowed(ruleset, text)
     analysis = Analysis(text, tree, ruleset.target_version, ruleset.target, ruleset.index.known)
     analysis.fixes = ruleset.fixes
     return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)

@@ -135,7 +135,8 @@ def _fix_loop(
 ) -> FileResult:
     """Apply fixes round by round, each on the analysis its plans came from; verify the result once.
 
-    `simulate` learns what `--fix` would fix without LibCST: text edits only, no verification.
+    `simulate` learns what `--fix` would fix without LibCST: text edits only, no verification,
+    and it stops before a round that would only remove imports (it learns what that round fixes).
 
     A fix whose result does not compile is dropped alone: the others are applied, and its finding
     stays without a fix, with an NM906 finding beside it.
@@ -151,6 +152,10 @@ def _fix_loop(
             if p.plan is not None and settings.allows(p.applicability.value) and reported(p.finding) and _key(p) not in dropped
         ]
         if not chosen or analysis is None:
+            converged = True
+            break
+        if simulate and fixed and _only_imports(chosen, ruleset):
+            fixed.extend(p.finding for p in chosen)  # removing unused imports enables no other fix
             converged = True
             break
         applied = apply_once(analysis, chosen, text_only=simulate)
@@ -187,6 +192,11 @@ def _fix_loop(
         source=original,
         fixed_source=text if text != original else None,
     )
+
+
+def _only_imports(chosen: list[Planned], ruleset: object) -> bool:
+    codes = {spec.code for spec in ruleset.index.import_rules}  # type: ignore[attr-defined]
+    return all(p.finding.code in codes for p in chosen)
 
 
 _MAX_ISOLATED = 200  # beyond this many plans in one round, a broken round rejects the file

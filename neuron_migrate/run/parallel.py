@@ -62,6 +62,7 @@ def _compute(targets: list[Target], settings: Settings, jobs: int, write: bool, 
     jobs = max(1, min(jobs, len(work) // _MIN_FILES_PER_JOB, os.cpu_count() or 1))
     with _fewer_collections():
         _warm_up(settings)  # a forked pool inherits the indexed rules
+        gc.freeze()  # the rules and the program live to the end: no collection rescans them
         if jobs == 1:
             return [_report(_work(item), on_done) for item in work]
         from concurrent.futures import ProcessPoolExecutor
@@ -121,6 +122,7 @@ def _fewer_collections() -> Iterator[None]:
     try:
         yield
     finally:
+        gc.unfreeze()
         gc.set_threshold(*before)
 
 

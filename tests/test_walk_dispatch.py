@@ -1,0 +1,104 @@
+"""The walk's shortcuts change no finding: per-text rule narrowing, `resolved_only` detectors,
+the module node index, and the in-memory fix run that stops before an imports-only round."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from neuron_migrate.analysis.analyze import (
+    Analysis,
+    Match,
+    RuleIndex,
+    resolved_only,
+    walk,
+)
+from neuron_migrate.analysis.names import Scope
+from neuron_migrate.analysis.source import DecodeError, decode
+from neuron_migrate.catalogue import RuleSpec
+from neuron_migrate.engine import check, pipeline
+from neuron_migrate.model import Safety, Severity
+from neuron_migrate.settings import Settings
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+INPUTS = sorted(p for p in FIXTURES.rglob("*.py") if not p.name.endswith(".fixed.py") and "_project" not in p.parts)
+
+
+def _text(path: Path) -> str:
+    try:
+        return decode(path.read_bytes())[0]
+    except DecodeError:
+        return ""  # the encoding fixtures: nothing to compare
+
+
+def _ruleset(settings: Settings) -> check.Ruleset:
+    return check.build_ruleset(check.enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target)
+
+
+def _keys(text: str, path: str, settings: Settings) -> list[object]:
+    result = pipeline.check_source(text, path, settings)
+    return [(f.code, f.start, f.message, f.fix) for f in result.findings] + [result.fixed_source]
+
+
+def test_narrowing_keeps_only_rules_whose_triggers_are_present() -> None:
+    ruleset = _ruleset(Settings())
+    plain = check.narrowed(ruleset, "import torch\nx = torch.zeros(3, dtype=torch.float64)\n")
+    assert "NM411" in plain.codes  # float64
+    assert not {"NM102", "NM201", "NM299", "NM601"} & plain.codes  # nothing names xla
+    xla = check.narrowed(ruleset, "import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+    assert {"NM201", "NM299", "NM601"} <= xla.codes
+    assert check.narrowed(ruleset, "import torch_xla\n") is check.narrowed(ruleset, "import torch_xla  # again\n")  # cached per code set
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("settings", [Settings(), Settings(fix=True, unsafe_fixes=True), Settings(families=("cuda",))], ids=["check", "fix", "cuda"])
+def test_narrowing_changes_no_finding_on_any_fixture(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    narrowed = {p: _keys(_text(p), str(p), settings) for p in INPUTS}
+    monkeypatch.setattr(check, "narrowed", lambda ruleset, text: ruleset)
+    differ = [p.name for p in INPUTS if _keys(_text(p), str(p), settings) != narrowed[p]]
+    assert differ == []
+    assert len(INPUTS) > 300
+
+
+@pytest.mark.slow
+def test_fixable_counts_without_the_imports_only_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stopping the in-memory run before a round that only removes imports gives the same marks."""
+    settings = Settings()
+    shortcut = {p: _keys(_text(p), str(p), settings) for p in INPUTS}
+    monkeypatch.setattr(pipeline, "_only_imports", lambda chosen, ruleset: False)
+    assert [p.name for p in INPUTS if _keys(_text(p), str(p), settings) != shortcut[p]] == []
+
+
+def _spec(code: str) -> RuleSpec:
+    return RuleSpec(code=code, name="probe", message="m", severity=Severity.WARNING, safety=Safety.MANUAL, detector="probe")
+
+
+def test_resolved_only_detectors_skip_calls_that_resolve_to_nothing() -> None:
+    seen: dict[str, list[str]] = {"any": [], "resolved": []}
+
+    def record(kind: str):  # type: ignore[no-untyped-def]
+        def detector(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+            seen[kind].append(ast.unparse(node))
+            yield from ()
+
+        return detector
+
+    anyone, resolved = record("any"), resolved_only(record("resolved"))
+    rules = [(_spec("NMX001"), anyone), (_spec("NMX002"), resolved)]
+    index = RuleIndex(detectors={ast.Call: rules}, unresolved={ast.Call: rules[:1]})
+    text = "import torch\nmodel = make()\ntorch.zeros(1)\nmodel.step()\n"
+    walk(Analysis(text, ast.parse(text)), index)
+    assert seen["any"] == ["make()", "torch.zeros(1)", "model.step()"]
+    assert seen["resolved"] == ["torch.zeros(1)"]
+
+
+def test_module_node_index_is_ast_walk_order() -> None:
+    text = (FIXTURES / "NM201" / "basic.py").read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    analysis = Analysis(text, tree)
+    expected = [n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.Constant))]
+    assert analysis.nodes(ast.Call, ast.Constant) == expected
+    assert analysis.nodes(ast.Call, ast.Constant) is analysis.nodes(ast.Call, ast.Constant)  # computed once
