@@ -6,8 +6,10 @@ Run from the repository root (not collected by pytest, not run in CI):
     python3 tests/bench/bench.py --files 100 --corpora a --skip-torchfix   # a quick look
 
 It prints a Markdown table and the targets of the performance issue with their measured ratios,
-and writes everything as JSON (`--json`). Downloads (pinned wheels from PyPI) and a tools venv
-with TorchFix and Ruff live in `--work-dir` and are reused by later runs; nothing is committed.
+and writes everything as JSON (`--json`). Its smoke section (`smoke --device emulate` against the
+plain CPU run, `tests/bench/smoke_bench.py`) takes about 5 minutes; `--skip-smoke` leaves it
+out. Downloads (pinned wheels from PyPI) and a tools venv with TorchFix and Ruff live in
+`--work-dir` and are reused by later runs; nothing is committed.
 
 Every tool runs as a child process. Wall time is the best of `--repeat` runs; peak RSS is that of
 the largest process of the run (from `wait4`), CPU time adds up the process and its workers.
