@@ -199,6 +199,21 @@ class _Collector(ast.NodeVisitor):
             else:
                 self.visit(target)
 
+    # The commonest expressions, without the generic field loop (same children, same order).
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        value = node.value
+        _VISITS.get(type(value), _Collector.generic_visit)(self, value)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        visits = _VISITS
+        func = node.func
+        visits.get(type(func), _Collector.generic_visit)(self, func)
+        for arg in node.args:
+            visits.get(type(arg), _Collector.generic_visit)(self, arg)
+        for keyword in node.keywords:
+            value = keyword.value
+            visits.get(type(value), _Collector.generic_visit)(self, value)
+
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             self._bind(node.id, Binding("local", node=node))

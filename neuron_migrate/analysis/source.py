@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import re
 import tokenize
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from neuron_migrate.model import Position
 
@@ -64,13 +65,20 @@ class SourceText:
     """
 
     text: str
-    _starts: list[int] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    @functools.cached_property
+    def _starts(self) -> list[int]:
+        """The offset where each line starts (computed on first use: most files need none)."""
+        text = self.text
+        if "\r" in text:
+            return [0, *(match.end() for match in re.finditer(r"\r\n|\r|\n", text))]
         starts = [0]
-        for match in re.finditer(r"\r\n|\r|\n", self.text):
-            starts.append(match.end())
-        self._starts = starts
+        append, find = starts.append, text.find
+        at = find("\n")
+        while at >= 0:
+            append(at + 1)
+            at = find("\n", at + 1)
+        return starts
 
     @property
     def newline(self) -> str:
