@@ -42,12 +42,13 @@ def test_project_rules_find_the_wrappers(project: Path) -> None:
     assert "train.py:7:10: NMX001 [*] Replace `get_device()` with `torch.device(\"neuron\")`; the wrapper only called `xm.xla_device()`" in lines
     assert "train.py:9:9: NMX101 [*] Replace `to_device(x)` with `x.to(\"neuron\")`" in lines
     assert "train.py:10:10: NMX101 [*] Replace `acme_xla.to_device(x)` with `x.to(\"neuron\")`" in lines
-    assert "train.py:12:7: NMX101 Replace `to_device(x)` with `x.to(\"neuron\")`" in lines  # `batch + 1`: no fix
+    assert "train.py:12:7: NMX101 [*] Replace `to_device(x)` with `x.to(\"neuron\")`" in lines  # `(batch + 1).to(...)`
+    assert "train.py:16:7: NMX101 Replace `to_device(x)` with `x.to(\"neuron\")`" in lines  # `tensor=`: no fix
 
 
 def test_fix_migrates_the_project_with_its_own_rules(project: Path) -> None:
     result = cli(project, "check", "--no-cache", "--fix", "train.py")
-    assert result.returncode == 1, result.stderr  # the `batch + 1` call is left to a human
+    assert result.returncode == 1, result.stderr  # the `tensor=labels` call is left to a human
     assert (project / "train.py").read_text() == (
         '"""A training script that reaches torch_xla only through the team\'s own wrappers."""\n'
         "import torch\n\n"
@@ -58,7 +59,11 @@ def test_fix_migrates_the_project_with_its_own_rules(project: Path) -> None:
         'batch = torch.randn(8, 4).to("neuron")\n'
         'labels = torch.randint(0, 2, (8,)).to("neuron")\n'
         "loss = torch.nn.functional.cross_entropy(model(batch), labels)\n"
-        "print(to_device(batch + 1).shape)\n"
+        'print((batch + 1).to("neuron").shape)\n'
+        'features = torch.zeros(8, 4).to(  # zeros where the batch is padded\n'  # the plugin's LibCST transform
+        '    "neuron",\n'
+        ")\n"
+        "print(to_device(tensor=labels).shape)\n"
     )
     fixed = (project / "train.py").read_text()
     cli(project, "check", "--no-cache", "--fix", "train.py")

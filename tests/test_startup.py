@@ -48,7 +48,9 @@ def test_version_does_not_import_libcst(tmp_path: Path) -> None:
 def test_check_without_fix_does_not_import_libcst(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
     assert not _imports_libcst(["check", "train.py", "--no-cache"], tmp_path)
-    assert _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "fixing verifies with LibCST"
+    assert not _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "text edits alone need no LibCST"
+    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n")
+    assert _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "adding `import torch` uses LibCST"
 
 
 _WARM_PROBE = """

@@ -42,7 +42,7 @@ def master_print(stmt: cst.CSTNode, guard: str) -> cst.CSTNode:
                 raise Decline
             arg = arg.with_changes(keyword=cst.Name("file"))
         args.append(arg)
-    return _guarded(line, guard, call.with_changes(func=cst.Name("print"), args=args))
+    return _guarded(line, guard, realigned(call, call.with_changes(func=cst.Name("print"), args=args)))
 
 
 def guarded_call(stmt: cst.CSTNode, guard: str, call: str) -> cst.CSTNode:
@@ -55,7 +55,7 @@ def rename_call(node: cst.CSTNode, func: str, keyword: str = "") -> cst.CSTNode:
     """Call `func` with the same arguments; with `keyword` (`name=value`), add it unless present."""
     if not isinstance(node, cst.Call):
         raise Decline
-    new = node.with_changes(func=cst.parse_expression(func))
+    new = realigned(node, node.with_changes(func=cst.parse_expression(func)))
     if keyword:
         argument = _keyword_argument(keyword)
         if any(a.keyword is not None and a.keyword.value == argument.keyword.value for a in node.args):  # type: ignore[union-attr]
@@ -157,3 +157,287 @@ def _argument_indent(call: cst.Call, args: list[cst.Arg]) -> str | None:
         if isinstance(before, cst.ParenthesizedWhitespace):
             return before.last_line.value
     return None
+
+
+# -- arguments rebuilt, laid out as the call was ------------------------------------------------
+_NO_SPACE = cst.SimpleWhitespace("")
+_SPACE = cst.SimpleWhitespace(" ")
+
+
+def keyword_arg(name: str, value: cst.BaseExpression, comma: cst.Comma | cst.MaybeSentinel = cst.MaybeSentinel.DEFAULT) -> cst.Arg:
+    """`name=value`, written as PEP 8 writes keyword arguments."""
+    equal = cst.AssignEqual(whitespace_before=_NO_SPACE, whitespace_after=_NO_SPACE)
+    return cst.Arg(value=value, keyword=cst.Name(name), equal=equal, comma=comma)
+
+
+def relaid(original: cst.Call, func: cst.BaseExpression, args: list[cst.Arg]) -> cst.Call:
+    """`func(*args)` laid out as `original` was: one argument per line (its trailing comma kept)
+    when it was, else inline; each argument keeps the comment after it, and continuation lines
+    aligned with the opening parenthesis move with it."""
+    old = list(original.args)
+    if not args:
+        return original.with_changes(func=func, args=(), whitespace_before_args=_NO_SPACE)
+    opening = original.whitespace_before_args
+    per_line = isinstance(opening, cst.ParenthesizedWhitespace)
+    last_old = old[-1] if old else None
+    out: list[cst.Arg] = []
+    for index, arg in enumerate(args):
+        if index < len(args) - 1:
+            out.append(arg.with_changes(comma=_between(arg.comma, opening if per_line else None), whitespace_after_arg=_NO_SPACE))
+        elif last_old is None:
+            out.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=_NO_SPACE))
+        else:
+            out.append(_closing(arg, last_old))
+    return realigned(original, original.with_changes(func=func, args=out))
+
+
+def realigned(original: cst.Call, new: cst.Call) -> cst.Call:
+    """`new` (`original` with another callee), its continuation lines moved as far as its opening
+    parenthesis moved, when they were aligned with it (the first argument on the call's line)."""
+    if isinstance(original.whitespace_before_args, cst.ParenthesizedWhitespace):
+        return new  # one argument per line: indented from the statement, which LibCST keeps
+    old_width, new_width = _width(original.func), _width(new.func)
+    if not old_width or not new_width or old_width == new_width:
+        return new
+    scan = _Scan()
+    for arg in new.args:
+        arg.visit(scan)
+    if not scan.continued or scan.multiline_string:
+        return new  # a multi-line string cannot move with its call: its lines stay, and so do the others
+    shift = _Shift(new_width - old_width)
+    return new.with_changes(args=[arg.visit(shift) for arg in new.args])
+
+
+def _between(comma: cst.Comma | cst.MaybeSentinel, opening: cst.BaseParenthesizableWhitespace | None) -> cst.Comma:
+    """The comma after a non-final argument: its own, or a new one; on its own line when `opening`
+    (a one-per-line call's first line break) is given."""
+    own = comma if isinstance(comma, cst.Comma) else cst.Comma(whitespace_after=_SPACE)
+    if opening is None:
+        return own
+    assert isinstance(opening, cst.ParenthesizedWhitespace)
+    after = own.whitespace_after
+    first = after.first_line if isinstance(after, cst.ParenthesizedWhitespace) else cst.TrailingWhitespace()
+    lines = after.empty_lines if isinstance(after, cst.ParenthesizedWhitespace) else ()
+    return own.with_changes(
+        whitespace_before=_NO_SPACE,
+        whitespace_after=cst.ParenthesizedWhitespace(first_line=first, empty_lines=lines, indent=opening.indent, last_line=opening.last_line),
+    )
+
+
+def _closing(arg: cst.Arg, last_old: cst.Arg) -> cst.Arg:
+    """The final argument, ending as the call's last one did (trailing comma, line break, the
+    closing parenthesis's indentation); a comment after it is kept."""
+    comma = last_old.comma
+    if arg.value is last_old.value:
+        return arg.with_changes(comma=comma, whitespace_after_arg=last_old.whitespace_after_arg)
+    own = arg.comma
+    if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        after = comma.whitespace_after
+        mine = own.whitespace_after if isinstance(own, cst.Comma) else None
+        first = mine.first_line if isinstance(mine, cst.ParenthesizedWhitespace) else cst.TrailingWhitespace()
+        comma = comma.with_changes(whitespace_after=after.with_changes(first_line=first))  # the dropped argument's comment goes with it
+    return arg.with_changes(comma=comma, whitespace_after_arg=last_old.whitespace_after_arg)
+
+
+def _width(node: cst.BaseExpression) -> int:
+    """The width of a callee written `a.b.c` (0 for anything else)."""
+    if node.lpar:
+        return 0
+    if isinstance(node, cst.Name):
+        return len(node.value)
+    if isinstance(node, cst.Attribute) and isinstance(node.dot.whitespace_before, cst.SimpleWhitespace) and isinstance(node.dot.whitespace_after, cst.SimpleWhitespace):
+        inner = _width(node.value)
+        dot = len(node.dot.whitespace_before.value) + len(node.dot.whitespace_after.value) + 1
+        return inner + dot + len(node.attr.value) if inner else 0
+    return 0
+
+
+class _Scan(cst.CSTVisitor):
+    """Whether arguments have continuation lines, and a string spanning lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.continued = False
+        self.multiline_string = False
+
+    def visit_ParenthesizedWhitespace(self, node: cst.ParenthesizedWhitespace) -> None:
+        self.continued = True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.multiline_string |= "\n" in node.value or "\r" in node.value
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self.multiline_string |= "\n" in node.value or "\r" in node.value
+
+
+class _Shift(cst.CSTTransformer):
+    """Moves every continuation line by `shift` columns (never left of its block)."""
+
+    def __init__(self, shift: int) -> None:
+        super().__init__()
+        self.shift = shift
+
+    def leave_ParenthesizedWhitespace(self, original: cst.ParenthesizedWhitespace, updated: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
+        width = max(len(updated.last_line.value) + self.shift, 1)
+        return updated.with_changes(last_line=cst.SimpleWhitespace(" " * width))
+
+
+def _by_name(call: cst.Call, names: tuple[str, ...]) -> dict[str, cst.Arg]:
+    """The call's arguments by parameter name (`names` in positional order); Decline on `*`/`**`."""
+    found: dict[str, cst.Arg] = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            raise Decline
+        if arg.keyword is not None:
+            found[arg.keyword.value] = arg
+        elif position < len(names):
+            found[names[position]] = arg
+        else:
+            raise Decline
+    return found
+
+
+def _positional(arg: cst.Arg) -> cst.Arg:
+    return arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+
+
+def _as_keyword(arg: cst.Arg, name: str) -> cst.Arg:
+    if arg.keyword is not None:
+        return arg
+    return keyword_arg(name, arg.value, arg.comma)
+
+
+# -- NM105, NM204, NM210, NM309 ------------------------------------------------------------------
+_AUTOCAST = ("device", "enabled", "dtype", "cache_enabled")
+
+
+def autocast(node: cst.CSTNode, func: str, device: str, dtype: str) -> cst.CSTNode:
+    """`autocast(device, True)` -> `torch.autocast("neuron", enabled=True, dtype=...)`, each
+    argument's comment and the call's layout kept."""
+    if not isinstance(node, cst.Call):
+        raise Decline
+    given = _by_name(node, _AUTOCAST)
+    first = given.get("device")
+    if first is None or first.keyword is not None:
+        raise Decline
+    args = [first.with_changes(value=cst.parse_expression(device))]
+    for name in _AUTOCAST[1:]:
+        if name in given:
+            args.append(_as_keyword(given[name], name))
+        elif name == "dtype" and dtype:
+            args.append(keyword_arg("dtype", cst.parse_expression(dtype)))
+    return relaid(node, cst.parse_expression(func), args)
+
+
+_OPTIMIZER_STEP = ("optimizer", "optimizer_args", "groups", "pin_layout")
+
+
+def optimizer_step(node: cst.CSTNode, func: str) -> cst.CSTNode:
+    """`xm.optimizer_step(opt, optimizer_args={"closure": c})` -> `_optimizer_step(opt, closure=c)`
+    or, with `func` "{optimizer}.step", `opt.step(closure=c)`; comments and layout kept."""
+    if not isinstance(node, cst.Call):
+        raise Decline
+    given = _by_name(node, _OPTIMIZER_STEP)
+    optimizer = given.get("optimizer")
+    if optimizer is None or "groups" in given:
+        raise Decline
+    args = _step_arguments(given.get("optimizer_args"))
+    if func == "{optimizer}.step":
+        value = optimizer.value
+        if not isinstance(value, _SIMPLE_OPERANDS):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return relaid(node, cst.Attribute(value=value, attr=cst.Name("step")), args)
+    return relaid(node, cst.parse_expression(func), [_positional(optimizer), *args])
+
+
+def _step_arguments(arg: cst.Arg | None) -> list[cst.Arg]:
+    """`optimizer_args={"closure": c}` -> `closure=c`; any other value -> `**value`."""
+    if arg is None:
+        return []
+    value = arg.value
+    if isinstance(value, cst.Dict) and all(
+        isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and str(e.key.evaluated_value).isidentifier()
+        for e in value.elements
+    ):
+        elements = list(value.elements)
+        if not elements:
+            return []
+        out = [keyword_arg(str(e.key.evaluated_value), e.value, e.comma) for e in elements]  # type: ignore[union-attr]
+        out[-1] = out[-1].with_changes(comma=arg.comma)
+        return out
+    return [cst.Arg(value=value, star="**", comma=arg.comma)]
+
+
+_SAVE = ("data", "file_or_path", "master_only", "global_master", "sync")
+
+
+def xla_save(stmt: cst.CSTNode, func: str, helper: str, guard: str, sync_guard: str, barrier: str) -> cst.CSTNode:
+    """`xm.save(obj, path)` -> `if <guard>:` / `torch.save(_to_cpu(obj), path)` and, with
+    `barrier`, `if <sync_guard>:` / `<barrier>`; the call's comments and layout kept."""
+    line, call = _call_statement(stmt)
+    given = _by_name(call, _SAVE)
+    data, path = given.get("data"), given.get("file_or_path")
+    if data is None or path is None:
+        raise Decline
+    wrapped = cst.Call(func=cst.Name(helper), args=[cst.Arg(value=data.value)])
+    save = relaid(call, cst.parse_expression(func), [_positional(data).with_changes(value=wrapped), _positional(path)])
+    first: cst.BaseStatement = _guarded(line, guard, save) if guard else line.with_changes(body=[cst.Expr(save)])
+    if not barrier:
+        return first
+    after = cst.If(
+        test=cst.parse_expression(sync_guard),
+        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(barrier))])]),
+    )
+    return cst.FlattenSentinel([first, after])
+
+
+_SPAWN = ("fn", "args", "nprocs", "start_method")
+_LAUNCH = ("fn", "args", "start_method", "debug_single_process")
+
+
+def spawn(node: cst.CSTNode, rank: str, launch: str = "", guard: str = "", init: str = "") -> cst.CSTNode:
+    """`xmp.spawn(fn, args=(a,))` -> `fn(<rank>, a)`; as a statement with `guard`, `if <guard>:` /
+    `<init>` before it. The arguments' comments and the call's layout are kept."""
+    if guard:
+        line, call = _call_statement(node)
+    elif isinstance(node, cst.Call):
+        line, call = None, node
+    else:
+        raise Decline
+    given = _by_name(call, _LAUNCH if launch else _SPAWN)
+    fn = given.get("fn")
+    if fn is None:
+        raise Decline
+    func = fn.value
+    if not isinstance(func, _SIMPLE_OPERANDS):
+        func = func.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    args = [cst.Arg(value=cst.parse_expression(rank))]
+    extra = given.get("args")
+    if extra is not None:
+        value = extra.value
+        if isinstance(value, (cst.Tuple, cst.List)) and (isinstance(value, cst.List) or value.lpar):
+            if any(isinstance(e, cst.StarredElement) for e in value.elements):
+                raise Decline
+            args += _element_arguments(value)
+        else:
+            args.append(cst.Arg(value=value, star="*", comma=extra.comma))
+    new = relaid(call, func, args)
+    if line is None:
+        return new
+    started = cst.If(
+        test=cst.parse_expression(guard),
+        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(init))])]),
+        leading_lines=line.leading_lines,
+    )
+    return cst.FlattenSentinel([started, line.with_changes(body=[cst.Expr(new)], leading_lines=())])
+
+
+def _element_arguments(value: cst.Tuple | cst.List) -> list[cst.Arg]:
+    """A tuple's or list's elements as arguments, the comment after the last one kept on it."""
+    args = [cst.Arg(value=e.value, comma=e.comma) for e in value.elements]
+    closing = value.rpar[0].whitespace_before if isinstance(value, cst.Tuple) else value.rbracket.whitespace_before
+    if args and isinstance(closing, cst.ParenthesizedWhitespace) and closing.first_line.comment is not None:
+        last = args[-1]
+        comma = last.comma if isinstance(last.comma, cst.Comma) else cst.Comma()
+        args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=closing))
+    return args

@@ -376,12 +376,14 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
         return None
     args = _step_arguments(ctx, _arg(call, "optimizer_args", 1))
     if _wrapped_before(ctx, match):
-        return ctx.replace(call, f"{_operand(ctx, optimizer)}.step({args})", safety=Safety.SAFE)
+        plan = ctx.replace(call, f"{_operand(ctx, optimizer)}.step({args})", safety=Safety.SAFE)
+        return ctx.with_rewrite(plan, call, "optimizer_step", func="{optimizer}.step")
     needed = _helper_imports(ctx, match, "optimizer_step")
     if needed is None:
         return None
     inner = ", ".join(part for part in (ctx.segment(optimizer), args) if part)
-    return ctx.replace(call, f"_optimizer_step({inner})", needed, safety=Safety.SAFE)
+    plan = ctx.replace(call, f"_optimizer_step({inner})", needed, safety=Safety.SAFE)
+    return ctx.with_rewrite(plan, call, "optimizer_step", func="_optimizer_step")
 
 
 def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
@@ -620,7 +622,11 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     if sync:
         lines += [barrier[0][0], f"\t{barrier[1][0]}"]  # type: ignore[index]
         imports += barrier[0][1]  # type: ignore[index]
-    return ctx.replace_statement(stmt, lines, tuple(dict.fromkeys(imports)))
+    plan = ctx.replace_statement(stmt, lines, tuple(dict.fromkeys(imports)))
+    func = save[0][: save[0].index("(")]
+    sync_guard, call = (barrier[0][0][len("if ") : -1], barrier[1][0]) if sync else ("", "")  # type: ignore[index]
+    guard_test = guard[0][len("if ") : -1] if master_only else ""
+    return ctx.with_rewrite(plan, stmt, "xla_save", func=func, helper="_to_cpu", guard=guard_test, sync_guard=sync_guard, barrier=call)
 
 
 _RANK_TEST = re.compile(r"rank|ordinal|master", re.IGNORECASE)
@@ -743,17 +749,21 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     # the rewrite does the same. The debug argument itself has no torchrun meaning and goes.
     single = _literal(_arg(call, "debug_single_process", 3)) is True if launch else _literal(_arg(call, "nprocs", 2)) == 1
     safety = Safety.SAFE if single else None
+    kind = "launch" if launch else ""
     if _calls_init_process_group(ctx):
-        return ctx.replace(call, text, rank[1], safety=safety)
+        return ctx.with_rewrite(ctx.replace(call, text, rank[1], safety=safety), call, "spawn", rank=rank[0], launch=kind)
     if not _defined_here(ctx, fn, match):
         # The function may start a process group itself; starting one here would clash.
-        return ctx.replace(call, text, rank[1], safety=safety) if safety is Safety.SAFE else None
+        if safety is not Safety.SAFE:
+            return None
+        return ctx.with_rewrite(ctx.replace(call, text, rank[1], safety=safety), call, "spawn", rank=rank[0], launch=kind)
     guard = ctx.render('if "WORLD_SIZE" in {os}.environ:', match)
     init = ctx.render('{dist}.init_process_group("neuron")', match)
     if guard is None or init is None:
         return None
     imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
-    return ctx.replace_statement(stmt, [guard[0], f"\t{init[0]}", text], imports, safety=safety)
+    plan = ctx.replace_statement(stmt, [guard[0], f"\t{init[0]}", text], imports, safety=safety)
+    return ctx.with_rewrite(plan, stmt, "spawn", rank=rank[0], launch=kind, guard=guard[0][len("if ") : -1], init=init[0])
 
 
 def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
@@ -798,9 +808,13 @@ def autocast(ctx: FixContext, match: Match) -> Plan | None:
     accelerator = ctx.analysis.target == "accelerator"  # also autocasts on the CPU now: unsafe
     device = cuda_fixes.ACCEL_TYPE if accelerator else '"neuron"'
     rendered = ctx.render("{torch}.autocast(" + ", ".join([device, *keywords]) + ")", match, values)
-    if rendered is None:
+    names = ctx.render("{torch}|" + device, match)
+    if rendered is None or names is None:
         return None
-    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if accelerator else None)
+    plan = ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if accelerator else None)
+    torch, device_text = names[0].split("|", 1)
+    dtype = "" if _arg(call, "dtype", allowed["dtype"]) is not None else f"{torch}.bfloat16"
+    return ctx.with_rewrite(plan, call, "autocast", func=f"{torch}.autocast", device=device_text, dtype=dtype)
 
 
 def remove_import(ctx: FixContext, match: Match) -> Plan | None:

@@ -366,7 +366,7 @@ def import_edits(
             rest.append(key)
         else:
             by_offset.setdefault(offset, []).append(key)
-    edits = [(at, at, "".join(IMPORTS[k][1] + newline for k in _IMPORT_ORDER if k in found)) for at, found in sorted(by_offset.items())]
+    edits = [(at, at, "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in found)) for at, found in sorted(by_offset.items())]
     if rest:
         text = import_text(tuple(rest), newline, analysis.text, placement.anchor, placement.follows_imports, analysis.indent_unit(), mark_helpers)
         edits.append((placement.anchor, placement.anchor, text))
@@ -391,7 +391,7 @@ def _after_header(analysis: Analysis) -> int:
         return offset
 
 
-_IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp")
+IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp")
 
 
 def import_text(
@@ -403,17 +403,11 @@ def import_text(
     every other edit is in (a statement deleted after the imports changes the gap).
     """
     from neuron_migrate.analysis.analyze import IMPORTS
-    from neuron_migrate.checks.fixes import DEVICE_LOADER, helper_text
 
     wanted = set(keys)
-    out = "".join(IMPORTS[k][1] + newline for k in _IMPORT_ORDER if k in wanted)
-    for key in sorted(k for k in wanted if k.startswith("helper:device_loader:")):
-        helper = _reindent(DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]), unit)
-        out += newline + newline + helper.rstrip("\n").replace("\n", newline) + newline
-    for key in sorted(k for k in wanted if k.startswith("helper:") and not k.startswith("helper:device_loader:")):
-        source = helper_text(key)
-        if source is not None:
-            out += newline + newline + _reindent(source, unit).rstrip("\n").replace("\n", newline) + newline
+    out = "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in wanted)
+    for source in helper_sources(keys):
+        out += newline + newline + _reindent(source, unit).rstrip("\n").replace("\n", newline) + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
     if not after_imports and anchor < len(text) and not text.startswith(("\n", "\r"), anchor):
@@ -422,6 +416,20 @@ def import_text(
     elif any(k.startswith("helper:") for k in wanted):
         out += HELPER_END if mark_helpers else newline * max(0, 2 - _blank_lines_at(text, anchor))
     return out
+
+
+def helper_sources(keys: tuple[str, ...]) -> list[str]:
+    """The source of each helper the `helper:<name>:<torch>` keys among `keys` ask for, in the
+    order they are written: the device loader first, then the others by key."""
+    from neuron_migrate.checks.fixes import DEVICE_LOADER, helper_text
+
+    wanted = set(keys)
+    sources = [DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]) for key in sorted(k for k in wanted if k.startswith("helper:device_loader:"))]
+    for key in sorted(k for k in wanted if k.startswith("helper:") and not k.startswith("helper:device_loader:")):
+        source = helper_text(key)
+        if source is not None:
+            sources.append(source)
+    return sources
 
 
 HELPER_END = "\x00helper-end\x00"  # cannot occur in Python source; `apply` sets the gap there

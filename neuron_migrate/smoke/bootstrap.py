@@ -82,7 +82,11 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
     started = time.monotonic()
     files = UserFiles.for_script(config.script, config.user_roots)
     session = setup_device(config)
-    rec = recorder.OpRecorder(files)
+    rec = (
+        recorder.EmulatedOpRecorder(files)
+        if session.name == "emulated"
+        else recorder.OpRecorder(files)
+    )
     state = hooks.RunState(
         config.steps, files, quiet=rec.suspended, triggered_by=rec.triggered_by
     )
@@ -90,8 +94,9 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
     # because the ranks exchanged data, not because each drew the same numbers.
     hooks.seed_everything(config.seed + rank)
     hooks.install(state)
-    recorder.enable_forward_tracebacks()
-    recorder.warm_up()
+    recorder.enable_forward_tracebacks(rec.finder)
+    if session.name != "emulated":
+        recorder.warm_up()  # the emulated recorder's dispatch does not import torch._dynamo
     status, failure = _run_script(config, rec, files)
     checksums = _safe_checksums(state, session) if status == "ok" else None
     _add_device_notes(session)

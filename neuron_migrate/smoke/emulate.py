@@ -10,14 +10,15 @@ the PrivateUse1 dispatch key, where per-factory kernels and a boxed fallback do 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_leaves, tree_map
 
 from neuron_migrate.smoke import amp, device_module, patches, process_group
+from neuron_migrate.smoke.flat import map_leaves
 
 DEVICE_TYPE = patches.DEVICE_TYPE
 
@@ -51,7 +52,7 @@ class NeuronTensor(torch.Tensor):
             storage_offset=raw.storage_offset(),
             dtype=raw.dtype,
             layout=raw.layout,
-            device=torch.device(DEVICE_TYPE, index),
+            device=_device(index),
             requires_grad=False,
         )
         wrapper._raw = raw
@@ -128,22 +129,37 @@ class NeuronTensor(torch.Tensor):
 
 def run_on_cpu(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run one ATen op on the CPU copies and wrap the results that belong on `neuron`."""
-    name = func._schema.name
+    name, mutable = _op_facts(func)
     if name in _NOOP_OPS:
         return None
-    index, kwargs = _target_device(args, kwargs)
+    # id of each CPU tensor passed -> the tensor the op was given (a `neuron` tensor: its wrapper)
     originals: dict[int, Any] = {}
-    cpu_args, cpu_kwargs = tree_map(_unwrapper(originals), (args, kwargs))
-    for leaf in tree_leaves((cpu_args, cpu_kwargs)):
-        if isinstance(leaf, torch.Tensor):
-            originals.setdefault(id(leaf), leaf)
+    unwrap = _unwrapper(originals)
+    cpu_args = map_leaves(unwrap, args)
+    cpu_kwargs = map_leaves(unwrap, kwargs)
+    on_neuron = any(isinstance(t, NeuronTensor) for t in originals.values())
+    index, cpu_kwargs = _target_device(on_neuron, cpu_kwargs)
     out = func(*cpu_args, **cpu_kwargs)
-    _check_metadata(name, originals)
-    return tree_map(_wrapper(originals, index), out)
+    if mutable:  # only an op that writes to an argument can resize it
+        _check_metadata(name, originals)
+    return map_leaves(_wrapper(originals, index), out)
+
+
+@functools.cache
+def _device(index: int) -> torch.device:
+    """`neuron:index`, built once (the name exists once `install` has registered it)."""
+    return torch.device(DEVICE_TYPE, index)
+
+
+@functools.cache
+def _op_facts(func: Any) -> tuple[str, bool]:
+    """An op's schema name and whether it writes to an argument (read once per overload)."""
+    schema = func._schema
+    return schema.name, schema.is_mutable
 
 
 def _target_device(
-    args: tuple[Any, ...], kwargs: dict[str, Any]
+    on_neuron: bool, kwargs: dict[str, Any]
 ) -> tuple[int | None, dict[str, Any]]:
     """0 when the outputs belong on `neuron` (None: CPU), and kwargs with `device` on the CPU.
 
@@ -160,16 +176,17 @@ def _target_device(
             device.index if device.index is not None else device_module.current_index()
         )
         return 0, kwargs
-    if any(isinstance(leaf, NeuronTensor) for leaf in tree_leaves((args, kwargs))):
-        return 0, kwargs
-    return None, kwargs
+    return (0 if on_neuron else None), kwargs
 
 
 def _unwrapper(originals: dict[int, Any]) -> Callable[[Any], Any]:
     def unwrap(value: Any) -> Any:
         if isinstance(value, NeuronTensor):
-            originals[id(value._raw)] = value
-            return value._raw
+            raw = value._raw
+            originals[id(raw)] = value
+            return raw
+        if isinstance(value, torch.Tensor):
+            originals.setdefault(id(value), value)
         return value
 
     return unwrap
@@ -181,7 +198,7 @@ def _wrapper(originals: dict[int, Any], index: int | None) -> Callable[[Any], An
             return value
         if id(value) in originals:  # in-place and out= ops return their argument
             return originals[id(value)]
-        if index is not None and value.device.type == "cpu":
+        if index is not None and value.is_cpu:
             return NeuronTensor(value, index)
         return value
 

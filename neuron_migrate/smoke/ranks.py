@@ -10,9 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from neuron_migrate.smoke.report import Collective, Replicas
-from neuron_migrate.smoke.sites import Site
+from neuron_migrate.smoke.sites import MAX_SITES, Site
 
-MAX_SITES = 5
 # Replicas kept in step by collectives are equal up to reduction order; ranks that trained on
 # different data differ by about the learning rate times the gradient, far more than this.
 RTOL = 1e-6

@@ -16,17 +16,19 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
+from neuron_migrate.smoke.flat import leaves
 from neuron_migrate.smoke.sites import (
+    MAX_CACHED_SITES,
+    MAX_SITES,
     Site,
+    SiteFinder,
     UserFiles,
+    format_site,
     site_from_formatted_stack,
-    site_from_stack,
 )
 
 DEVICE_TYPE = "neuron"
-MAX_SITES = 5
 _SITE_KEY = "neuron_migrate_site"
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
@@ -87,11 +89,16 @@ class EventStats:
 
 
 class OpRecorder(TorchDispatchMode):
-    """Counts ops on `neuron`, float64 use and CPU/neuron mixing."""
+    """Counts ops on `neuron`, float64 use and CPU/neuron mixing.
+
+    Each op costs a walk up to its first user frame; the Site of that line is built once
+    (`SiteFinder`). The recorder keeps names, counts and Sites, never a tensor.
+    """
 
     def __init__(self, files: UserFiles) -> None:
         super().__init__()
         self.files = files
+        self.finder = SiteFinder(files)
         self.ops: dict[str, OpStats] = {}
         self.events: dict[tuple[str, str, Site | None], EventStats] = {}
         self.collectives: dict[str, OpStats] = {}
@@ -128,13 +135,7 @@ class OpRecorder(TorchDispatchMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        kwargs = kwargs or {}
-        out = None
-        try:
-            out = func(*args, **kwargs)
-            return out
-        finally:  # also record an op that raised
-            self._safe_observe(func, args, kwargs, out)
+        return _record(self, func, args, kwargs)
 
     def _safe_observe(
         self, func: Any, args: Any, kwargs: dict[str, Any], out: Any
@@ -149,8 +150,10 @@ class OpRecorder(TorchDispatchMode):
     def _observe(self, name: str, args: Any, kwargs: dict[str, Any], out: Any) -> None:
         if _exchanges_data(name, args, kwargs):
             _count(self.collectives, name, self._site(name))
-        inputs = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-        outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+        inputs = [
+            t for t in (*leaves(args), *leaves(kwargs)) if isinstance(t, torch.Tensor)
+        ]
+        outputs = [t for t in leaves(out) if isinstance(t, torch.Tensor)]
         on_neuron = [t for t in (*inputs, *outputs) if t.device.type == DEVICE_TYPE]
         if not on_neuron:
             return
@@ -176,13 +179,51 @@ class OpRecorder(TorchDispatchMode):
         """The user line of an op: the forward line that built the autograd node running it, or
         for a collective the line that triggered it (the backward call, the forward call)."""
         if name.startswith(_COLLECTIVE_NAMESPACES):
-            return self._trigger or site_from_stack(sys._getframe(1), self.files)
+            return self._trigger or self.finder.site(sys._getframe(1))
         node = torch._C._current_autograd_node()
         if node is not None:
             found = _node_site(node, self.files)
             if found is not None:
                 return found
-        return site_from_stack(sys._getframe(1), self.files)
+        return self.finder.site(sys._getframe(1))
+
+
+class EmulatedOpRecorder(OpRecorder):
+    """The recorder of the emulated device, whose `__torch_dispatch__` is not dynamo-disabled.
+
+    `TorchDispatchMode` wraps a mode's dispatch in `torch._disable_dynamo` (so that a compiled
+    region never traces into it): a few microseconds on every op, and the `torch._dynamo` import
+    on the first. Under the emulation `torch.compile` runs eagerly (`bootstrap`), so no frame is
+    ever compiled and the wrapper guards nothing.
+    """
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        return _record(self, func, args, kwargs)
+
+
+def _record(
+    recorder: OpRecorder,
+    func: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None,
+) -> Any:
+    kwargs = kwargs or {}
+    out = None
+    try:
+        out = func(*args, **kwargs)
+        return out
+    finally:  # also record an op that raised
+        recorder._safe_observe(func, args, kwargs, out)
 
 
 def _count(table: dict[str, OpStats], name: str, site: Site | None) -> None:
@@ -203,7 +244,9 @@ def _exchanges_data(name: str, args: Any, kwargs: dict[str, Any]) -> bool:
     if not name.startswith(_COLLECTIVE_NAMESPACES) or name in _NOT_EXCHANGES:
         return False
     groups = [
-        g for g in map(_process_group, tree_leaves((args, kwargs))) if g is not None
+        g
+        for g in map(_process_group, (*leaves(args), *leaves(kwargs)))
+        if g is not None
     ]
     return not groups or any(g.size() > 1 for g in groups)
 
@@ -234,9 +277,27 @@ def _mixes_cpu(inputs: list[torch.Tensor]) -> bool:
 
 def _node_site(node: Any, files: UserFiles) -> Site | None:
     meta = node.metadata
+    stack = meta.get("traceback_", ())
+    if isinstance(stack, ForwardStack):
+        return stack.site
+    # A stack stored by torch's own `format_stack` (FX kept node metadata): parse it once.
     if _SITE_KEY not in meta:
-        meta[_SITE_KEY] = site_from_formatted_stack(meta.get("traceback_", ()), files)
+        meta[_SITE_KEY] = site_from_formatted_stack(stack, files)
     return meta[_SITE_KEY]
+
+
+class ForwardStack(list[str]):
+    """What anomaly mode stores on an autograd node here: its user frame, and that frame's Site.
+
+    A list of formatted frames, like `traceback.format_stack()`, so that anomaly mode's own
+    "Traceback of forward call" messages still print it. Nodes built at one line share one.
+    """
+
+    __slots__ = ("site",)
+
+    def __init__(self, site: Site | None) -> None:
+        super().__init__([format_site(site)] if site is not None else [])
+        self.site = site
 
 
 def warm_up() -> None:
@@ -249,8 +310,31 @@ def warm_up() -> None:
     import torch._dynamo  # noqa: F401
 
 
-def enable_forward_tracebacks() -> None:
-    """Store the forward stack on every autograd node, so backward ops map to forward lines."""
+def enable_forward_tracebacks(finder: SiteFinder) -> None:
+    """Store the forward user line on every autograd node, so backward ops map to forward lines.
+
+    Anomaly mode stores `torch.fx.traceback.format_stack()` on every node it creates: the whole
+    stack, formatted, hundreds of microseconds a node. The smoke run needs the innermost user
+    frame only, so that function now returns a `ForwardStack` of that frame (one per line), and
+    torch's own version still runs where FX keeps node metadata (while tracing a graph).
+    """
+    import torch.fx.traceback as fx_traceback
+
+    original = fx_traceback.format_stack
+    stacks: dict[Site | None, ForwardStack] = {}
+
+    def format_stack() -> list[str]:
+        if fx_traceback.has_preserved_node_meta():
+            return original()
+        site = finder.site(sys._getframe(1))
+        stack = stacks.get(site)
+        if stack is None:
+            stack = ForwardStack(site)
+            if len(stacks) < MAX_CACHED_SITES:
+                stacks[site] = stack
+        return stack
+
+    fx_traceback.format_stack = format_stack  # type: ignore[assignment]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.autograd.set_detect_anomaly(True, check_nan=False)

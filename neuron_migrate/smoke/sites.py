@@ -8,13 +8,16 @@ import os
 import re
 import sysconfig
 from collections.abc import Iterable
-from dataclasses import dataclass
-from types import FrameType, TracebackType
+from dataclasses import dataclass, field
+from types import CodeType, FrameType, TracebackType
 
 _FRAME_LINE = re.compile(
     r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>[^\n]+)'
 )
 _LIBRARY_MARKERS = ("site-packages", "dist-packages")
+MAX_SITES = 5  # user lines kept per op, per collective and per rank-merged op
+# Code objects and (code, line) pairs remembered; beyond, each op's site is built again.
+MAX_CACHED_SITES = 100_000
 
 
 @dataclass(frozen=True, order=True)
@@ -105,6 +108,51 @@ def site_from_stack(frame: FrameType | None, files: UserFiles) -> Site | None:
             return make_site(code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
+
+
+@dataclass
+class SiteFinder:
+    """`site_from_stack` for code run per op: a cheap walk, and each Site built only once.
+
+    Whether a code object is the user's is decided once per code object, and the Site of a
+    `(code, line)` pair (its source text read through linecache) once per pair, so finding the
+    user line of the millionth op at a line costs a walk up to the first user frame and two
+    dictionary lookups. Holds code objects and Sites only, never frames or tensors.
+    """
+
+    files: UserFiles
+    _user_code: dict[CodeType, bool] = field(default_factory=dict)
+    _sites: dict[tuple[CodeType, int], Site] = field(default_factory=dict)
+
+    def site(self, frame: FrameType | None) -> Site | None:
+        """The innermost frame at or above `frame` that lies in a user file."""
+        user_code = self._user_code
+        while frame is not None:
+            code = frame.f_code
+            mine = user_code.get(code)
+            if mine is None:
+                mine = self.files.contains(code.co_filename)
+                if len(user_code) < MAX_CACHED_SITES:
+                    user_code[code] = mine
+            if mine:
+                return self._site_of(code, frame.f_lineno)
+            frame = frame.f_back
+        return None
+
+    def _site_of(self, code: CodeType, line: int) -> Site:
+        key = (code, line)
+        found = self._sites.get(key)
+        if found is None:
+            found = make_site(code.co_filename, line, code.co_name)
+            if len(self._sites) < MAX_CACHED_SITES:
+                self._sites[key] = found
+        return found
+
+
+def format_site(site: Site) -> str:
+    """`site` as one entry of `traceback.format_stack()` (path, line, function, source)."""
+    entry = f'  File "{site.path}", line {site.line}, in {site.function}\n'
+    return entry + (f"    {site.code}\n" if site.code else "")
 
 
 def site_from_formatted_stack(lines: Iterable[str], files: UserFiles) -> Site | None:

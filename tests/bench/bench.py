@@ -6,8 +6,10 @@ Run from the repository root (not collected by pytest, not run in CI):
     python3 tests/bench/bench.py --files 100 --corpora a --skip-torchfix   # a quick look
 
 It prints a Markdown table and the targets of the performance issue with their measured ratios,
-and writes everything as JSON (`--json`). Downloads (pinned wheels from PyPI) and a tools venv
-with TorchFix and Ruff live in `--work-dir` and are reused by later runs; nothing is committed.
+and writes everything as JSON (`--json`). Its smoke section (`smoke --device emulate` against the
+plain CPU run, `tests/bench/smoke_bench.py`) takes about 5 minutes; `--skip-smoke` leaves it
+out. Downloads (pinned wheels from PyPI) and a tools venv with TorchFix and Ruff live in
+`--work-dir` and are reused by later runs; nothing is committed.
 
 Every tool runs as a child process. Wall time is the best of `--repeat` runs; peak RSS is that of
 the largest process of the run (from `wait4`), CPU time adds up the process and its workers.
@@ -33,6 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
 # `tests/` (not this folder, where `bench` would be this script) makes `bench.corpus` importable.
 sys.path[:] = [str(REPO), str(REPO / "tests")] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent]
 
+from bench import smoke_bench  # noqa: E402
 from bench.corpus import write_corpus  # noqa: E402
 
 TORCHFIX = "torchfix==0.7.0"
@@ -503,6 +506,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--skip-torchfix", action="store_true")
     parser.add_argument("--torchfix-timeout", type=float, default=300.0, help="seconds before TorchFix is stopped (the ratio is then a bound)")
     parser.add_argument("--torchfix-on", default="a,b,c", help="corpora TorchFix runs on")
+    parser.add_argument("--skip-smoke", action="store_true", help="skip the smoke section (tests/bench/smoke_bench.py)")
+    smoke_bench.add_arguments(parser, prefix="smoke-")
     return parser.parse_args(argv)
 
 
@@ -540,6 +545,11 @@ def main(argv: list[str]) -> None:
         bench_corpus(report, root, work, tools, opts)
         if name == "a" and opts.scale > 1:
             linear = linearity(work, root, opts.files, opts.scale, opts.repeat)
+    smoke = None
+    if not opts.skip_smoke:
+        print("[bench] smoke: --device emulate against the plain CPU run", file=sys.stderr, flush=True)
+        baseline = opts.smoke_baseline.resolve() if opts.smoke_baseline else None
+        smoke = smoke_bench.bench(opts.smoke_scripts.split(","), opts.repeat, opts.smoke_threads, baseline, opts.smoke_timeout)
     results = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(), "load_average_end": os.getloadavg()},
         "versions": _versions(tools),
@@ -547,12 +557,15 @@ def main(argv: list[str]) -> None:
         "startup": {k: asdict(v) for k, v in start.items()},
         "corpora": {k: {**asdict(v), "ratios": ratios(v)} for k, v in reports.items()},
         "linearity": linear,
-        "targets": [{"target": t, "measured": m, "met": ok} for t, m, ok in targets(reports, start, linear)],
+        "smoke": smoke_bench.as_json(smoke, argv) if smoke else None,
+        "targets": [
+            {"target": t, "measured": m, "met": ok} for t, m, ok in targets(reports, start, linear) + (smoke_bench.targets(smoke) if smoke else [])
+        ],
         "bench_wall_s": time.perf_counter() - began,
     }
     out = opts.json or work / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
-    print(_markdown(results, reports, start, linear))
+    print(_markdown(results, reports, start, linear, smoke))
     print(f"\n[bench] {results['bench_wall_s']:.0f} s; JSON in {out}", file=sys.stderr)
 
 
@@ -572,7 +585,10 @@ def _versions(tools: dict[str, str]) -> dict[str, str]:
     return found
 
 
-def _markdown(results: dict[str, object], reports: dict[str, CorpusReport], start: dict[str, Run], linear: dict[str, object] | None) -> str:
+def _markdown(
+    results: dict[str, object], reports: dict[str, CorpusReport], start: dict[str, Run], linear: dict[str, object] | None,
+    smoke: dict[str, dict[str, smoke_bench.Run]] | None = None,
+) -> str:
     machine = results["machine"]
     lines = [f"Machine: {machine['cpus']} CPUs, Python {machine['python']}; versions: {results['versions']}", ""]  # type: ignore[index]
     lines.append("| start-up | wall s | peak RSS MB |\n|---|---:|---:|")
@@ -586,6 +602,8 @@ def _markdown(results: dict[str, object], reports: dict[str, CorpusReport], star
             f"CPU time ratio {_fmt(linear['cpu_ratio'], 2)}). At {linear['files_big']} files: cold {_fmt(linear['cold_big']['wall_s'], 2)} s, "  # type: ignore[index]
             f"warm {_fmt(linear['warm_big']['wall_s'], 3)} s ({_fmt(float(linear['warm/cold_big']) * 100, 1)}%).\n"  # type: ignore[arg-type]
         )
+    if smoke:
+        lines += ["Smoke (`tests/bench/smoke_bench.py`):", "", smoke_bench.table(smoke), ""]
     lines.append("| target | measured | met |\n|---|---:|---|")
     for item in results["targets"]:  # type: ignore[attr-defined]
         met = {True: "yes", False: "**MISS**", None: "not measured"}[item["met"]]
