@@ -204,3 +204,38 @@ def test_cache_dir_option(tree: Path) -> None:
     assert result.exit_code == 0
     assert (tree / "elsewhere" / ".gitignore").exists()
     assert not (tree / CACHE_DIR_NAME).exists()
+
+
+def test_old_indices_of_other_configurations_are_pruned(tmp_path: Path) -> None:
+    """Each configuration has an index; those not used lately go when a run saves."""
+    cache = cache_module
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    now = 1_800_000_000.0
+    for i in range(20):  # recent ones, one second apart
+        (folder / f"recent{i:02}.idx").write_bytes(b"x")
+        os.utime(folder / f"recent{i:02}.idx", (now - i, now - i))
+    (folder / "stale.idx").write_bytes(b"x")
+    os.utime(folder / "stale.idx", (now - 40 * 24 * 3600,) * 2)
+    (folder / "notes.txt").write_bytes(b"not an index")
+    keep = folder / "current.idx"
+    keep.write_bytes(b"x")
+    os.utime(keep, (now - 50 * 24 * 3600,) * 2)  # this run's index stays however old
+    deleted = cache.prune(folder, keep, now=now)
+    left = sorted(p.name for p in folder.iterdir())
+    assert "current.idx" in left and "notes.txt" in left and "stale.idx" not in left
+    assert [n for n in left if n.startswith("recent")] == [f"recent{i:02}.idx" for i in range(cache._KEEP_INDICES - 1)]
+    assert len(deleted) == 20 - (cache._KEEP_INDICES - 1) + 1
+
+
+def test_a_saving_run_prunes_stale_indices(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+    folder = tmp_path / ".neuron_migrate_cache"
+    folder.mkdir()
+    (folder / "old.idx").write_bytes(b"x")
+    os.utime(folder / "old.idx", (1.0, 1.0))
+    settings = Settings()
+    targets = discover([tmp_path], settings, tmp_path)
+    run_targets(targets, settings, cache=open_cache(folder, settings, tmp_path), write=False)
+    names = sorted(p.name for p in folder.glob("*.idx"))
+    assert "old.idx" not in names and len(names) == 1

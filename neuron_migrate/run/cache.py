@@ -55,6 +55,10 @@ from neuron_migrate.settings import RuleSources, Settings
 CACHE_DIR_NAME = ".neuron_migrate_cache"
 _MAGIC = b"NMCACHE3"
 _RACY_NS = 2_000_000_000  # coarse file systems keep mtimes in (up to) 2 s steps
+# Index files of other configurations are pruned when a run saves: beyond the most recent
+# `_KEEP_INDICES`, and any not written for `_STALE_S` (a configuration no longer used).
+_KEEP_INDICES = 16
+_STALE_S = 30 * 24 * 3600
 # Settings that never change one file's result: which files are visited, and whether edits are
 # applied (fix runs only use entries that have nothing to fix).
 # `enabled` is a function of the selectors, the families and the rules, which are all in the key
@@ -229,9 +233,35 @@ class ResultCache:
                 del merged[display]  # the file was deleted or renamed
             payload = marshal.dumps(merged)
             write_atomic(self.index_path, _MAGIC + _checksum(payload) + payload)
+            prune(self.folder, self.index_path)
         except OSError:
             return  # a read-only or full disk makes the next run slower, not wrong
         self.updates = {}
+
+
+def prune(folder: Path, keep: Path, now: float | None = None) -> list[Path]:
+    """Delete the index files of configurations not used lately; returns what was deleted.
+
+    Every setting that changes results has its own index, so switching `--select`, targets or
+    versions leaves indices behind. `keep` (this run's) always stays; of the others, the most
+    recent `_KEEP_INDICES - 1` stay unless none of them was written for `_STALE_S`.
+    """
+    now = time.time() if now is None else now
+    found: list[tuple[float, Path]] = []
+    for path in folder.glob("*.idx"):
+        if path != keep:
+            try:
+                found.append((path.stat().st_mtime, path))
+            except OSError:
+                continue  # removed meanwhile by another run
+    found.sort(reverse=True)
+    doomed = [p for i, (mtime, p) in enumerate(found) if i >= _KEEP_INDICES - 1 or now - mtime > _STALE_S]
+    for path in doomed:
+        try:
+            path.unlink()
+        except OSError:
+            continue
+    return doomed
 
 
 def _load(path: Path) -> dict[str, _Entry]:
