@@ -901,26 +901,6 @@ TO_CPU = '''def _to_cpu(data):
     return data
 '''
 
-# Helpers other than the device loader: template, the names it defines, the module it uses.
-HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
-    {
-        "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
-        "to_cpu": (TO_CPU, "_to_cpu", "torch"),
-        # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
-        **{name: (template, helper_code.HELPER_NAMES[name], "torch") for name, template in helper_code.HELPERS.items()},
-    }
-)
-
-
-def helper_text(key: str) -> str | None:
-    """The source of the helper a `helper:<name>:<module name>` import key asks for."""
-    _, name, module_name = key.split(":", 2)
-    if name not in HELPERS:
-        return None
-    template, _, module = HELPERS[name]
-    return template.replace("{" + module + "}", module_name)
-
-
 def _helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
     """The import keys that define helper `name` in the file; () when it is there already.
 
@@ -987,6 +967,34 @@ def _move_to_device(data, device):
         return result
     return data
 '''
+# Every helper a fix may write: template, the name it defines, the module it uses. They are
+# written in this order (the device loader first, the others by name).
+HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
+    {
+        "device_loader": (DEVICE_LOADER, "_DeviceLoader", "torch"),
+        **dict(
+            sorted(
+                {
+                    "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
+                    "to_cpu": (TO_CPU, "_to_cpu", "torch"),
+                    # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
+                    **{name: (template, helper_code.HELPER_NAMES[name], "torch") for name, template in helper_code.HELPERS.items()},
+                }.items()
+            )
+        ),
+    }
+)
+
+
+def helper_text(key: str) -> str | None:
+    """The source of the helper a `helper:<name>:<module name>` import key asks for."""
+    _, name, module_name = key.split(":", 2)
+    if name not in HELPERS:
+        return None
+    template, _, module = HELPERS[name]
+    return template.replace("{" + module + "}", module_name)
+
+
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
 # MpDeviceLoader/ParallelLoader options that only tuned throughput; anything else stops the fix.
 _LOADER_TUNING = frozenset({"loader_prefetch_size", "device_prefetch_size", "host_to_device_transfer_threads", "batches_per_execution"})

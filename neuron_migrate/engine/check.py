@@ -419,17 +419,14 @@ def import_text(
 
 
 def helper_sources(keys: tuple[str, ...]) -> list[str]:
-    """The source of each helper the `helper:<name>:<torch>` keys among `keys` ask for, in the
-    order they are written: the device loader first, then the others by key."""
-    from neuron_migrate.checks.fixes import DEVICE_LOADER, helper_text
+    """The source of each helper the `helper:<name>:<module name>` keys among `keys` ask for, in
+    the order `checks.fixes.HELPERS` lists the helpers (then by key)."""
+    from neuron_migrate.checks.fixes import HELPERS, helper_text
 
-    wanted = set(keys)
-    sources = [DEVICE_LOADER.replace("{torch}", key.rsplit(":", 1)[1]) for key in sorted(k for k in wanted if k.startswith("helper:device_loader:"))]
-    for key in sorted(k for k in wanted if k.startswith("helper:") and not k.startswith("helper:device_loader:")):
-        source = helper_text(key)
-        if source is not None:
-            sources.append(source)
-    return sources
+    order = {name: index for index, name in enumerate(HELPERS)}
+    helpers = [k for k in set(keys) if k.startswith("helper:")]
+    helpers.sort(key=lambda k: (order.get(k.split(":", 2)[1], len(order)), k))
+    return [source for source in map(helper_text, helpers) if source is not None]
 
 
 HELPER_END = "\x00helper-end\x00"  # cannot occur in Python source; `apply` sets the gap there
