@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ sys.path[:] = [str(REPO), str(REPO / "tests")] + [p for p in sys.path if Path(p 
 
 from bench import smoke_bench  # noqa: E402
 from bench.corpus import write_corpus  # noqa: E402
+from bench.timing import run_measured  # noqa: E402
 
 TORCHFIX = "torchfix==0.7.0"
 RUFF = "ruff==0.8.4"
@@ -98,27 +98,12 @@ def measure(label: str, argv: list[str], cwd: Path, repeat: int = 1, timeout: fl
 
 
 def _once(label: str, argv: list[str], cwd: Path, timeout: float) -> Run:
-    start = time.perf_counter()
-    with open(os.devnull, "wb") as sink:
-        proc = subprocess.Popen(argv, cwd=cwd, env=_child_env(), stdout=sink, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = start + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            wall = time.perf_counter() - start
-            break
-        if time.perf_counter() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            os.wait4(proc.pid, 0)
-            return Run(label, wall_s=timeout, timed_out=True, note=f"stopped after {timeout:.0f} s")
-        time.sleep(0.005)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    run = Run(label, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode)
-    if proc.returncode not in (0, 1):
-        run.note = err.strip().splitlines()[-1][:200] if err.strip() else f"exit {proc.returncode}"
+    done = run_measured(argv, cwd, _child_env(), timeout)
+    if done.wall_s is None:
+        return Run(label, wall_s=timeout, timed_out=True, note=f"stopped after {timeout:.0f} s")
+    run = Run(label, done.wall_s, done.cpu_s, done.peak_rss_mb, done.exit_code)
+    if done.exit_code not in (0, 1):
+        run.note = done.error_line or f"exit {done.exit_code}"
     return run
 
 

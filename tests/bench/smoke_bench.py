@@ -38,17 +38,19 @@ import io
 import json
 import os
 import platform
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 import tokenize
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+# `tests/` (not this folder, where `bench` would be bench.py) makes `bench.timing` importable.
+sys.path[:] = [str(REPO / "tests")] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
+from bench.timing import run_measured  # noqa: E402
+
 SCRIPTS = {"cnn": HERE / "smoke_cnn.py", "transformer": HERE / "smoke_transformer.py"}
 MODES = ("plain", "plain_exit", "emulation", "child", "smoke")
 # A smoke child ends with `os._exit`; this ending gives the plain run the same (no teardown).
@@ -119,27 +121,12 @@ def once(label: str, argv: list[str], env: dict[str, str], timeout: float, cwd: 
 
     `cwd` is the checkout measured: `python -m` (the smoke children) imports from it first.
     """
-    start = time.perf_counter()
-    with open(os.devnull, "wb") as sink:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=sink, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = start + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            wall = time.perf_counter() - start
-            break
-        if time.perf_counter() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            os.wait4(proc.pid, 0)
-            return Run(label, note=f"stopped after {timeout:.0f} s")
-        time.sleep(0.005)
-    code = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    run = Run(label, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code)
-    if code != 0:
-        run.note = err.strip().splitlines()[-1][:200] if err.strip() else f"exit {code}"
+    done = run_measured(argv, cwd, env, timeout)
+    if done.wall_s is None:
+        return Run(label, note=f"stopped after {timeout:.0f} s")
+    run = Run(label, done.wall_s, done.cpu_s, done.peak_rss_mb, done.exit_code)
+    if done.exit_code != 0:
+        run.note = done.error_line or f"exit {done.exit_code}"
     return run
 
 
