@@ -5,13 +5,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from neuron_migrate.analysis.names import CHILD_FIELDS, Resolver, Scope, dotted
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
 
+T = TypeVar("T")
 PARENT = "_nm_parent"  # attribute set on every ast node during the walk
 _LEAVES = frozenset({ast.Constant, ast.Name, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal})  # no child nodes
 XLA_ROOT = "torch_xla"
@@ -97,7 +98,6 @@ class Analysis:
         self.resolver = Resolver(tree, known)
         self.handled: set[int] = set()  # ids of chains already reported as part of a call
         self.import_rules: tuple[RuleSpec, ...] = ()  # enabled rules whose detector is an `import_rule`
-        self._call_names: dict[int, set[str]] = {}
         self._qualified: dict[tuple[int, int], set[str]] = {}
         self.memo: dict[str, object] = {}  # per-module facts a detector computes once, by name
         self._indent_unit: str | None = None
@@ -115,12 +115,8 @@ class Analysis:
         return found
 
     def call_names(self, call: ast.Call, scope: Scope) -> set[str]:
-        """Every qualified name the callee may stand for (memoised: several rules ask)."""
-        key = id(call)
-        found = self._call_names.get(key)
-        if found is None:
-            found = self._call_names[key] = self.qualified(call.func, scope)
-        return found
+        """Every qualified name the callee may stand for (memoised by `qualified`)."""
+        return self.qualified(call.func, scope)
 
     def calls_anywhere(self, names: tuple[str, ...]) -> bool:
         """Whether the module calls any of `names` (resolved at module scope), at any depth."""
@@ -129,6 +125,12 @@ class Analysis:
             if any(n.startswith(names) for n in self.resolver.qualified_names(node.func, scope)):
                 return True
         return False
+
+    def fact(self, key: str, compute: Callable[[Analysis], T]) -> T:
+        """A whole-module fact that several rules need: `compute(self)`, once, kept in `memo`."""
+        if key not in self.memo:
+            self.memo[key] = compute(self)
+        return self.memo[key]  # type: ignore[return-value]
 
     # -- tree -------------------------------------------------------------------------
     def nodes(self, *types: type) -> list[ast.AST]:
@@ -253,6 +255,11 @@ class RuleIndex:
     catch_all: RuleSpec | None = None
     _entries: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict, repr=False, compare=False)
 
+    @property
+    def import_codes(self) -> frozenset[str]:
+        """The codes of the `import_rules`."""
+        return frozenset(spec.code for spec in self.import_rules)
+
     def known(self, name: str) -> bool:
         """Whether `name` is, or leads to, an API some enabled rule maps (for star imports)."""
         if self.entries_for(name):
@@ -294,20 +301,14 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
                 extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
             for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
                 extend(detector(rule, analysis, node, scope))
-        elif kind is ast.Name and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
-            resolves = bool(analysis.qualified(node, scope))
+        elif (kind is ast.Name or kind is ast.Attribute) and type(node.ctx) is ast.Load and (kind is ast.Name or dotted(node) is not None):  # type: ignore[attr-defined]
+            resolves = bool(analysis.qualified(node, scope))  # a name, or a whole `a.b.c` chain
             if resolves and id(node) not in handled:
                 extend(_match_reference(analysis, node, scope, index))
             for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
                 extend(detector(rule, analysis, node, scope))
-            continue  # a leaf
-        elif kind is ast.Attribute and type(node.ctx) is ast.Load and dotted(node) is not None:  # type: ignore[attr-defined]
-            resolves = bool(analysis.qualified(node, scope))
-            if resolves and id(node) not in handled:
-                extend(_match_reference(analysis, node, scope, index))
-            for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
-                extend(detector(rule, analysis, node, scope))
-            _link_chain(node)  # a whole chain is one reference: its parts are not visited
+            if kind is ast.Attribute:
+                _link_chain(node)  # a whole chain is one reference: its parts are not visited
             continue
         else:
             for rule, detector in detectors.get(kind, ()):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from neuron_migrate.analysis.analyze import Analysis, Match
 from neuron_migrate.analysis.names import Scope
@@ -198,7 +198,7 @@ def parameter_default(analysis: Analysis, operand: ast.AST, scope: Scope) -> ast
     bindings = analysis.resolver.lookup(operand.id, scope)
     if len(bindings) != 1 or not isinstance(bindings[0].node, ast.arg):
         return None
-    default = _string_definitions(analysis).get(id(bindings[0].node))
+    default = analysis.resolver.string_definitions.get(id(bindings[0].node))
     if not _is_device_string(default) or not consistent(analysis, scope.node):
         return None
     return default
@@ -206,19 +206,20 @@ def parameter_default(analysis: Analysis, operand: ast.AST, scope: Scope) -> ast
 
 def _device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
     """Function node id -> its parameters that a call in this file passes a device string to."""
-    known = analysis.memo.get("device_fed_parameters")
-    if known is None:
-        found: dict[int, set[str]] = {}
-        functions = {n.name: n for n in analysis.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        for node in analysis.nodes(ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id in functions:  # type: ignore[attr-defined]
-                function = functions[node.func.id]
-                params = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
-                fed = {k.arg for k in node.keywords if k.arg and _is_device_string(k.value)}
-                fed |= {params[i] for i, a in enumerate(node.args) if i < len(params) and _is_device_string(a)}
-                found.setdefault(id(function), set()).update(fed)
-        known = analysis.memo["device_fed_parameters"] = found
-    return known  # type: ignore[return-value]
+    return analysis.fact("device_fed_parameters", _find_device_fed_parameters)
+
+
+def _find_device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
+    found: dict[int, set[str]] = {}
+    functions = {n.name: n for n in analysis.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for node in analysis.nodes(ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id in functions:  # type: ignore[attr-defined]
+            function = functions[node.func.id]
+            params = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+            fed = {k.arg for k in node.keywords if k.arg and _is_device_string(k.value)}
+            fed |= {params[i] for i, a in enumerate(node.args) if i < len(params) and _is_device_string(a)}
+            found.setdefault(id(function), set()).update(fed)
+    return found
 
 
 def _is_device_string(node: ast.AST | None) -> bool:
@@ -233,15 +234,10 @@ def string_source(analysis: Analysis, node: ast.AST, scope: Scope) -> ast.Consta
         bindings = analysis.resolver.lookup(node.id, scope)
         if len(bindings) != 1 or bindings[0].node is None:
             return None
-        return _string_definitions(analysis).get(id(bindings[0].node))
+        return analysis.resolver.string_definitions.get(id(bindings[0].node))
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
         return _class_attribute(scope, node.attr)
     return None
-
-
-def _string_definitions(analysis: Analysis) -> Mapping[int, ast.Constant]:
-    """Binding node id -> the string it binds: `X = "s"` targets and parameters defaulting to one."""
-    return analysis.resolver.string_definitions
 
 
 def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:

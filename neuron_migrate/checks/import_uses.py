@@ -7,7 +7,7 @@ import stays exactly when the fix declines to remove it.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
@@ -42,24 +42,23 @@ def import_scope(analysis: Analysis, stmt: ast.stmt) -> Scope:
 
 def _binding_scopes(analysis: Analysis) -> dict[int, Scope]:
     """Statement id -> the scope it binds names in (the first, as scopes are listed), once per module."""
-    known = analysis.memo.get("binding_scopes")
-    if known is None:
-        found: dict[int, Scope] = {}
-        for scope in analysis.resolver.scope_of.values():
-            for bindings in scope.bindings.values():
-                for binding in bindings:
-                    if binding.node is not None:
-                        found.setdefault(id(binding.node), scope)
-        known = analysis.memo["binding_scopes"] = found
-    return known  # type: ignore[return-value]
+    return analysis.fact("binding_scopes", _find_binding_scopes)
+
+
+def _find_binding_scopes(analysis: Analysis) -> dict[int, Scope]:
+    found: dict[int, Scope] = {}
+    for scope in analysis.resolver.scope_of.values():
+        for bindings in scope.bindings.values():
+            for binding in bindings:
+                if binding.node is not None:
+                    found.setdefault(id(binding.node), scope)
+    return found
 
 
 # -- side effects --------------------------------------------------------------------------
 def xla_backend_use(analysis: Analysis) -> str | None:
     """The first string that still needs the `xla` backend: `"xla"`, `xla://`, `pjrt://`."""
-    if "xla_backend_use" not in analysis.memo:
-        analysis.memo["xla_backend_use"] = _first_backend_string(analysis)
-    return analysis.memo["xla_backend_use"]  # type: ignore[return-value]
+    return analysis.fact("xla_backend_use", _first_backend_string)
 
 
 def _first_backend_string(analysis: Analysis) -> str | None:
@@ -119,16 +118,9 @@ def keep_reason(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> str | 
     return None
 
 
-def _memoised(analysis: Analysis, key: str, compute: Callable[[Analysis], set[str]]) -> set[str]:
-    known = analysis.memo.get(key)
-    if known is None:
-        known = analysis.memo[key] = compute(analysis)
-    return known  # type: ignore[return-value]
-
-
 def _exported(analysis: Analysis) -> set[str]:
     """Names listed in a module-level `__all__` (assigned or extended with literals)."""
-    return _memoised(analysis, "exported", _find_exported)
+    return analysis.fact("exported", _find_exported)
 
 
 def _find_exported(analysis: Analysis) -> set[str]:
@@ -162,7 +154,7 @@ def _annotations(analysis: Analysis) -> Iterator[ast.expr]:
 
 def _string_annotation_names(analysis: Analysis) -> set[str]:
     """Names read inside string annotations (`x: "xm.Device"`), which the resolver cannot see."""
-    return _memoised(analysis, "string_annotation_names", _find_string_annotation_names)
+    return analysis.fact("string_annotation_names", _find_string_annotation_names)
 
 
 def _find_string_annotation_names(analysis: Analysis) -> set[str]:
@@ -179,7 +171,7 @@ def _find_string_annotation_names(analysis: Analysis) -> set[str]:
 
 def _patched_names(analysis: Analysis) -> set[str]:
     """Names that `mock.patch("pkg.mod.name.attr")` targets reach through this module."""
-    return _memoised(analysis, "patched_names", _find_patched_names)
+    return analysis.fact("patched_names", _find_patched_names)
 
 
 def _find_patched_names(analysis: Analysis) -> set[str]:

@@ -81,12 +81,11 @@ def build_ruleset(
     names: set[str] = set()
     import_rules: list[RuleSpec] = []
     for spec in rules.specs:
-        if spec.code not in codes or spec.detector in FILE_DETECTORS or spec.detector in RUNTIME_DETECTORS:
+        if spec.code not in codes or not _indexed(spec):
             continue  # rules for packaging files and scripts run in engine/textfiles.py
-        triggers.update(spec.triggers)
+        triggers |= _own_triggers(spec)
         if spec.detector == CATCH_ALL:
             index.catch_all = spec
-            triggers.add("torch_xla")
             continue
         if spec.detector == "qualified":
             for entry in spec.maps:
@@ -101,8 +100,6 @@ def build_ruleset(
                 index.unresolved.setdefault(node_type, []).append((spec, detector))
         if getattr(detector, IMPORT_RULE, False):
             import_rules.append(spec)
-        if not spec.triggers:
-            triggers.update(entry.old for entry in spec.maps if entry.old)
     index.import_rules = tuple(import_rules)
     substrings = minimal_triggers(triggers)
     patterns = name_patterns(names, substrings)
@@ -115,13 +112,22 @@ def _indexed(spec: RuleSpec) -> bool:
     return spec.detector not in FILE_DETECTORS and spec.detector not in RUNTIME_DETECTORS
 
 
-def _gate(spec: RuleSpec, triggers: set[str]) -> Gate:
-    """A rule's own prefilter, derived exactly as `build_ruleset` derives its part of the whole one."""
-    substrings = set(spec.triggers)
-    identifiers: set[str] = set()
+def _own_triggers(spec: RuleSpec) -> set[str]:
+    """The substrings a rule names itself: its `triggers`, `torch_xla` for the catch-all, and the
+    map entries of a Python detector that names none (a qualified rule's names go to patterns)."""
+    own = set(spec.triggers)
     if spec.detector == CATCH_ALL:
-        substrings.add("torch_xla")
-    elif spec.detector == "qualified":
+        own.add("torch_xla")
+    elif spec.detector != "qualified" and not spec.triggers:
+        own.update(entry.old for entry in spec.maps if entry.old)
+    return own
+
+
+def _gate(spec: RuleSpec, triggers: set[str]) -> Gate:
+    """A rule's own prefilter: its share of the whole one that `build_ruleset` derives."""
+    substrings = _own_triggers(spec)
+    identifiers: set[str] = set()
+    if spec.detector == "qualified":
         for entry in spec.maps:
             parts = entry.old.split(".")
             covering = {t for t in triggers if any(t in part for part in parts)}
@@ -129,8 +135,6 @@ def _gate(spec: RuleSpec, triggers: set[str]) -> Gate:
                 substrings |= covering
             else:
                 identifiers.add(parts[-1])
-    elif not spec.triggers:
-        substrings.update(entry.old for entry in spec.maps if entry.old)
     return Gate(spec.code, frozenset(substrings), frozenset(identifiers))
 
 

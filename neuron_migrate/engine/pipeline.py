@@ -85,7 +85,7 @@ def _imports_fixed_later(
     only for files that have such an import and some safe fix.
     """
     findings = [p.finding for p in planned]
-    import_codes = {spec.code for spec in ruleset.index.import_rules}  # type: ignore[attr-defined]
+    import_codes = ruleset.index.import_codes  # type: ignore[attr-defined]
     waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
     if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
         return findings
@@ -195,7 +195,7 @@ def _fix_loop(
 
 
 def _only_imports(chosen: list[Planned], ruleset: object) -> bool:
-    codes = {spec.code for spec in ruleset.index.import_rules}  # type: ignore[attr-defined]
+    codes = ruleset.index.import_codes  # type: ignore[attr-defined]
     return all(p.finding.code in codes for p in chosen)
 
 
