@@ -167,21 +167,10 @@ class Analysis:
 def breadth_first(tree: ast.AST) -> list[ast.AST]:
     """Every node under `tree`, in `ast.walk`'s order, without the shared `ctx` markers."""
     found = [tree]
-    append = found.append
-    node_type = ast.AST
-    fields_of = CHILD_FIELDS
     index = 0
     while index < len(found):
-        node = found[index]
+        found.extend(_children(found[index]))
         index += 1
-        for name in fields_of.get(type(node), node._fields):
-            value = getattr(node, name, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type):
-                        append(item)
-            elif isinstance(value, node_type):
-                append(value)
     return found
 
 
