@@ -39,7 +39,9 @@ class DefaultCheckGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
-            super().main(args, prog_name or "neuron-migrate", complete_var, standalone_mode=False, **extra)
+            # With standalone_mode=False, Click returns the code a command exits with
+            # (`ctx.exit(1)`) instead of raising: it must reach the shell.
+            code = super().main(args, prog_name or "neuron-migrate", complete_var, standalone_mode=False, **extra)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.Abort:
@@ -47,7 +49,7 @@ class DefaultCheckGroup(click.Group):
         except click.ClickException as exc:
             command = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx is not None else "neuron-migrate"
             _fail(f"{_lower_first(exc.format_message().rstrip('.'))} (see `{command} --help`)")
-        sys.exit(EXIT_CLEAN)
+        sys.exit(code if isinstance(code, int) else EXIT_CLEAN)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *_LAZY_COMMANDS})
