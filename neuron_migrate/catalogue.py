@@ -23,17 +23,41 @@ def toml_module() -> Any:
         import tomli as tomllib
     return tomllib
 
+
 DOCS_URL = "https://github.com/neuron-migrate/neuron-migrate/blob/main/rules/README.md#{code}"
 _CODE = re.compile(r"^NM\d{3}$")
 _PROJECT_CODE = re.compile(r"^NM[A-Z]\d{3}$")  # a project's own rules: NMX001, NMA120, ...
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _RULE_KEYS = {
-    "code", "name", "message", "severity", "safety", "since", "detector", "retired",
-    "source", "doc", "map", "triggers", "compat", "from",
+    "code",
+    "name",
+    "message",
+    "severity",
+    "safety",
+    "since",
+    "detector",
+    "retired",
+    "source",
+    "doc",
+    "map",
+    "triggers",
+    "compat",
+    "from",
 }
 _MAP_KEYS = {
-    "old", "new", "new_call", "fix", "safety", "message", "severity", "source", "prefix", "calls_only",
-    "accelerator_call", "accelerator_safety", "accelerator_message",
+    "old",
+    "new",
+    "new_call",
+    "fix",
+    "safety",
+    "message",
+    "severity",
+    "source",
+    "prefix",
+    "calls_only",
+    "accelerator_call",
+    "accelerator_safety",
+    "accelerator_message",
 }
 # What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
 # bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
@@ -141,7 +165,9 @@ def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleS
         if not isinstance(data.get(key), str):
             raise RuleSpecError(f"{where}: `{key}` is required and must be a string")
     if project and not _PROJECT_CODE.match(data["code"]):
-        raise RuleSpecError(f"{where}: `code` of a project rule must look like NMX001 (NM, a letter, three digits), not {data['code']!r}")
+        raise RuleSpecError(
+            f"{where}: `code` of a project rule must look like NMX001 (NM, a letter, three digits), not {data['code']!r}"
+        )
     if not project and not _CODE.match(data["code"]):
         raise RuleSpecError(f"{where}: `code` must look like NM123, not {data['code']!r}")
     if not isinstance(data.get("doc", {}), dict) or not isinstance(data.get("map", []), list):

@@ -32,8 +32,14 @@ class DefaultCheckGroup(click.Group):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         """Click's own errors (a bad option, a missing value) in our one style:
         `neuron-migrate: error: ...` on stderr and exit code 2."""
         if not standalone_mode:
@@ -47,7 +53,9 @@ class DefaultCheckGroup(click.Group):
         except click.Abort:
             _fail("aborted")
         except click.ClickException as exc:
-            command = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx is not None else "neuron-migrate"
+            command = (
+                exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx is not None else "neuron-migrate"
+            )
             _fail(f"{_lower_first(exc.format_message().rstrip('.'))} (see `{command} --help`)")
         sys.exit(code if isinstance(code, int) else EXIT_CLEAN)
 
@@ -114,37 +122,117 @@ def main() -> None:
 @main.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
-@click.option("--fix-only", is_flag=True, help="Apply safe fixes in place; report only what was fixed, and exit 0 even when findings remain.")
-@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes that may change behaviour (with --fix or --diff).")
+@click.option(
+    "--fix-only",
+    is_flag=True,
+    help="Apply safe fixes in place; report only what was fixed, and exit 0 even when findings remain.",
+)
+@click.option(
+    "--unsafe-fixes/--no-unsafe-fixes",
+    default=None,
+    help="Also apply fixes that may change behaviour (with --fix or --diff).",
+)
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing.")
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
 @click.option("--output-format", type=click.Choice(FORMATS), default=None, help="Report format  [default: text]")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
-@click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file (to stderr for machine-readable formats).")
+@click.option(
+    "--show-fixes", is_flag=True, help="List the fixes applied, per file (to stderr for machine-readable formats)."
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
-@click.option("--exclude", multiple=True, help="Glob of files or folders to skip; replaces the default excludes (and the config's `exclude`).")
-@click.option("--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes.")
-@click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
-@click.option("--from", "families", callback=_families_option, metavar="xla,cuda", help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]")
-@click.option("--target", type=click.Choice(TARGETS), default=None, help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]")
-@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.")
-@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for every finding instead of reporting them.")
-@click.option("--show-suppressed", is_flag=True, help="Also list findings hidden by `# noqa`, per-file-ignores or --baseline.")
-@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), help="Report only findings that are not recorded in this baseline file.")
-@click.option("--write-baseline", type=click.Path(path_type=Path, dir_okay=False), help="Record the current findings in this baseline file and exit 0.")
-@click.option("--since", metavar="REF", help="Report only findings on lines added or changed since git REF (e.g. origin/main).")
-@click.option("--stdin-filename", metavar="NAME", help="Check code read from stdin as file NAME; with --fix, print the fixed code.")
-@click.option("--smoke", "smoke_script", metavar="SCRIPT", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="After checking (and fixing), run SCRIPT for a few steps on `neuron`, real or emulated (see `neuron-migrate smoke`).")
+@click.option(
+    "--exclude",
+    multiple=True,
+    help="Glob of files or folders to skip; replaces the default excludes (and the config's `exclude`).",
+)
+@click.option(
+    "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
+)
+@click.option(
+    "--target-version",
+    type=click.Choice(available_versions()),
+    default=None,
+    help="torch-neuronx family to check against  [default: 2.14]",
+)
+@click.option(
+    "--from",
+    "families",
+    callback=_families_option,
+    metavar="xla,cuda",
+    help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]",
+)
+@click.option(
+    "--target",
+    type=click.Choice(TARGETS),
+    default=None,
+    help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
+)
+@click.option(
+    "--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for every finding instead of reporting them."
+)
+@click.option(
+    "--show-suppressed", is_flag=True, help="Also list findings hidden by `# noqa`, per-file-ignores or --baseline."
+)
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Report only findings that are not recorded in this baseline file.",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Record the current findings in this baseline file and exit 0.",
+)
+@click.option(
+    "--since", metavar="REF", help="Report only findings on lines added or changed since git REF (e.g. origin/main)."
+)
+@click.option(
+    "--stdin-filename",
+    metavar="NAME",
+    help="Check code read from stdin as file NAME; with --fix, print the fixed code.",
+)
+@click.option(
+    "--smoke",
+    "smoke_script",
+    metavar="SCRIPT",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="After checking (and fixing), run SCRIPT for a few steps on `neuron`, real or emulated (see `neuron-migrate smoke`).",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-@click.option("--cache-dir", type=click.Path(path_type=Path, file_okay=False), envvar="NEURON_MIGRATE_CACHE_DIR", help="Result cache folder  [default: ./.neuron_migrate_cache]")
-@click.option("--shard", callback=_shard_option, metavar="K/N", help="Check only shard K of N (1-based), split by path; for CI matrices.")
-@click.option("-o", "--output-file", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="NEURON_MIGRATE_CACHE_DIR",
+    help="Result cache folder  [default: ./.neuron_migrate_cache]",
+)
+@click.option(
+    "--shard",
+    callback=_shard_option,
+    metavar="K/N",
+    help="Check only shard K of N (1-based), split by path; for CI matrices.",
+)
+@click.option(
+    "-o",
+    "--output-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to FILE instead of stdout.",
+)
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
-@click.option("--show-settings", is_flag=True, help="Print the settings (after config and flags) each path is checked with, and exit.")
+@click.option(
+    "--show-settings",
+    is_flag=True,
+    help="Print the settings (after config and flags) each path is checked with, and exit.",
+)
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
     from neuron_migrate.run.parallel import fewer_collections
@@ -173,8 +261,11 @@ def _check(paths: tuple[Path, ...], options: dict[str, Any]) -> None:
     except workflow.USER_ERRORS as exc:
         _fail(str(exc))
     if not results:
-        click.echo("neuron-migrate: warning: no files were checked (no file under the given paths is "
-                   "Python, a notebook, a packaging file or a shell script, or all are excluded)", err=True)
+        click.echo(
+            "neuron-migrate: warning: no files were checked (no file under the given paths is "
+            "Python, a notebook, a packaging file or a shell script, or all are excluded)",
+            err=True,
+        )
     if options["add_noqa"]:
         _report_noqa(results)
     if options["diff"]:
@@ -350,10 +441,15 @@ def _report_noqa(results: Sequence[Any]) -> NoReturn:
     skipped = [f for r in results if not annotatable(r.path) for f in r.findings if f.category != "tool"]
     for finding in skipped:
         name = finding.path.rsplit("/", 1)[-1]
-        click.echo(f"{text_output.line(finding)} (no `# noqa` added: {name} has no inline comments; use "
-                   f"per-file-ignores or a `# neuron-migrate: noqa: {finding.code}` line)", err=True)
+        click.echo(
+            f"{text_output.line(finding)} (no `# noqa` added: {name} has no inline comments; use "
+            f"per-file-ignores or a `# neuron-migrate: noqa: {finding.code}` line)",
+            err=True,
+        )
     problems += skipped
-    click.echo(f"Added `# noqa` for {count} finding{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}.")
+    click.echo(
+        f"Added `# noqa` for {count} finding{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}."
+    )
     sys.exit(EXIT_FINDINGS if problems else EXIT_CLEAN)
 
 
@@ -483,21 +579,52 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     return EXIT_CLEAN
 
 
-
 @main.command("report")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(("html", "md", "json")), default="html", show_default=True, help="Report format.")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write the report to FILE instead of stdout.")
-@click.option("--smoke", "smoke_script", metavar="SCRIPT", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Also run SCRIPT for a few steps on `neuron` and include the results.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("html", "md", "json")),
+    default="html",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to FILE instead of stdout.",
+)
+@click.option(
+    "--smoke",
+    "smoke_script",
+    metavar="SCRIPT",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Also run SCRIPT for a few steps on `neuron` and include the results.",
+)
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
 @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (replaces the default excludes).")
-@click.option("--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes.")
-@click.option("--target-version", type=click.Choice(available_versions()), default=None, help="torch-neuronx family to check against  [default: 2.14]")
-@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.")
+@click.option(
+    "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
+)
+@click.option(
+    "--target-version",
+    type=click.Choice(available_versions()),
+    default=None,
+    help="torch-neuronx family to check against  [default: 2.14]",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
+)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
-def report_command(paths: tuple[Path, ...], fmt: str, output: Path | None, smoke_script: Path | None, **options: Any) -> None:
+def report_command(
+    paths: tuple[Path, ...], fmt: str, output: Path | None, smoke_script: Path | None, **options: Any
+) -> None:
     """Summarise the migration of PATHS: status per file, findings, manual work and an effort
     estimate (html, md or json). Never writes source files."""
     from neuron_migrate import report

@@ -78,7 +78,11 @@ class Release:
         for entry in self.apis:
             if entry.name == name:
                 return entry
-            if entry.prefix and name.startswith(entry.name + ".") and (best is None or len(entry.name) > len(best.name)):
+            if (
+                entry.prefix
+                and name.startswith(entry.name + ".")
+                and (best is None or len(entry.name) > len(best.name))
+            ):
                 best = entry
         return best
 
@@ -168,7 +172,9 @@ def _strings(data: dict[str, Any], key: str, where: str) -> list[str]:
 def _source(data: dict[str, Any], where: str) -> str:
     source = _string(data, "source", where)
     if not _SOURCE.search(source):
-        raise RuleSpecError(f"{where}: `source` must cite a torchneuron-facts section (§) and a confidence mark ([C], [C-old], [I] or [B])")
+        raise RuleSpecError(
+            f"{where}: `source` must cite a torchneuron-facts section (§) and a confidence mark ([C], [C-old], [I] or [B])"
+        )
     return source
 
 

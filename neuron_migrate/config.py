@@ -216,7 +216,9 @@ def parse_families(value: object, where: str) -> tuple[str, ...]:
 
 def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSources:
     """`extend-rules` folders (relative to the config file) and `plugins` modules, loaded and checked."""
-    folders = tuple(str((root / folder).resolve()) for folder in _strings(data.get("extend-rules", []), where, "extend-rules"))
+    folders = tuple(
+        str((root / folder).resolve()) for folder in _strings(data.get("extend-rules", []), where, "extend-rules")
+    )
     plugins = _strings(data.get("plugins", []), where, "plugins")
     for name in plugins:
         if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
@@ -240,7 +242,14 @@ def _did_you_mean(key: str) -> str:
 
 
 def _type(value: object) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 def _strings(value: object, where: str, key: str) -> tuple[str, ...]:
@@ -273,7 +282,11 @@ def check_selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
             continue  # a project's own rules (NMX001), loaded from `extend-rules` / `plugins` later
         close = _close_matches(code.replace("O", "0"), known, n=1, cutoff=0.6)
         hint = f" (did you mean {close[0]}?)" if close and code.startswith("NM") else ""
-        what = "which is not a rule code or prefix like NM2 or NM201" if not _SELECTOR.match(code) else "which matches no rule"
+        what = (
+            "which is not a rule code or prefix like NM2 or NM201"
+            if not _SELECTOR.match(code)
+            else "which matches no rule"
+        )
         raise ConfigError(f"{where} has {code!r}, {what}{hint}")
     return codes
 
@@ -306,7 +319,9 @@ def anchor_glob(glob: str, root: Path) -> str:
     return ("!" if negate else "") + body
 
 
-def _apply_layer(current: frozenset[str], extend: tuple[str, ...], ignore: tuple[str, ...], sources: RuleSources) -> frozenset[str]:
+def _apply_layer(
+    current: frozenset[str], extend: tuple[str, ...], ignore: tuple[str, ...], sources: RuleSources
+) -> frozenset[str]:
     """Adjust an enabled set by one layer's extend-select and ignore; the most specific prefix wins."""
     from neuron_migrate.registry import registry
 
@@ -348,7 +363,9 @@ def merge(config: Config, cli: Overrides) -> Settings:
     families = cli.families or config.families or Settings.families
     select, ignore, extend_select, enabled = _selection(config, cli, families)
     unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else config.unsafe_fixes
-    excludes = cli.exclude if cli.exclude is not None else config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
+    excludes = (
+        cli.exclude if cli.exclude is not None else config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
+    )
     return Settings(
         select=select,
         ignore=ignore,

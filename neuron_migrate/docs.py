@@ -57,7 +57,9 @@ def readable_source(text: str) -> str:
     if "neuron-migrate smoke" in text:
         parts.append("the smoke run")
     for part in (p.strip() for p in text.split(";")):
-        if part and not any(word in part for word in ("torchneuron-facts", "§", "rules/compat", "neuron-migrate smoke")):
+        if part and not any(
+            word in part for word in ("torchneuron-facts", "§", "rules/compat", "neuron-migrate smoke")
+        ):
             public = re.sub(r"\s*\[(C|C-old|I|B)\]", "", part).strip()
             if public and not _SOURCE_TAG.fullmatch(public.strip("() ")):
                 parts.append(public)
@@ -136,10 +138,20 @@ def render_rules(fmt: str, rules: Registry | None = None) -> str:
     specs = [s for s in (rules.specs if rules is not None else load_catalogue()) if not s.retired]
     if fmt == "json":
         rows = [
-            {"code": s.code, "name": s.name, "severity": s.severity.value, "fix": s.safety.value,
-             "summary": summary(s), "source": readable_source(s.source),
-             "sources": [{"id": i, "title": load_sources()[i][0], "url": load_sources()[i][1]} for i in source_ids(s.source)],
-             "url": s.url, "category": s.category, "from": list(s.families)}
+            {
+                "code": s.code,
+                "name": s.name,
+                "severity": s.severity.value,
+                "fix": s.safety.value,
+                "summary": summary(s),
+                "source": readable_source(s.source),
+                "sources": [
+                    {"id": i, "title": load_sources()[i][0], "url": load_sources()[i][1]} for i in source_ids(s.source)
+                ],
+                "url": s.url,
+                "category": s.category,
+                "from": list(s.families),
+            }
             for s in specs
         ]
         return json.dumps(rows, indent=2) + "\n"
@@ -158,7 +170,9 @@ def render_rules(fmt: str, rules: Registry | None = None) -> str:
             lines += [" " * len(head) + more for more in wrapped[1:]]
         else:  # a narrow terminal: the summary goes under the row, indented
             lines.append(head.rstrip())
-            lines += textwrap.wrap(text, max(columns, 20), initial_indent="    ", subsequent_indent="    ", break_on_hyphens=False)
+            lines += textwrap.wrap(
+                text, max(columns, 20), initial_indent="    ", subsequent_indent="    ", break_on_hyphens=False
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -172,8 +186,10 @@ def terminal_width() -> int:
 def _source_lines(text: str) -> list[str]:
     """`explain`'s Sources block: each public source with its title and URL."""
     ids = source_ids(text)
-    lines = [f"  {i}  {load_sources()[i][0]}" + (f": {load_sources()[i][1]}" if load_sources()[i][1] else "") for i in ids]
-    rest = readable_source(text).split("; ")[1 if ids else 0:]
+    lines = [
+        f"  {i}  {load_sources()[i][0]}" + (f": {load_sources()[i][1]}" if load_sources()[i][1] else "") for i in ids
+    ]
+    rest = readable_source(text).split("; ")[1 if ids else 0 :]
     lines += [f"  {part}" for part in rest if part]
     return ["Sources", *lines, ""] if lines else []
 
@@ -182,7 +198,7 @@ def _markdown_source(text: str) -> str:
     """Sources as links into docs/sources.md, for rules/README.md."""
     ids = source_ids(text)
     links = [f"[{i}](../docs/sources.md#{i.lower()})" for i in ids]
-    rest = readable_source(text).split("; ")[1 if ids else 0:]
+    rest = readable_source(text).split("; ")[1 if ids else 0 :]
     return "; ".join([", ".join(links)] * bool(links) + [r for r in rest if r])
 
 
@@ -192,8 +208,14 @@ def render_sources() -> str:
     for spec in load_catalogue():
         for key in source_ids(spec.source):
             cited.setdefault(key, []).append(spec.code)
-    out = [SOURCES_BANNER, "", "# Sources the rules cite", "",
-           "`neuron-migrate explain CODE` lists a rule's sources; `rules/sources.toml` holds them.", ""]
+    out = [
+        SOURCES_BANNER,
+        "",
+        "# Sources the rules cite",
+        "",
+        "`neuron-migrate explain CODE` lists a rule's sources; `rules/sources.toml` holds them.",
+        "",
+    ]
     for key, (title, url) in sorted(load_sources().items(), key=lambda kv: int(kv[0][1:])):
         out += [f"## {key}", "", f"{title}" + (f": <{url}>" if url else " (no single public address)"), ""]
         out += [f"Cited by: {', '.join(cited[key])}." if key in cited else "Cited by no rule yet.", ""]
@@ -205,8 +227,15 @@ def compat_lines(spec: RuleSpec, version: str) -> list[str]:
     if not spec.compat:
         return []
     release = compat.load_release(version)
-    owned = [e for e in release.apis if any(e.name == m.old or (m.prefix and e.name.startswith(m.old + ".")) for m in spec.maps)]
-    return [f"`{e.name}`{'.*' if e.prefix else ''}: {e.status}{_paren(readable_source(e.source))}{'; ' + e.note if e.note else ''}" for e in owned]
+    owned = [
+        e
+        for e in release.apis
+        if any(e.name == m.old or (m.prefix and e.name.startswith(m.old + ".")) for m in spec.maps)
+    ]
+    return [
+        f"`{e.name}`{'.*' if e.prefix else ''}: {e.status}{_paren(readable_source(e.source))}{'; ' + e.note if e.note else ''}"
+        for e in owned
+    ]
 
 
 def _paren(text: str) -> str:
@@ -223,7 +252,12 @@ def explain(code: str, rules: Registry | None = None) -> str | None:
 
 def _explain_text(spec: RuleSpec, examples: Path | None = None) -> str:
     doc = spec.doc
-    out = [f"{spec.code} ({spec.name})", "", f"Severity: {spec.severity.value}. Fix: {spec.safety.value}. From: {family(spec)}{_enable_hint(spec)}.", ""]
+    out = [
+        f"{spec.code} ({spec.name})",
+        "",
+        f"Severity: {spec.severity.value}. Fix: {spec.safety.value}. From: {family(spec)}{_enable_hint(spec)}.",
+        "",
+    ]
     out += ["What it does", f"  {doc.get('what', '')}", "", "Why", f"  {doc.get('why', '')}", ""]
     if doc.get("fix_safety"):
         out += ["Fix safety", f"  {doc['fix_safety']}", ""]
@@ -240,7 +274,11 @@ def _explain_text(spec: RuleSpec, examples: Path | None = None) -> str:
         out += ["Use instead, with --target accelerator", *("  " + line for line in accel[1].rstrip().splitlines()), ""]
     out += _source_lines(spec.source)
     for version in compat.available_versions() if spec.compat else ():
-        out += [f"Compat data for --target-version {version}", *("  " + line for line in compat_lines(spec, version)), ""]
+        out += [
+            f"Compat data for --target-version {version}",
+            *("  " + line for line in compat_lines(spec, version)),
+            "",
+        ]
     return "\n".join(out)
 
 
@@ -249,8 +287,18 @@ def _enable_hint(spec: RuleSpec) -> str:
 
 
 def _markdown(specs: list[RuleSpec]) -> str:
-    out = [BANNER, "", "# neuron-migrate rules", "", "| Code | Name | Severity | Fix | Summary | Source |", "|---|---|---|---|---|---|"]
-    out += [f"| [{s.code}](#{s.code.lower()}) | `{s.name}` | {s.severity.value} | {s.safety.value} | {summary(s)} | {_markdown_source(s.source)} |" for s in specs]
+    out = [
+        BANNER,
+        "",
+        "# neuron-migrate rules",
+        "",
+        "| Code | Name | Severity | Fix | Summary | Source |",
+        "|---|---|---|---|---|---|",
+    ]
+    out += [
+        f"| [{s.code}](#{s.code.lower()}) | `{s.name}` | {s.severity.value} | {s.safety.value} | {summary(s)} | {_markdown_source(s.source)} |"
+        for s in specs
+    ]
     for spec in specs:
         doc = spec.doc
         line = f"**{spec.name}** · severity {spec.severity.value} · fix {spec.safety.value} · from {family(spec)}{_enable_hint(spec)}"
@@ -272,7 +320,12 @@ def _markdown(specs: list[RuleSpec]) -> str:
         if _markdown_source(spec.source):
             out += [f"Sources: {_markdown_source(spec.source)}", ""]
         for version in compat.available_versions() if spec.compat else ():
-            out += [f"**Compat data for `--target-version {version}`**", "", *(f"- {line}" for line in compat_lines(spec, version)), ""]
+            out += [
+                f"**Compat data for `--target-version {version}`**",
+                "",
+                *(f"- {line}" for line in compat_lines(spec, version)),
+                "",
+            ]
     return "\n".join(out).rstrip() + "\n"
 
 

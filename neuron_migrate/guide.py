@@ -148,9 +148,7 @@ def guided_codes() -> set[str]:
 
 def render() -> str:
     """The whole guide as Markdown."""
-    specs = {
-        s.code: s for s in load_catalogue() if not s.retired and "xla" in s.families
-    }
+    specs = {s.code: s for s in load_catalogue() if not s.retired and "xla" in s.families}
     out = [BANNER, "", "# Migrating from torch_xla to TorchNeuron", ""]
     out += [
         "Run `neuron-migrate --fix path/` for the safe rewrites, review the diff, then `--fix --unsafe-fixes`",
@@ -166,10 +164,7 @@ def render() -> str:
         out += ["", f"## {concept.title}", "", concept.intro, ""]
         rules = [specs[code] for code in concept.codes if code in specs]
         out += ["### What the tool checks and fixes", ""]
-        out += [
-            f"- {_link(s)} ({fix_words(s)}): {_sentence(s.doc.get('what', s.message))}"
-            for s in rules
-        ]
+        out += [f"- {_link(s)} ({fix_words(s)}): {_sentence(s.doc.get('what', s.message))}" for s in rules]
         manual = [line for s in rules for line in _manual(s)]
         if manual:
             out += ["", "### What stays manual, and how", "", *manual]
@@ -179,13 +174,9 @@ def render() -> str:
 def _manual(spec: RuleSpec) -> list[str]:
     """What a human still does for this rule: its reasoning for manual rules, else its caveats."""
     doc = spec.doc
-    parts = (
-        [doc["why"]] if fix_words(spec) != "fixed by `--fix`" and doc.get("why") else []
-    )
+    parts = [doc["why"]] if fix_words(spec) != "fixed by `--fix`" and doc.get("why") else []
     parts += [doc[key] for key in ("fix_safety", "known_problems") if doc.get(key)]
-    return (
-        [f"- {_link(spec)}: {' '.join(_sentence(p) for p in parts)}"] if parts else []
-    )
+    return [f"- {_link(spec)}: {' '.join(_sentence(p) for p in parts)}"] if parts else []
 
 
 def _link(spec: RuleSpec) -> str:

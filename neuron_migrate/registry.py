@@ -45,7 +45,9 @@ if TYPE_CHECKING:
 # Detectors the engine runs outside the `ast` walk: packaging files and shell scripts
 # (engine/formats/textfiles.py), the catch-all for torch_xla names no other rule claims, and
 # the smoke run's findings (smoke/findings.py).
-FILE_DETECTORS = frozenset({"package_name", "neuronx_xla_pin", "neuronx_family", "neuronx_index", "shell_env", "shell_launch"})
+FILE_DETECTORS = frozenset(
+    {"package_name", "neuronx_xla_pin", "neuronx_family", "neuronx_index", "shell_env", "shell_launch"}
+)
 CATCH_ALL = "catch_all"
 RUNTIME_DETECTORS = frozenset({"smoke"})
 BUILTIN_DETECTORS = frozenset({"qualified", CATCH_ALL}) | FILE_DETECTORS | RUNTIME_DETECTORS
@@ -104,7 +106,13 @@ def registry(sources: RuleSources = RuleSources()) -> Registry:
     ordered = tuple(sorted(specs, key=lambda s: s.code))
     _check_unique(ordered)
     _check_names(ordered, detectors, fix_table)
-    return Registry(ordered, MappingProxyType(detectors), MappingProxyType(fix_table), MappingProxyType(examples), digest.hexdigest()[:16])
+    return Registry(
+        ordered,
+        MappingProxyType(detectors),
+        MappingProxyType(fix_table),
+        MappingProxyType(examples),
+        digest.hexdigest()[:16],
+    )
 
 
 def _data_digest(sources: RuleSources) -> Any:
@@ -191,7 +199,9 @@ def _check_unique(specs: tuple[RuleSpec, ...]) -> None:
     seen: set[str] = set()
     for spec in specs:
         if spec.code in seen:
-            raise RuleSpecError(f"rule {spec.code}: the code is defined twice (project rules need their own codes, e.g. NMX001)")
+            raise RuleSpecError(
+                f"rule {spec.code}: the code is defined twice (project rules need their own codes, e.g. NMX001)"
+            )
         seen.add(spec.code)
 
 

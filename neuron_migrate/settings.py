@@ -12,9 +12,24 @@ TARGETS = ("neuron", "accelerator")
 OUTPUT_FORMATS = ("text", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson")
 
 DEFAULT_EXCLUDES = (
-    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
-    "node_modules", "site-packages", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    ".neuron_migrate_cache", ".ipynb_checkpoints",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    ".eggs",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".neuron_migrate_cache",
+    ".ipynb_checkpoints",
 )
 
 

@@ -90,7 +90,18 @@ def fetch(spec: str, work: Path) -> Path:
     constraints = work / "build-constraints.txt"
     constraints.write_text("setuptools<70\n", encoding="utf-8")
     env = {**os.environ, "PIP_CONSTRAINT": str(constraints)}
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--dest", str(downloads), spec]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--dest",
+        str(downloads),
+        spec,
+    ]
     subprocess.run(command, check=True, capture_output=True, text=True, timeout=900, env=env)
     stem = spec.replace("==", "_").replace("-", "_").lower()
     archive = next(p for p in sorted(downloads.iterdir()) if p.name.replace("-", "_").lower().startswith(stem))
@@ -114,8 +125,20 @@ def _unpack(archive: Path, dest: Path) -> None:
 def run_cli(root: Path, flags: tuple[str, ...], extra: list[str], jobs: int) -> tuple[list[dict], str | None]:
     """Findings (JSON) of one CLI run on `root`, and why it counts as a crash (None when it does not)."""
     command = [
-        sys.executable, "-m", "neuron_migrate", "check", str(root), "--output-format", "json",
-        "--exit-zero", "--no-cache", "--quiet", "-j", str(jobs), *flags, *extra,
+        sys.executable,
+        "-m",
+        "neuron_migrate",
+        "check",
+        str(root),
+        "--output-format",
+        "json",
+        "--exit-zero",
+        "--no-cache",
+        "--quiet",
+        "-j",
+        str(jobs),
+        *flags,
+        *extra,
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=3600, cwd=root, check=False)
     if done.returncode != 0 or "Traceback" in done.stderr:
@@ -182,7 +205,9 @@ def compiles(text: str, filename: str) -> bool:
     return True
 
 
-def run_mode(src: Path, work: Path, mode: str, before: dict[str, str], marker: str, extra: list[str], jobs: int) -> ModeResult:
+def run_mode(
+    src: Path, work: Path, mode: str, before: dict[str, str], marker: str, extra: list[str], jobs: int
+) -> ModeResult:
     """Run one mode on a fresh copy of the package and measure what it changed."""
     result = ModeResult()
     root = work / mode / src.name
@@ -249,12 +274,14 @@ HEADER = [
 def render(results: list[PackageResult], source: str) -> str:
     """One source framework's section: the summary table, findings per rule, and the problems."""
     marker = MARKERS[source]
-    uses = "imports it" if source != "cuda" else "calls `.cuda()` or `torch.cuda`, or names a `\"cuda\"` device or `\"nccl\"`"
+    uses = (
+        "imports it" if source != "cuda" else 'calls `.cuda()` or `torch.cuda`, or names a `"cuda"` device or `"nccl"`'
+    )
     lines = [
         "",
         f"## `--from {source}`",
         "",
-        f"A file \"uses {marker}\" when it {uses}.",
+        f'A file "uses {marker}" when it {uses}.',
         "",
         (
             f"| package | .py files | files using {marker} | findings | crashes | files changed (safe / +unsafe) "
@@ -289,8 +316,16 @@ def _rule_table(results: list[PackageResult]) -> list[str]:
         for mode, result in package.modes.items():
             totals[mode].update(result.findings)
     codes = sorted(set().union(*totals.values()))
-    lines = ["", "### Findings per rule (all packages)", "", "| rule | check | left after `--fix` | left after `--fix --unsafe-fixes` |", "|---|---|---|---|"]
-    lines += [f"| {code} | {totals['check'][code]} | {totals['fix'][code]} | {totals['unsafe'][code]} |" for code in codes]
+    lines = [
+        "",
+        "### Findings per rule (all packages)",
+        "",
+        "| rule | check | left after `--fix` | left after `--fix --unsafe-fixes` |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {code} | {totals['check'][code]} | {totals['fix'][code]} | {totals['unsafe'][code]} |" for code in codes
+    ]
     return lines
 
 
@@ -316,8 +351,15 @@ def _problems(results: list[PackageResult]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--package", action="append", help="pip requirement to check (repeatable); default: the pinned list")
-    parser.add_argument("--from", dest="source", default="xla", help=f"source frameworks, comma-separated ({', '.join(sorted(MARKERS))}); passed to the CLI")
+    parser.add_argument(
+        "--package", action="append", help="pip requirement to check (repeatable); default: the pinned list"
+    )
+    parser.add_argument(
+        "--from",
+        dest="source",
+        default="xla",
+        help=f"source frameworks, comma-separated ({', '.join(sorted(MARKERS))}); passed to the CLI",
+    )
     parser.add_argument("--output", type=Path, help="write the Markdown summary here (default: stdout)")
     parser.add_argument("--diffs", type=Path, help="write one unified diff per package and mode into this folder")
     parser.add_argument("--work", type=Path, help="work folder (default: a temporary folder, removed afterwards)")
@@ -326,7 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     sources = [s.strip() for s in args.source.split(",") if s.strip()]
     unknown = [s for s in sources if s not in MARKERS]
     if unknown or not sources:
-        parser.error(f"--from: unknown source {', '.join(unknown) or '(none)'}; choose from {', '.join(sorted(MARKERS))}")
+        parser.error(
+            f"--from: unknown source {', '.join(unknown) or '(none)'}; choose from {', '.join(sorted(MARKERS))}"
+        )
     sections, results = [], []
     for source in sources:
         extra = ["--from", source] if source != "xla" else []  # xla is the CLI's default
@@ -348,7 +392,9 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(report, encoding="utf-8")
     else:
         sys.stdout.write(report)
-    bad = any(m.crashes or m.not_compiling or m.new_undefined or m.not_idempotent for p in results for m in p.modes.values())
+    bad = any(
+        m.crashes or m.not_compiling or m.new_undefined or m.not_idempotent for p in results for m in p.modes.values()
+    )
     return 1 if bad or any(p.error for p in results) else 0
 
 

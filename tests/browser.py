@@ -46,14 +46,25 @@ MIN_WINDOW = 500  # headless Chromium does not make windows narrower than this
 
 
 def _wrapper(page: Path, width: int, height: int) -> str:
-    return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{{margin:0}}iframe{{border:0}}</style></head><body>'
-            f'<iframe id="f" width="{width}" height="{height}" src="{page.name}"></iframe>'
-            f'<script>{MEASURE}document.getElementById("f").addEventListener("load",function(){{'
-            f'__measure(this.contentWindow);}});</script></body></html>')
+    return (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{{margin:0}}iframe{{border:0}}</style></head><body>'
+        f'<iframe id="f" width="{width}" height="{height}" src="{page.name}"></iframe>'
+        f'<script>{MEASURE}document.getElementById("f").addEventListener("load",function(){{'
+        f"__measure(this.contentWindow);}});</script></body></html>"
+    )
 
 
-BASE_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-              "--disable-extensions", "--disable-background-networking", "--enable-logging=stderr", "--v=0")
+BASE_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+    "--no-first-run",
+    "--disable-extensions",
+    "--disable-background-networking",
+    "--enable-logging=stderr",
+    "--v=0",
+)
 
 
 def chromium() -> str:
@@ -62,14 +73,17 @@ def chromium() -> str:
     if found:
         return found
     if os.environ.get("CI"):
-        pytest.fail("chromium is not installed, and CI is set: `.ci/run` installs it with `apt-get install -y chromium`")
+        pytest.fail(
+            "chromium is not installed, and CI is set: `.ci/run` installs it with `apt-get install -y chromium`"
+        )
     pytest.skip("chromium is not installed (Debian: `apt-get install -y chromium`); the CI run (`.ci/run`) installs it")
 
 
 def _run(binary: str, args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(profile)}
-    return subprocess.run([binary, *BASE_FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
-                          timeout=120, env=env)
+    return subprocess.run(
+        [binary, *BASE_FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=120, env=env
+    )
 
 
 def probe(binary: str, html: str, width: int, height: int, work: Path) -> dict[str, Any]:
@@ -84,15 +98,28 @@ def probe(binary: str, html: str, width: int, height: int, work: Path) -> dict[s
         target = work / f"wrapper-{width}.html"
         target.write_text(_wrapper(page, width, height), encoding="utf-8")
     window = f"{MIN_WINDOW + 20},{height + 20}" if narrow else f"{width},{height}"
-    done = _run(binary, [f"--window-size={window}", "--allow-file-access-from-files",
-                         "--virtual-time-budget=3000", "--dump-dom", target.as_uri()], work / f"profile-{width}")
+    done = _run(
+        binary,
+        [
+            f"--window-size={window}",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            target.as_uri(),
+        ],
+        work / f"profile-{width}",
+    )
     found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
     assert found, f"the probe did not run (exit {done.returncode}): {done.stderr[-2000:]}"
     result: dict[str, Any] = json.loads(html_unescape(found.group(1)))
-    result["console"] = [line for line in done.stderr.splitlines() if "CONSOLE" in line and ("rror" in line or "Uncaught" in line)]
+    result["console"] = [
+        line for line in done.stderr.splitlines() if "CONSOLE" in line and ("rror" in line or "Uncaught" in line)
+    ]
     return result
 
 
 def screenshot(binary: str, page: Path, out: Path, width: int, height: int, work: Path) -> None:
-    done = _run(binary, [f"--window-size={width},{height}", f"--screenshot={out}", page.as_uri()], work / "profile-shot")
+    done = _run(
+        binary, [f"--window-size={width},{height}", f"--screenshot={out}", page.as_uri()], work / "profile-shot"
+    )
     assert out.is_file() and out.stat().st_size > 1000, done.stderr[-2000:]

@@ -31,11 +31,7 @@ TORCHRUN_VARIABLES = (
 
 def record(steps: list[dict[str, Any]]) -> Any:
     def hook(optimizer: Any, args: Any, kwargs: Any) -> None:
-        params = [
-            p.detach().cpu().reshape(-1).tolist()
-            for g in optimizer.param_groups
-            for p in g["params"]
-        ]
+        params = [p.detach().cpu().reshape(-1).tolist() for g in optimizer.param_groups for p in g["params"]]
         world = dist.get_world_size() if dist.is_initialized() else None
         steps.append({"world": world, "params": params})
 

@@ -21,6 +21,11 @@ def parse_commands(output: str) -> list[dict[str, str]]:
         match = COMMAND.match(line)
         assert match, f"not a workflow command: {line!r}"
         props = dict(part.split("=", 1) for part in match["props"].split(","))
-        parsed.append({"kind": match["kind"], "message": _unescape(match["message"]),
-                       **{key: _unescape(value) for key, value in props.items()}})
+        parsed.append(
+            {
+                "kind": match["kind"],
+                "message": _unescape(match["message"]),
+                **{key: _unescape(value) for key, value in props.items()},
+            }
+        )
     return parsed

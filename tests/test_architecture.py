@@ -10,7 +10,13 @@ from conftest import ROOT
 PACKAGE = ROOT / "neuron_migrate"
 # Lowest first. A module may import its own layer and the layers below, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("neuron_migrate", "neuron_migrate.__init__", "neuron_migrate.model", "neuron_migrate.settings", "neuron_migrate.catalogue"),
+    (
+        "neuron_migrate",
+        "neuron_migrate.__init__",
+        "neuron_migrate.model",
+        "neuron_migrate.settings",
+        "neuron_migrate.catalogue",
+    ),
     ("neuron_migrate.analysis",),
     ("neuron_migrate.compat",),
     ("neuron_migrate.checks",),
@@ -61,7 +67,12 @@ GRAPH = {name: imports_of(path) - {name} for name, path in MODULES.items()}
 
 def layer_of(name: str) -> int:
     best = max(
-        ((len(prefix), index) for index, group in enumerate(LAYERS) for prefix in group if name == prefix or name.startswith(prefix + ".")),
+        (
+            (len(prefix), index)
+            for index, group in enumerate(LAYERS)
+            for prefix in group
+            if name == prefix or name.startswith(prefix + ".")
+        ),
         default=None,
     )
     assert best is not None, f"{name} is in no layer; add it to LAYERS"
@@ -75,7 +86,10 @@ def test_every_module_has_a_layer() -> None:
 
 def test_no_module_imports_upwards() -> None:
     upward = sorted(
-        f"{name} -> {target}" for name, targets in GRAPH.items() for target in targets if layer_of(target) > layer_of(name)
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        for target in targets
+        if layer_of(target) > layer_of(name)
     )
     assert upward == []
 
@@ -88,7 +102,7 @@ def test_no_import_cycles() -> None:
         state[name] = 1
         for target in sorted(GRAPH[name]):
             if state.get(target) == 1:
-                cycles.append(" -> ".join([*path[path.index(target):], target]))
+                cycles.append(" -> ".join([*path[path.index(target) :], target]))
             elif target not in state:
                 visit(target, [*path, target])
         state[name] = 2

@@ -48,7 +48,9 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _run(*args: str) -> tuple[int, list[str]]:
     result = CliRunner().invoke(main, [*args, "-q"])
-    return result.exit_code, [line.split(": ")[1].split()[0] + "@" + line.split(":")[1] for line in result.stdout.splitlines()]
+    return result.exit_code, [
+        line.split(": ")[1].split()[0] + "@" + line.split(":")[1] for line in result.stdout.splitlines()
+    ]
 
 
 def test_write_baseline_records_findings_without_lines(repo: Path) -> None:
@@ -58,7 +60,9 @@ def test_write_baseline_records_findings_without_lines(repo: Path) -> None:
     data = json.loads((repo / "baseline.json").read_text())
     assert data["format"] == "neuron-migrate-baseline" and data["version"] == 1
     assert [(e["path"], e["code"], e["count"]) for e in data["findings"]] == [
-        ("src/train.py", "NM201", 1), ("src/train.py", "NM210", 1), ("src/train.py", "NM601", 1),
+        ("src/train.py", "NM201", 1),
+        ("src/train.py", "NM210", 1),
+        ("src/train.py", "NM601", 1),
     ]
     assert {e["snippet"] for e in data["findings"]} >= {"xm.mark_step()", 'xm.save(model.state_dict(),"model.pt")'}
     assert all(set(entry) == {"path", "code", "snippet", "count"} for entry in data["findings"])  # no line numbers

@@ -87,11 +87,29 @@ def test_file_rules_name_a_known_detector_and_triggers() -> None:
 
 
 def test_discovery_finds_packaging_files_and_shell_scripts(tmp_path: Path) -> None:
-    for name in ("train.py", "requirements.txt", "requirements/dev.txt", "pyproject.toml", "setup.cfg", "setup.py", "run.sh", "notes.txt", "data.csv"):
+    for name in (
+        "train.py",
+        "requirements.txt",
+        "requirements/dev.txt",
+        "pyproject.toml",
+        "setup.cfg",
+        "setup.py",
+        "run.sh",
+        "notes.txt",
+        "data.csv",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x\n", encoding="utf-8")
     found = [t.display for t in discover([tmp_path], Settings(), tmp_path)]
-    assert found == ["pyproject.toml", "requirements.txt", "requirements/dev.txt", "run.sh", "setup.cfg", "setup.py", "train.py"]
+    assert found == [
+        "pyproject.toml",
+        "requirements.txt",
+        "requirements/dev.txt",
+        "run.sh",
+        "setup.cfg",
+        "setup.py",
+        "train.py",
+    ]
 
 
 def test_setup_py_gets_python_and_packaging_findings() -> None:
@@ -112,12 +130,19 @@ def test_fix_that_breaks_toml_is_refused() -> None:
     fixed = check_source(text, "pyproject.toml", Settings(select=("NM620",), fix=True, unsafe_fixes=True))
     assert fixed.fixed_source == '[project]\ndependencies = [\n  "a"\n]\n'
     broken = '[project]\ndependencies = ["a",\n  "torch-xla"]\n'
-    assert check_source(broken, "pyproject.toml", Settings(select=("NM620",), fix=True, unsafe_fixes=True)).fixed_source is None
+    assert (
+        check_source(broken, "pyproject.toml", Settings(select=("NM620",), fix=True, unsafe_fixes=True)).fixed_source
+        is None
+    )
 
 
 def test_cli_checks_and_fixes_a_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "requirements.txt").write_text("torch==2.14.*\ntorch-xla==2.9\ntorch-neuronx==2.13.*\n", encoding="utf-8")
-    (tmp_path / "train.sh").write_text("export PJRT_DEVICE=NEURON\npython -m torch_xla.distributed.xla_dist t.py\n", encoding="utf-8")
+    (tmp_path / "requirements.txt").write_text(
+        "torch==2.14.*\ntorch-xla==2.9\ntorch-neuronx==2.13.*\n", encoding="utf-8"
+    )
+    (tmp_path / "train.sh").write_text(
+        "export PJRT_DEVICE=NEURON\npython -m torch_xla.distributed.xla_dist t.py\n", encoding="utf-8"
+    )
     (tmp_path / "model.py").write_text("import torch\nx = torch.zeros(3, dtype=torch.float64)\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
@@ -149,7 +174,11 @@ def test_cli_rejects_a_target_without_data() -> None:
 def test_rules_listing_shows_severity_and_source(fmt: str) -> None:
     listing = render_rules(fmt)
     for spec in NEW_RULES:
-        line = next(line for line in listing.splitlines() if spec.code in line and spec.name in line) if fmt != "json" else None
+        line = (
+            next(line for line in listing.splitlines() if spec.code in line and spec.name in line)
+            if fmt != "json"
+            else None
+        )
         readable = docs.readable_source(spec.source)  # public source ids, never fact-sheet sections (issue 12)
         if fmt == "json":
             row = next(r for r in json.loads(listing) if r["code"] == spec.code)
@@ -157,4 +186,6 @@ def test_rules_listing_shows_severity_and_source(fmt: str) -> None:
         elif fmt == "markdown":
             assert spec.severity.value in line and docs._markdown_source(spec.source) in line
         else:
-            assert spec.severity.value in line and f"[sources: {readable}]" in " ".join(" ".join(listing.split()).split())
+            assert spec.severity.value in line and f"[sources: {readable}]" in " ".join(
+                " ".join(listing.split()).split()
+            )

@@ -21,7 +21,7 @@ from neuron_migrate.settings import Settings
 
 pytestmark = pytest.mark.slow  # checks whole trees again and again, with and without the cache
 
-CLEAN = "import torch\n\nx = torch.ones(2, device=\"cpu\")\n"
+CLEAN = 'import torch\n\nx = torch.ones(2, device="cpu")\n'
 BROKEN = "import torch_xla\ndef broken(:\n"
 
 

@@ -117,4 +117,3 @@ def test_the_shipped_rules_stamp_builds_no_registry(monkeypatch: pytest.MonkeyPa
 
 def test_rules_digest_without_plugins_equals_the_registry_digest() -> None:
     assert registry.rules_digest(RuleSources()) == registry.registry(RuleSources()).digest
-

@@ -91,9 +91,25 @@ def test_generated_rules_readme_is_fresh() -> None:
     [
         ({"code": "NM1", "name": "x", "message": "M", "severity": "error", "safety": "safe"}, "`code` must look like"),
         ({"code": "NM100", "name": "Bad-Name", "message": "M", "severity": "error", "safety": "safe"}, "snake_case"),
-        ({"code": "NM100", "name": "x", "message": "M", "severity": "fatal", "safety": "safe"}, "`severity` must be one of"),
-        ({"code": "NM100", "name": "x", "message": "M", "severity": "error", "safety": "safe", "colour": 1}, "unknown key `colour`"),
-        ({"code": "NM100", "name": "x", "message": "M", "severity": "error", "safety": "safe", "map": [{"new": "x"}]}, "`old` is required"),
+        (
+            {"code": "NM100", "name": "x", "message": "M", "severity": "fatal", "safety": "safe"},
+            "`severity` must be one of",
+        ),
+        (
+            {"code": "NM100", "name": "x", "message": "M", "severity": "error", "safety": "safe", "colour": 1},
+            "unknown key `colour`",
+        ),
+        (
+            {
+                "code": "NM100",
+                "name": "x",
+                "message": "M",
+                "severity": "error",
+                "safety": "safe",
+                "map": [{"new": "x"}],
+            },
+            "`old` is required",
+        ),
         ({"code": "NM100", "name": "x", "severity": "error", "safety": "safe"}, "`message` is required"),
     ],
 )

@@ -31,8 +31,20 @@ pytestmark = pytest.mark.slow  # builds virtualenvs and runs hooks
 DOCS = ROOT / "README.md"
 REV = f"v{__version__}"
 ACTION_REF = f"{TOOL_URL.removeprefix('https://github.com/')}@{REV}"
-SKIP_COPY = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".pytest_cache", ".hypothesis", "*.egg-info",
-                                   "build", "dist", ".venv", ".neuron_migrate_cache", ".ruff_cache", ".mypy_cache")
+SKIP_COPY = shutil.ignore_patterns(
+    ".git",
+    "__pycache__",
+    "*.pyc",
+    ".pytest_cache",
+    ".hypothesis",
+    "*.egg-info",
+    "build",
+    "dist",
+    ".venv",
+    ".neuron_migrate_cache",
+    ".ruff_cache",
+    ".mypy_cache",
+)
 # Fully fixable by the safe fixes.
 TRAIN = "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\nxm.mark_step()\n"
 TRAIN_FIXED = 'import torch\ndevice = torch.device("neuron")\n'
@@ -48,7 +60,8 @@ def yaml_blocks() -> list[Any]:
 def block_with(key: str) -> Any:
     """The one YAML block with `key` at the top (for `jobs`, the one that runs the action)."""
     (block,) = [
-        b for b in yaml_blocks()
+        b
+        for b in yaml_blocks()
         if isinstance(b, dict) and key in b and (key != "jobs" or "neuron-migrate" in b["jobs"])
     ]
     return block
@@ -110,8 +123,14 @@ def test_docs_point_at_this_project_and_version() -> None:
 
 
 def pre_commit(repo: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=repo, capture_output=True, text=True,
-                          env=clean_env(PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never"), timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=clean_env(PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never"),
+        timeout=300,
+    )
 
 
 @pytest.mark.slow
@@ -134,7 +153,9 @@ def test_pre_commit_config_from_the_docs(project_copy: tuple[Path, str], tmp_pat
     assert "- files were modified by this hook" in out
     assert re.search(r"^neuron-migrate\.+Failed", out, re.M), out
     assert out.count("scripts/launch:3:1: NM306") == 1  # a shebang script is checked; only one hook reports it
-    assert re.search(r"^Fixed \d+ findings? in \d+ files? \(\d+ left; `neuron-migrate check` lists them\)\.$", out, re.M), out
+    assert re.search(
+        r"^Fixed \d+ findings? in \d+ files? \(\d+ left; `neuron-migrate check` lists them\)\.$", out, re.M
+    ), out
     assert "notes.md" not in out
     assert "requirements.txt:1:1: NM620" in out  # packaging files are checked too
     assert (repo / "train.py").read_text(encoding="utf-8") == TRAIN_FIXED  # every finding had a safe fix
@@ -184,24 +205,42 @@ def run_action(action_dir: Path, inputs: dict[str, str], workspace: Path, temp: 
     assert action["runs"]["using"] == "composite"
     declared = {name: github_string(spec.get("default", "")) for name, spec in action["inputs"].items()}
     assert set(inputs) <= set(declared), f"unknown inputs {set(inputs) - set(declared)}"
-    context: dict[str, Any] = {"inputs": {**declared, **inputs}, "github": {"action_path": str(action_dir)}, "steps": {}}
+    context: dict[str, Any] = {
+        "inputs": {**declared, **inputs},
+        "github": {"action_path": str(action_dir)},
+        "steps": {},
+    }
     summary = temp / "step-summary.md"
     log: dict[str, Any] = {"ran": [], "uses": [], "summary": summary}
     for index, step in enumerate(action["runs"]["steps"]):
         if "if" in step and not evaluate_if(step["if"], context):
             continue
         if "uses" in step:
-            log["uses"].append((step["uses"], {k: substitute(github_string(v), context) for k, v in step["with"].items()}))
+            log["uses"].append(
+                (step["uses"], {k: substitute(github_string(v), context) for k, v in step["with"].items()})
+            )
             continue
         outputs = temp / f"output-{index}"
         outputs.write_text("", encoding="utf-8")
-        env = clean_env(GITHUB_OUTPUT=str(outputs), GITHUB_STEP_SUMMARY=str(summary), RUNNER_TEMP=str(temp),
-                        GITHUB_WORKSPACE=str(workspace), GITHUB_ACTION_PATH=str(action_dir), GITHUB_ACTIONS="true")
+        env = clean_env(
+            GITHUB_OUTPUT=str(outputs),
+            GITHUB_STEP_SUMMARY=str(summary),
+            RUNNER_TEMP=str(temp),
+            GITHUB_WORKSPACE=str(workspace),
+            GITHUB_ACTION_PATH=str(action_dir),
+            GITHUB_ACTIONS="true",
+        )
         env.update({k: substitute(github_string(v), context) for k, v in step.get("env", {}).items()})
         script = temp / f"step-{index}.sh"
         script.write_text(step["run"], encoding="utf-8")
-        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=workspace, env=env,
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         log["ran"].append((step["name"], done))
         values = dict(line.split("=", 1) for line in outputs.read_text(encoding="utf-8").splitlines() if "=" in line)
         context["steps"][step.get("id", f"step{index}")] = {"outputs": values}
@@ -232,9 +271,16 @@ def test_github_workflow_from_the_docs(project_copy: tuple[Path, str], tmp_path:
 
     annotations = parse_commands(check.stdout)
     assert {a["file"] for a in annotations} == {"train.py", "requirements.txt"}  # .py and packaging files
-    assert {a["title"] for a in annotations} == {"NM101 (xla_device_call)", "NM201 (xla_mark_step_call)", "NM601 (xla_import)", "NM620 (torch_xla_requirement)"}
+    assert {a["title"] for a in annotations} == {
+        "NM101 (xla_device_call)",
+        "NM201 (xla_mark_step_call)",
+        "NM601 (xla_import)",
+        "NM620 (torch_xla_requirement)",
+    }
 
-    assert log["uses"] == [("github/codeql-action/upload-sarif@v3", {"sarif_file": "neuron-migrate.sarif", "category": "neuron-migrate"})]
+    assert log["uses"] == [
+        ("github/codeql-action/upload-sarif@v3", {"sarif_file": "neuron-migrate.sarif", "category": "neuron-migrate"})
+    ]
     document = json.loads((workspace / "neuron-migrate.sarif").read_text(encoding="utf-8"))
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in document["runs"][0]["results"]}
     assert uris == {"train.py", "requirements.txt"}
@@ -259,14 +305,18 @@ def test_gitlab_job_from_the_docs(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     wrapper = bin_dir / "neuron-migrate"
-    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m neuron_migrate "$@"\n', encoding="utf-8")
+    wrapper.write_text(
+        f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m neuron_migrate "$@"\n', encoding="utf-8"
+    )
     wrapper.chmod(0o755)
     workspace = tmp_path / "workspace"
     init_repo(workspace)
     write_workspace(workspace)
     env = clean_env(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     codes = [
-        subprocess.run(["bash", "-eo", "pipefail", "-c", command], cwd=workspace, env=env, capture_output=True, text=True).returncode
+        subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", command], cwd=workspace, env=env, capture_output=True, text=True
+        ).returncode
         for command in commands
     ]
     assert codes == [0, 1]  # the report never fails the job; the check does when findings remain

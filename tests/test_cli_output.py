@@ -35,7 +35,9 @@ def run(*args: str, env: dict[str, str] | None = None) -> Result:
 
 def test_output_format_choices_are_the_canonical_list() -> None:
     result = run("check", "--help")
-    assert "[text|full|json|json-lines|sarif|github|gitlab|junit|rdjson]" in result.output.replace("\n", "").replace(" ", "")
+    assert "[text|full|json|json-lines|sarif|github|gitlab|junit|rdjson]" in result.output.replace("\n", "").replace(
+        " ", ""
+    )
     assert len(FORMATS) == 9
 
 

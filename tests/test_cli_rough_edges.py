@@ -29,12 +29,15 @@ def project(tmp_path: Path) -> Path:
 
 
 # 1. rule codes on the command line are validated like the config's
-@pytest.mark.parametrize(("flag", "value", "hint"), [
-    ("--select", "NM2O1", "(did you mean NM201?)"),
-    ("--select", "E501", "not a rule code"),
-    ("--ignore", "NM2010", "not a rule code"),
-    ("--extend-select", "NM101,NM0", "matches no rule"),
-])
+@pytest.mark.parametrize(
+    ("flag", "value", "hint"),
+    [
+        ("--select", "NM2O1", "(did you mean NM201?)"),
+        ("--select", "E501", "not a rule code"),
+        ("--ignore", "NM2010", "not a rule code"),
+        ("--extend-select", "NM101,NM0", "matches no rule"),
+    ],
+)
 def test_bad_rule_codes_stop_the_run(project: Path, flag: str, value: str, hint: str) -> None:
     result = invoke([flag, value, "."], project)
     assert result.exit_code == 2 and result.stdout == ""
@@ -106,7 +109,10 @@ def test_show_files_and_settings(project: Path) -> None:
     result = invoke(["--show-settings", "--target-version", "2.13", "."], project)
     assert result.exit_code == 0
     assert "Config file: " in result.stdout and "pyproject.toml" in result.stdout
-    assert "  target_version = '2.13'" in result.stdout and "NM601" not in result.stdout.split("select = ")[1].split("\n")[0]
+    assert (
+        "  target_version = '2.13'" in result.stdout
+        and "NM601" not in result.stdout.split("select = ")[1].split("\n")[0]
+    )
 
 
 # 7. --exclude replaces the default excludes; --extend-exclude adds to them
@@ -119,13 +125,16 @@ def test_exclude_follows_ruff(project: Path) -> None:
 
 
 # 8. one style for every error line, Click's own included
-@pytest.mark.parametrize(("args", "message"), [
-    (["--no-such-flag"], "neuron-migrate: error: no such option '--no-such-flag'"),
-    (["check", "--output-format", "xml", "."], "neuron-migrate: error: invalid value for '--output-format'"),
-    (["explain"], "neuron-migrate: error: missing argument 'CODE'"),
-    (["explain", "NM999"], "neuron-migrate: error: unknown rule code 'NM999'"),
-    (["check", "--jobs", "0"], "neuron-migrate: error: invalid value for '-j' / '--jobs'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--no-such-flag"], "neuron-migrate: error: no such option '--no-such-flag'"),
+        (["check", "--output-format", "xml", "."], "neuron-migrate: error: invalid value for '--output-format'"),
+        (["explain"], "neuron-migrate: error: missing argument 'CODE'"),
+        (["explain", "NM999"], "neuron-migrate: error: unknown rule code 'NM999'"),
+        (["check", "--jobs", "0"], "neuron-migrate: error: invalid value for '-j' / '--jobs'"),
+    ],
+)
 def test_errors_share_one_style(project: Path, args: list[str], message: str) -> None:
     result = invoke(args, project)
     assert result.exit_code == 2
@@ -137,13 +146,17 @@ def test_config_and_io_errors_share_the_style(project: Path) -> None:
     (project / "pyproject.toml").write_text("[tool.neuron-migrate]\nselct = []\n", encoding="utf-8")
     result = invoke(["."], project)
     assert result.exit_code == 2 and result.stderr.startswith("neuron-migrate: error: pyproject.toml: unknown key")
-    result = invoke([".", "--output-file", str(project / "missing" / "out.txt"), "--config", str(project / "none.toml")], project)
+    result = invoke(
+        [".", "--output-file", str(project / "missing" / "out.txt"), "--config", str(project / "none.toml")], project
+    )
     assert result.exit_code == 2 and result.stderr.startswith("neuron-migrate: error: ")
 
 
 # 10. the fix hook (`check --fix-only`) says what it fixed and leaves the findings to the check hook
 def test_fix_only_reports_only_what_it_fixed(project: Path) -> None:
-    (project / "more.py").write_text("import torch_xla.core.xla_model as xm\nxm.all_reduce('sum', [t], groups=[[0, 1]])\n", encoding="utf-8")
+    (project / "more.py").write_text(
+        "import torch_xla.core.xla_model as xm\nxm.all_reduce('sum', [t], groups=[[0, 1]])\n", encoding="utf-8"
+    )
     result = invoke(["check", "--fix-only", "."], project)
     assert result.exit_code == 0
     assert result.stdout == "Fixed 3 findings in 1 file (2 left; `neuron-migrate check` lists them).\n"
@@ -156,13 +169,16 @@ def test_fix_only_reports_only_what_it_fixed(project: Path) -> None:
 # 3. `# noqa` in requirements files and shell scripts; --add-noqa says what it could not suppress
 def test_noqa_in_requirements_and_shell(project: Path) -> None:
     (project / "requirements.txt").write_text("torch_xla==2.5.0  # noqa: NM620\ntorch-xla[tpu]\n", encoding="utf-8")
-    (project / "run.sh").write_text("#!/bin/bash\nexport PJRT_DEVICE=TPU  # noqa: NM630\nXLA_USE_BF16=1 \\\n  python t.py\n",
-                                    encoding="utf-8")
+    (project / "run.sh").write_text(
+        "#!/bin/bash\nexport PJRT_DEVICE=TPU  # noqa: NM630\nXLA_USE_BF16=1 \\\n  python t.py\n", encoding="utf-8"
+    )
     result = invoke(["check", "requirements.txt", "run.sh"], project)
     assert [line.split(" ")[0] for line in result.stdout.splitlines()[:-2]] == ["requirements.txt:2:1:", "run.sh:3:1:"]
     fixed = invoke(["check", "--fix", "--unsafe-fixes", "requirements.txt"], project)
     assert fixed.exit_code == 0
-    assert (project / "requirements.txt").read_text(encoding="utf-8") == "torch_xla==2.5.0  # noqa: NM620\n"  # a suppressed finding is not fixed
+    assert (project / "requirements.txt").read_text(
+        encoding="utf-8"
+    ) == "torch_xla==2.5.0  # noqa: NM620\n"  # a suppressed finding is not fixed
 
 
 def test_add_noqa_in_text_files(project: Path) -> None:
@@ -172,12 +188,16 @@ def test_add_noqa_in_text_files(project: Path) -> None:
     result = invoke(["check", "--add-noqa", "requirements.txt", "run.sh", "setup.cfg"], project)
     assert result.stdout == "Added `# noqa` for 2 findings in 2 files.\n"
     assert result.exit_code == 1  # one finding could not be suppressed, and it says why
-    assert "setup.cfg:3:5: NM620" in result.stderr and "no `# noqa` added: setup.cfg has no inline comments" in result.stderr
+    assert (
+        "setup.cfg:3:5: NM620" in result.stderr
+        and "no `# noqa` added: setup.cfg has no inline comments" in result.stderr
+    )
     assert (project / "requirements.txt").read_text(encoding="utf-8") == "torch_xla==2.5.0  # noqa: NM620\n"
     assert (project / "run.sh").read_text(encoding="utf-8") == "XLA_USE_BF16=1 \\\n  python t.py  # noqa: NM630\n"
     assert invoke(["check", "requirements.txt", "run.sh"], project).exit_code == 0
-    (project / "setup.cfg").write_text("# neuron-migrate: noqa: NM620\n[options]\ninstall_requires =\n    torch_xla==2.5\n",
-                                       encoding="utf-8")
+    (project / "setup.cfg").write_text(
+        "# neuron-migrate: noqa: NM620\n[options]\ninstall_requires =\n    torch_xla==2.5\n", encoding="utf-8"
+    )
     assert invoke(["check", "setup.cfg"], project).exit_code == 0
 
 
@@ -215,8 +235,10 @@ def test_example_summary_matches_fix(tmp_path: Path) -> None:
 
 
 def test_an_import_still_used_is_not_counted_fixable(project: Path) -> None:
-    (project / "more.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\nxm.all_reduce('sum', [t], groups=[[0, 1]])\n",
-                                     encoding="utf-8")
+    (project / "more.py").write_text(
+        "import torch_xla.core.xla_model as xm\nxm.mark_step()\nxm.all_reduce('sum', [t], groups=[[0, 1]])\n",
+        encoding="utf-8",
+    )
     out = invoke(["check", "more.py"], project).stdout
     assert "more.py:1:1: NM601 Remove" in out and "[*] 1 fixable" in out
 
@@ -233,9 +255,11 @@ def _fixed(text: str) -> str:
 
 
 def test_nested_rank_guards_are_merged() -> None:
-    fixed = _fixed("import torch_xla.core.xla_model as xm\n\n\ndef log(x):\n"
-                   "    if xm.is_master_ordinal():\n        xm.master_print(x)\n"
-                   "    if xm.is_master_ordinal(local=False):\n        xm.master_print('global')\n")
+    fixed = _fixed(
+        "import torch_xla.core.xla_model as xm\n\n\ndef log(x):\n"
+        "    if xm.is_master_ordinal():\n        xm.master_print(x)\n"
+        "    if xm.is_master_ordinal(local=False):\n        xm.master_print('global')\n"
+    )
     assert fixed.endswith(
         '    if int(os.environ.get("LOCAL_RANK", 0)) == 0 and (\n'  # one line would pass 79 columns
         '        int(os.environ.get("RANK", 0)) == 0\n'
@@ -256,8 +280,10 @@ def test_fixed_lines_keep_the_files_line_length() -> None:
 
 
 def test_a_comment_inside_the_if_is_kept() -> None:
-    fixed = _fixed("import torch_xla.core.xla_model as xm\n\n\ndef log(x):\n"
-                   "    if xm.is_master_ordinal():\n        # why\n        xm.master_print(x)\n")
+    fixed = _fixed(
+        "import torch_xla.core.xla_model as xm\n\n\ndef log(x):\n"
+        "    if xm.is_master_ordinal():\n        # why\n        xm.master_print(x)\n"
+    )
     assert "        # why\n" in fixed
 
 
@@ -272,7 +298,9 @@ def test_no_fix_emits_an_immediately_called_lambda() -> None:
 
 
 def test_an_import_whose_use_is_suppressed_is_not_counted_fixable(project: Path) -> None:
-    (project / "more.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()  # noqa: NM201\n", encoding="utf-8")
+    (project / "more.py").write_text(
+        "import torch_xla.core.xla_model as xm\nxm.mark_step()  # noqa: NM201\n", encoding="utf-8"
+    )
     out = invoke(["check", "more.py"], project).stdout
     assert "more.py:1:1: NM601 Remove" in out and "fixable" not in out
     assert invoke(["check", "--fix", "more.py"], project).stdout.endswith("\nFound 1 finding.\n")  # nothing to fix

@@ -42,7 +42,9 @@ def _codes(result_output: str) -> list[str]:
 
 
 def test_reads_every_key_from_pyproject(tmp_path: Path) -> None:
-    path = _write(tmp_path / "pyproject.toml", """
+    path = _write(
+        tmp_path / "pyproject.toml",
+        """
 [project]
 name = "demo"
 
@@ -56,14 +58,18 @@ per-file-ignores = { "tests/*.py" = ["NM1"], "conftest.py" = ["NM2"] }
 target-version = "2.13"
 unsafe-fixes = true
 output-format = "json"
-""")
+""",
+    )
     config = load_config(path)
     assert config.select == ("NM1", "NM2")
     assert config.ignore == ("NM201",)
     assert config.extend_select == ("NM601",)
     assert config.exclude == ("legacy",)
     assert config.extend_exclude == ("gen_*.py",)
-    assert config.per_file_ignores == (((tmp_path.resolve() / "tests/*.py").as_posix(), ("NM1",)), ("conftest.py", ("NM2",)))
+    assert config.per_file_ignores == (
+        ((tmp_path.resolve() / "tests/*.py").as_posix(), ("NM1",)),
+        ("conftest.py", ("NM2",)),
+    )
     assert (config.target_version, config.unsafe_fixes, config.output_format) == ("2.13", True, "json")
 
 
@@ -199,8 +205,12 @@ def test_cli_nearest_config_per_path(project: Path) -> None:
     _write(project / "src" / "neuron-migrate.toml", "ignore = ['NM6', 'NM1', 'NM299']\n")
     _write(project / "scripts" / "run.py", CODE)
     result = CliRunner().invoke(main, ["src", "scripts"])
-    assert [line.split(":")[0] + " " + code for line, code in zip(result.stdout.splitlines(), _codes(result.stdout))] == [
-        "scripts/run.py NM101", "scripts/run.py NM201", "src/train.py NM201",
+    assert [
+        line.split(":")[0] + " " + code for line, code in zip(result.stdout.splitlines(), _codes(result.stdout))
+    ] == [
+        "scripts/run.py NM101",
+        "scripts/run.py NM201",
+        "src/train.py NM201",
     ]
 
 
@@ -256,14 +266,19 @@ def test_cli_missing_config_file_is_exit_2(project: Path) -> None:
 def test_per_file_ignores_by_path_and_by_name(project: Path) -> None:
     _write(project / "tests" / "test_train.py", CODE)
     _write(project / "src" / "conftest.py", CODE)
-    _write(project / "neuron-migrate.toml", """
+    _write(
+        project / "neuron-migrate.toml",
+        """
 select = ["NM101", "NM201"]
 [per-file-ignores]
 "tests/*.py" = ["NM1"]
 "conftest.py" = ["NM2"]
-""")
+""",
+    )
     result = CliRunner().invoke(main, ["."])
-    found = sorted(f"{line.split(':')[0]} {code}" for line, code in zip(result.stdout.splitlines(), _codes(result.stdout)))
+    found = sorted(
+        f"{line.split(':')[0]} {code}" for line, code in zip(result.stdout.splitlines(), _codes(result.stdout))
+    )
     assert found == [
         "src/conftest.py NM101",  # the name glob drops NM2 only here
         "src/train.py NM101",

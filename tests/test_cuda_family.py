@@ -22,8 +22,10 @@ from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 
 SPECS = load_catalogue()
-CUDA_SCRIPT = 'import torch\n\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n'
-BOTH_SCRIPT = 'import torch_xla.core.xla_model as xm\nimport torch\n\nd = xm.xla_device()\ny = torch.ones(2).to("cuda")\n'
+CUDA_SCRIPT = "import torch\n\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
+BOTH_SCRIPT = (
+    'import torch_xla.core.xla_model as xm\nimport torch\n\nd = xm.xla_device()\ny = torch.ones(2).to("cuda")\n'
+)
 
 
 def _bands(codes: frozenset[str]) -> set[str]:
@@ -134,16 +136,41 @@ def test_explain_and_rules_show_the_family() -> None:
 
 # -- robustness: CUDA idioms in assorted contexts never break the fixer ---------------------------
 _PIECES = (
-    'x.cuda()', 'x.cuda(1)', 'x.cuda(*a)', 'x.cuda(device=d, non_blocking=True)', 'x.to("cuda")',
-    'x.to(f"cuda:{r}")', 'torch.device("cuda", r)', 'torch.device("cuda" if torch.cuda.is_available() else "cpu")',
-    '"cuda" if torch.cuda.is_available() else "cpu"', 'x.is_cuda', 'torch.cuda.amp.autocast(True, torch.float16)',
-    'torch.autocast("cuda")', 'torch.amp.GradScaler(device_type="cuda")', 'torch.cuda.amp.GradScaler(**kw)',
-    'dist.init_process_group("nccl")', 'dist.init_process_group("nccl|gloo")', 'torch.cuda.synchronize()',
-    'torch.cuda.mem_get_info()', 'torch.cuda.Stream()', 'torch.backends.cudnn.enabled', 'x.device.type == "cuda"',
-    'load(name="k", sources=["k.cu"])', 'torch.load(p, map_location="cuda:0")',
+    "x.cuda()",
+    "x.cuda(1)",
+    "x.cuda(*a)",
+    "x.cuda(device=d, non_blocking=True)",
+    'x.to("cuda")',
+    'x.to(f"cuda:{r}")',
+    'torch.device("cuda", r)',
+    'torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+    '"cuda" if torch.cuda.is_available() else "cpu"',
+    "x.is_cuda",
+    "torch.cuda.amp.autocast(True, torch.float16)",
+    'torch.autocast("cuda")',
+    'torch.amp.GradScaler(device_type="cuda")',
+    "torch.cuda.amp.GradScaler(**kw)",
+    'dist.init_process_group("nccl")',
+    'dist.init_process_group("nccl|gloo")',
+    "torch.cuda.synchronize()",
+    "torch.cuda.mem_get_info()",
+    "torch.cuda.Stream()",
+    "torch.backends.cudnn.enabled",
+    'x.device.type == "cuda"',
+    'load(name="k", sources=["k.cu"])',
+    'torch.load(p, map_location="cuda:0")',
 )
-_CONTEXTS = ("y = {0}\n", "f({0})\n", "if {0}:\n    pass\n", "with {0}:\n    pass\n", "z = [{0} for x in xs]\n",
-             "def g(x=None):\n    return {0}\n", "w = ({0},)\n", "v = not {0}\n", "lambda x: {0}\n")
+_CONTEXTS = (
+    "y = {0}\n",
+    "f({0})\n",
+    "if {0}:\n    pass\n",
+    "with {0}:\n    pass\n",
+    "z = [{0} for x in xs]\n",
+    "def g(x=None):\n    return {0}\n",
+    "w = ({0},)\n",
+    "v = not {0}\n",
+    "lambda x: {0}\n",
+)
 _HEADER = "import torch\nimport torch.distributed as dist\nfrom torch.utils.cpp_extension import load\n"
 
 
@@ -155,7 +182,13 @@ def test_cuda_idioms_in_any_context_fix_to_valid_stable_code(target: str) -> Non
     strategies = hypothesis.strategies
 
     @hypothesis.settings(max_examples=60, deadline=None, derandomize=True)
-    @hypothesis.given(strategies.lists(strategies.tuples(strategies.sampled_from(_PIECES), strategies.sampled_from(_CONTEXTS)), min_size=1, max_size=4))
+    @hypothesis.given(
+        strategies.lists(
+            strategies.tuples(strategies.sampled_from(_PIECES), strategies.sampled_from(_CONTEXTS)),
+            min_size=1,
+            max_size=4,
+        )
+    )
     def check(parts: list[tuple[str, str]]) -> None:
         text = _HEADER + "".join(context.format(piece) for piece, context in parts)
         settings = Settings(families=("xla", "cuda"), fix=True, unsafe_fixes=True, target=target)

@@ -13,8 +13,6 @@ from neuron_migrate.checks.fixes import DEVICE_LOADER
 torch = pytest.importorskip("torch")
 
 
-
-
 def _helper() -> dict:
     namespace: dict = {}
     exec(compile(DEVICE_LOADER, "<helper>", "exec"), namespace)  # noqa: S102 - the helper under test

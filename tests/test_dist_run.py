@@ -34,31 +34,18 @@ STEPS = 3
 
 def migrate(case: str, folder: Path, unsafe: bool) -> Path:
     source = (FIXTURES / "_multi" / f"{case}.py").read_text()
-    fixed = check_source(
-        source, f"{case}.py", Settings(fix=True, unsafe_fixes=unsafe)
-    ).fixed_source
+    fixed = check_source(source, f"{case}.py", Settings(fix=True, unsafe_fixes=unsafe)).fixed_source
     assert fixed is not None
     assert fixed == (FIXTURES / "_multi" / f"{case}.fixed.py").read_text()
-    modules = [
-        a.name
-        for n in ast.walk(ast.parse(fixed))
-        if isinstance(n, ast.Import)
-        for a in n.names
-    ]
-    modules += [
-        n.module or ""
-        for n in ast.walk(ast.parse(fixed))
-        if isinstance(n, ast.ImportFrom)
-    ]
+    modules = [a.name for n in ast.walk(ast.parse(fixed)) if isinstance(n, ast.Import) for a in n.names]
+    modules += [n.module or "" for n in ast.walk(ast.parse(fixed)) if isinstance(n, ast.ImportFrom)]
     assert not [m for m in modules if m.split(".")[0] == "torch_xla"]
     script = folder / f"{case}.py"
     script.write_text(fixed)
     return script
 
 
-def run(
-    script: Path, nproc: int, plain: bool = False
-) -> tuple[object, dict[str, list[dict]]]:
+def run(script: Path, nproc: int, plain: bool = False) -> tuple[object, dict[str, list[dict]]]:
     from neuron_migrate.smoke import SmokeOptions, run_smoke
 
     out = script.parent / f"out-{nproc}{'-plain' if plain else ''}"
@@ -69,14 +56,10 @@ def run(
         str(script),
         str(script.parent / "model.pt"),
     )
-    options = SmokeOptions(
-        device="emulate", steps=100, timeout_s=120, nproc=nproc, base_dir=script.parent
-    )
+    options = SmokeOptions(device="emulate", steps=100, timeout_s=120, nproc=nproc, base_dir=script.parent)
     report = run_smoke(PROBE, args, options)
     assert report.status == "ok", (report.failure, report.output_tail)
-    ranks = {
-        p.stem: json.loads(p.read_text())["steps"] for p in sorted(out.glob("*.json"))
-    }
+    ranks = {p.stem: json.loads(p.read_text())["steps"] for p in sorted(out.glob("*.json"))}
     return report, ranks
 
 
@@ -105,9 +88,7 @@ def test_one_rank_under_torchrun(case: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_plain_python_runs_one_process_without_a_process_group(tmp_path: Path) -> None:
-    report, ranks = run(
-        migrate("dist_spawn_no_ddp", tmp_path, True), nproc=1, plain=True
-    )
+    report, ranks = run(migrate("dist_spawn_no_ddp", tmp_path, True), nproc=1, plain=True)
     assert [step["world"] for step in ranks["plain"]] == [None] * STEPS
     assert allreduces(report) == 0
 
@@ -116,9 +97,7 @@ def test_plain_python_runs_one_process_without_a_process_group(tmp_path: Path) -
 def test_the_check_catches_ranks_that_do_not_average(tmp_path: Path) -> None:
     """Control: without the averaging helper the same script trains two different models."""
     script = migrate("dist_spawn_no_ddp", tmp_path, True)
-    script.write_text(
-        script.read_text().replace("_optimizer_step(optimizer)\n", "optimizer.step()\n")
-    )
+    script.write_text(script.read_text().replace("_optimizer_step(optimizer)\n", "optimizer.step()\n"))
     _, ranks = run(script, nproc=2)
     assert all(step["world"] == 2 for step in ranks["0"])
     assert ranks["0"] != ranks["1"]

@@ -75,7 +75,9 @@ def test_smoke_without_a_script_is_a_usage_error(project: Path) -> None:
 def test_smoke_exit_code_follows_the_verdict(project: Path) -> None:
     pytest.importorskip("torch")
     (project / "fails.py").write_text('raise SystemExit("boom")\n')
-    (project / "runs.py").write_text('import torch\n\nx = torch.ones(2, device="neuron")\nprint((x + 1).sum().item())\n')
+    (project / "runs.py").write_text(
+        'import torch\n\nx = torch.ones(2, device="neuron")\nprint((x + 1).sum().item())\n'
+    )
     failed = run("smoke", "fails.py", cwd=project)
     assert "smoke FAILED" in failed.stdout + failed.stderr
     assert failed.returncode == 1

@@ -19,9 +19,7 @@ from neuron_migrate.model import FileResult
 from neuron_migrate.settings import Settings
 
 CASES = sorted(
-    p
-    for p in [*FIXTURES.glob("NM*/*.py"), *FIXTURES.glob("_multi/*.py")]
-    if not p.name.endswith(".fixed.py")
+    p for p in [*FIXTURES.glob("NM*/*.py"), *FIXTURES.glob("_multi/*.py")] if not p.name.endswith(".fixed.py")
 )
 
 

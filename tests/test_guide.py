@@ -10,18 +10,14 @@ from neuron_migrate.guide import CONCEPTS, guided_codes, render
 
 def test_migration_guide_is_fresh() -> None:
     text = (ROOT / "docs" / "migration-guide.md").read_text(encoding="utf-8")
-    assert text == render(), (
-        "run: python -m neuron_migrate.guide > docs/migration-guide.md"
-    )
+    assert text == render(), "run: python -m neuron_migrate.guide > docs/migration-guide.md"
 
 
 def test_every_migration_rule_belongs_to_one_concept() -> None:
     codes = [c for concept in CONCEPTS for c in concept.codes]
     assert len(codes) == len(set(codes)), "a rule is listed under two concepts"
     wanted = {
-        s.code
-        for s in load_catalogue()
-        if not s.retired and not s.code.startswith("NM9") and "xla" in s.families
+        s.code for s in load_catalogue() if not s.retired and not s.code.startswith("NM9") and "xla" in s.families
     }
     assert guided_codes() == wanted
 
@@ -31,7 +27,4 @@ def test_manual_rules_say_how_to_port() -> None:
     assert 'init_device_mesh("neuron", (dp, tp)' in guide  # NM312's 2-D mesh recipe
     assert "fsdp.fully_shard" in guide  # NM311's rewrite
     section = guide.split("## Sharding: FSDP and SPMD", 1)[1].split("\n## ", 1)[0]
-    assert (
-        "### What stays manual, and how" in section
-        and "[NM312]" in section.split("### What stays manual", 1)[1]
-    )
+    assert "### What stays manual, and how" in section and "[NM312]" in section.split("### What stays manual", 1)[1]

@@ -39,9 +39,7 @@ def test_rate_tracker_reports_rates_like_torch_xla() -> None:
     tracker.add(8)
     assert tracker.rate() == 8 / 2  # 8 samples in the 2 s since the last report
     tracker.add(4)
-    assert tracker.rate() == pytest.approx(
-        0.6 * 2 + 0.4 * 4
-    )  # smoothed with the last rate
+    assert tracker.rate() == pytest.approx(0.6 * 2 + 0.4 * 4)  # smoothed with the last rate
     assert tracker.global_rate() == 12 / 6
 
 
@@ -50,14 +48,10 @@ def test_print_helpers_print_torch_xla_lines_and_feed_a_writer() -> None:
     writer = SimpleNamespace(add_scalar=lambda *a: scalars.append(a))
     out = io.StringIO()
     with redirect_stdout(out):
-        load("training_update")(
-            "neuron:0", 3, 0.25, 10.0, 9.5, epoch=1, summary_writer=writer
-        )
+        load("training_update")("neuron:0", 3, 0.25, 10.0, 9.5, epoch=1, summary_writer=writer)
         load("test_update")("neuron:0", 97.5, epoch=1)
     train, test = out.getvalue().splitlines()
-    assert train.startswith(
-        "| Training Device=neuron:0 Epoch=1 Step=3 Loss=0.25000 Rate=10.00 GlobalRate=9.50 Time="
-    )
+    assert train.startswith("| Training Device=neuron:0 Epoch=1 Step=3 Loss=0.25000 Rate=10.00 GlobalRate=9.50 Time=")
     assert test.startswith("| Test Device=neuron:0 Epoch=1 Accuracy=97.50 Time=")
     assert scalars == [
         ("examples/sec", 10.0, None),
@@ -90,20 +84,16 @@ def test_collective_helpers_act_on_one_rank_without_a_process_group() -> None:
         2.0,
     ]  # a new tensor
     grads = [torch.ones(2)]
-    assert load("all_reduce", torch=torch)("sum", grads, scale=2.0) is grads and grads[
-        0
-    ].tolist() == [2.0, 2.0]
+    assert load("all_reduce", torch=torch)("sum", grads, scale=2.0) is grads and grads[0].tolist() == [2.0, 2.0]
     out = torch.zeros(1, 2)
-    assert load("all_gather", torch=torch)(
-        value.reshape(1, 2), dim=1, output=out
-    ) is out and out.tolist() == [[1.0, 2.0]]
+    assert load("all_gather", torch=torch)(value.reshape(1, 2), dim=1, output=out) is out and out.tolist() == [
+        [1.0, 2.0]
+    ]
     assert load("reduce_scatter", torch=torch)("sum", value, 3.0, 0, 1).tolist() == [
         3.0,
         6.0,
     ]
-    assert load("mesh_reduce", torch=torch)(
-        torch.tensor(4.0), lambda xs: [x.device.type for x in xs]
-    ) == ["cpu"]
+    assert load("mesh_reduce", torch=torch)(torch.tensor(4.0), lambda xs: [x.device.type for x in xs]) == ["cpu"]
     model = torch.nn.Linear(2, 1)
     before = [p.clone() for p in model.parameters()]
     load("broadcast_master_param", torch=torch)(model)

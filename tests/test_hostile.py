@@ -49,7 +49,12 @@ def measure(tmp_path: Path, text: str, mode: str = "check") -> dict:
     path.write_text(text)
     out = subprocess.run(
         [sys.executable, "-c", _MEASURE, str(path), mode],
-        capture_output=True, text=True, timeout=600, cwd=ROOT, check=False, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
@@ -130,7 +135,15 @@ FIXED_MARK = 'torch.device("neuron")'
 def cli(args: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """The CLI in a subprocess, with the worktree first on the path."""
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(cwd)}
-    return subprocess.run([sys.executable, "-m", "neuron_migrate", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "neuron_migrate", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
 
 
 def temp_files(folder: Path) -> list[Path]:
@@ -224,7 +237,9 @@ def test_write_back_checks_the_file_just_before_replacing(tmp_path: Path) -> Non
     path.write_bytes(b"old\n")
     seen = writeback.snapshot(path, b"old\n")
     path.write_bytes(b"new by the user\n")
-    assert writeback.write_back(path, b"fixed\n", seen) == "Run `--fix` again; the file changed while it was being fixed"
+    assert (
+        writeback.write_back(path, b"fixed\n", seen) == "Run `--fix` again; the file changed while it was being fixed"
+    )
     assert path.read_bytes() == b"new by the user\n"
     assert temp_files(tmp_path) == []
 
@@ -265,7 +280,10 @@ def test_kill_9_during_fix_leaves_old_or_new_files_and_no_temp_files(tmp_path: P
             break
         proc = subprocess.Popen(
             [sys.executable, "-m", "neuron_migrate", "check", "--fix", "--no-cache", "--jobs", "1", "."],
-            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 60
         while _fixed_count(tmp_path, count, body) == before and proc.poll() is None and time.monotonic() < deadline:
@@ -308,7 +326,10 @@ def hostile_repo(tmp_path: Path, filters: bool = True) -> Path:
         "diff.external": f"touch {marker}-external",
     }
     if filters:
-        commands |= {"filter.evil.clean": f"touch {marker}-clean; cat", "filter.evil.process": f"touch {marker}-process"}
+        commands |= {
+            "filter.evil.clean": f"touch {marker}-clean; cat",
+            "filter.evil.process": f"touch {marker}-process",
+        }
     for key, command in commands.items():
         _git(repo, "config", key, command)
     (repo / ".gitattributes").write_text("*.py diff=evil" + (" filter=evil\n" if filters else "\n"))
@@ -325,7 +346,9 @@ def test_since_runs_nothing_from_a_hostile_git_config(tmp_path: Path, filters: b
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("filters", "expected"), [(True, {"fsmonitor", "process"}), (False, {"fsmonitor", "external"})])
+@pytest.mark.parametrize(
+    ("filters", "expected"), [(True, {"fsmonitor", "process"}), (False, {"fsmonitor", "external"})]
+)
 def test_plain_git_would_have_run_the_hostile_commands(tmp_path: Path, filters: bool, expected: set[str]) -> None:
     repo = hostile_repo(tmp_path, filters)  # proves the test above has teeth
     _git(repo, "diff", "HEAD", "--", check=False)
@@ -358,16 +381,26 @@ def test_deeply_nested_config_is_a_one_line_error(tmp_path: Path, name: str) -> 
 @pytest.mark.parametrize(
     ("document", "expected"),
     [
-        ('{"format": "neuron-migrate-baseline", "version": 1, "findings": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        (
+            '{"format": "neuron-migrate-baseline", "version": 1, "findings": ' + "[" * 100_000 + "]" * 100_000 + "}",
+            "nested too deeply",
+        ),
         ('{"format": "neuron-migrate-baseline", "version": 1, "findings": 5}', "`findings` must be a list"),
-        ('{"format": "neuron-migrate-baseline", "version": 1, "findings": [{"path": "a.py", "code": "NM101", "snippet": "x", "count": 1e400}]}', "entry 1 needs"),
+        (
+            '{"format": "neuron-migrate-baseline", "version": 1, "findings": [{"path": "a.py", "code": "NM101", "snippet": "x", "count": 1e400}]}',
+            "entry 1 needs",
+        ),
         ('{"format": "neuron-migrate-baseline", "version": 1, "findings": ["x"]}', "entry 1 needs"),
     ],
 )
 def test_hostile_baseline_is_a_one_line_error(tmp_path: Path, document: str, expected: str) -> None:
     from neuron_migrate.run import baseline
 
-    (tmp_path / "base.json").write_text(document.replace("neuron-migrate-baseline", baseline.FORMAT).replace('"version": 1', f'"version": {baseline.VERSION}'))
+    (tmp_path / "base.json").write_text(
+        document.replace("neuron-migrate-baseline", baseline.FORMAT).replace(
+            '"version": 1', f'"version": {baseline.VERSION}'
+        )
+    )
     (tmp_path / "train.py").write_text(XLA)
     done = cli(["check", "--no-cache", "--baseline", "base.json", "train.py"], tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
@@ -389,7 +422,10 @@ CODE_CELL = '{"cell_type": "code", "metadata": {}, "outputs": [], "execution_cou
         ('{"cells": [], "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
         (notebook(CODE_CELL % "5"), "`source` must be a string or a list of strings"),
         (notebook(CODE_CELL % '["import torch_xla\\n", 7]'), "`source` must be a string or a list of strings"),
-        (notebook(CODE_CELL % '"import torch_xla.core.xla_model as xm\\n", "source": "xm.xla_device()"'), "appears twice"),
+        (
+            notebook(CODE_CELL % '"import torch_xla.core.xla_model as xm\\n", "source": "xm.xla_device()"'),
+            "appears twice",
+        ),
     ],
 )
 def test_hostile_notebooks_are_nm911(text: str, expected: str) -> None:

@@ -56,9 +56,21 @@ XLA_STATEMENTS = [
     "try:\n    import torch_xla.core.xla_model as xm\nexcept ImportError:\n    xm = None",
 ]
 FALLBACK = [
-    "import os", "import torch", "x = 1", "def f(a, b=2):\n    return a + b", "class C:\n    y = [i for i in range(3)]",
-    "for i in range(3):\n    pass", "with open(__file__) as fh:\n    data = fh.read()", "lambda: (yield)", "print(f'{x!r:>4}')",
-    "while False:\n    break", "x: int = 3", "async def g():\n    await g()", "del x", "global q", "assert x, 'msg'",
+    "import os",
+    "import torch",
+    "x = 1",
+    "def f(a, b=2):\n    return a + b",
+    "class C:\n    y = [i for i in range(3)]",
+    "for i in range(3):\n    pass",
+    "with open(__file__) as fh:\n    data = fh.read()",
+    "lambda: (yield)",
+    "print(f'{x!r:>4}')",
+    "while False:\n    break",
+    "x: int = 3",
+    "async def g():\n    await g()",
+    "del x",
+    "global q",
+    "assert x, 'msg'",
 ]
 
 
@@ -118,7 +130,13 @@ def _compiles(code: str) -> bool:
 
 
 @pytest.mark.slow
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=EXAMPLES <= 30, database=None)
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=EXAMPLES <= 30,
+    database=None,
+)
 @given(programs())
 def test_fix_on_generated_programs(code: str) -> None:
     if not _compiles(code):

@@ -73,7 +73,7 @@ def test_helper_takes_the_files_indentation_and_newlines() -> None:
     before = "import torch\r\n\r\nif torch:\r\n  x = _helper(1)\r\n"
     after = add_to_module(before, [OS], [HELPER])
     assert after is not None
-    assert "def _helper(x):\r\n  \"\"\"Doc.\"\"\"\r\n  if x:\r\n    return 1\r\n" in after
+    assert 'def _helper(x):\r\n  """Doc."""\r\n  if x:\r\n    return 1\r\n' in after
     assert after.startswith("import torch\r\nimport os\r\n\r\n\r\ndef _helper")
     assert after.endswith("\r\n\r\n\r\nif torch:\r\n  x = _helper(1)\r\n")
     compile(after, "x.py", "exec")
@@ -93,7 +93,9 @@ def test_unparsable_text_is_left_to_the_text_edits() -> None:
     [
         pytest.param("", True, "import os\n", id="first-line-is-a-def"),  # code follows on the next line
         pytest.param("", False, "import os\n\n\n", id="opens-an-import-block"),
-        pytest.param("import torch\n\n\n# about f\n", True, "import torch\nimport os\n\n\n# about f\n", id="comment-kept-on-def"),
+        pytest.param(
+            "import torch\n\n\n# about f\n", True, "import torch\nimport os\n\n\n# about f\n", id="comment-kept-on-def"
+        ),
     ],
 )
 def test_head_of_a_module(head: str, follows: bool, after: str) -> None:
@@ -103,4 +105,6 @@ def test_head_of_a_module(head: str, follows: bool, after: str) -> None:
 
 def test_head_helper_before_the_first_def_in_a_two_space_file() -> None:
     after = add_to_module("import torch\n# about f\n", [], [HELPER], more=True, indent="  ", follows_imports=True)
-    assert after == 'import torch\n\n\ndef _helper(x):\n  """Doc."""\n  if x:\n    return 1\n  return 2\n\n\n# about f\n'
+    assert (
+        after == 'import torch\n\n\ndef _helper(x):\n  """Doc."""\n  if x:\n    return 1\n  return 2\n\n\n# about f\n'
+    )

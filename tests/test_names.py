@@ -19,7 +19,11 @@ CASES = [
     ("from torch_xla.core.xla_model import mark_step as ms", "ms", {MARK_STEP}),
     ("from torch_xla.core.xla_model import mark_step", "mark_step", {MARK_STEP}),
     ("import torch_xla.core.xla_model as xm\nstep = xm.mark_step", "step", {MARK_STEP}),
-    ("try:\n    import torch_xla.core.xla_model as xm\nexcept ImportError:\n    xm = None", "xm.mark_step", {MARK_STEP}),
+    (
+        "try:\n    import torch_xla.core.xla_model as xm\nexcept ImportError:\n    xm = None",
+        "xm.mark_step",
+        {MARK_STEP},
+    ),
     ("def mark_step(): pass", "mark_step", set()),
     ("xm = object()", "xm.mark_step", set()),
     ("from . import xm", "xm.mark_step", set()),
@@ -38,7 +42,11 @@ def test_module_level_resolution(source: str, expression: str, expected: set[str
 def _function_scope(source: str, name: str) -> tuple[Resolver, object]:
     tree = ast.parse(source)
     resolver = Resolver(tree)
-    node = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda)) and getattr(n, "name", "lambda") == name)
+    node = next(
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.Lambda)) and getattr(n, "name", "lambda") == name
+    )
     return resolver, resolver.scope_for(node)
 
 

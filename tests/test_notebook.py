@@ -47,22 +47,43 @@ def notebook(*cells: dict[str, Any], language: str = "python") -> dict[str, Any]
 def training_notebook() -> dict[str, Any]:
     outputs = [
         {"name": "stdout", "output_type": "stream", "text": ["loss 0.25 ✓\n", "done\n"]},
-        {"data": {"image/png": PNG, "text/plain": ["<Figure size 640x480 with 1 Axes>"]}, "metadata": {"needs_background": "light"}, "output_type": "display_data"},
+        {
+            "data": {"image/png": PNG, "text/plain": ["<Figure size 640x480 with 1 Axes>"]},
+            "metadata": {"needs_background": "light"},
+            "output_type": "display_data",
+        },
     ]
     return notebook(
         cell("markdown", ["# Training — Überblick\n", "Steps on the device."]),
-        cell("code", ["import torch\n", "import torch_xla.core.xla_model as xm\n", "device = xm.xla_device()"],
-             execution_count=1, metadata={"tags": ["setup"], "ExecuteTime": {"end_time": "2024-01-01T00:00:00.5Z"}}),
-        cell("code", ["for step in range(3):\n", "    loss = torch.ones(2, device=device).sum()\n", "    xm.mark_step()\n", "print('loss', loss.item())\n"],
-             execution_count=2, outputs=outputs),
+        cell(
+            "code",
+            ["import torch\n", "import torch_xla.core.xla_model as xm\n", "device = xm.xla_device()"],
+            execution_count=1,
+            metadata={"tags": ["setup"], "ExecuteTime": {"end_time": "2024-01-01T00:00:00.5Z"}},
+        ),
+        cell(
+            "code",
+            [
+                "for step in range(3):\n",
+                "    loss = torch.ones(2, device=device).sum()\n",
+                "    xm.mark_step()\n",
+                "print('loss', loss.item())\n",
+            ],
+            execution_count=2,
+            outputs=outputs,
+        ),
         cell("raw", ["not python: xm.mark_step()"]),
     )
 
 
 def fixed_expectation(nb: dict[str, Any]) -> dict[str, Any]:
     expected = copy.deepcopy(nb)
-    expected["cells"][1]["source"] = ["import torch\n", "device = torch.device(\"neuron\")"]
-    expected["cells"][2]["source"] = ["for step in range(3):\n", "    loss = torch.ones(2, device=device).sum()\n", "print('loss', loss.item())\n"]
+    expected["cells"][1]["source"] = ["import torch\n", 'device = torch.device("neuron")']
+    expected["cells"][2]["source"] = [
+        "for step in range(3):\n",
+        "    loss = torch.ones(2, device=device).sum()\n",
+        "print('loss', loss.item())\n",
+    ]
     return expected
 
 
@@ -86,20 +107,26 @@ def test_fix_round_trip_keeps_everything_but_the_source(style: str) -> None:
     assert result.fixed_source == dump(fixed_expectation(nb))
     after = json.loads(result.fixed_source or "")
     for before_cell, after_cell in zip(nb["cells"], after["cells"]):
-        assert {k: v for k, v in before_cell.items() if k != "source"} == {k: v for k, v in after_cell.items() if k != "source"}
+        assert {k: v for k, v in before_cell.items() if k != "source"} == {
+            k: v for k, v in after_cell.items() if k != "source"
+        }
 
 
 def test_fix_changes_only_source_lines_and_outputs_byte_for_byte() -> None:
     text = STYLES["jupyter"](training_notebook())
     fixed = check_source(text, "train.ipynb", FIX).fixed_source or ""
-    changed = [line for line in difflib.unified_diff(text.splitlines(), fixed.splitlines(), lineterm="", n=0) if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    changed = [
+        line
+        for line in difflib.unified_diff(text.splitlines(), fixed.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and line[:3] not in ("+++", "---")
+    ]
     assert changed == [
         '-    "import torch_xla.core.xla_model as xm\\n",',
         '-    "device = xm.xla_device()"',
         '+    "device = torch.device(\\"neuron\\")"',
         '-    "    xm.mark_step()\\n",',
     ]
-    outputs = text[text.index('"outputs": [\n    {'): text.index('"source"', text.index('"outputs": [\n    {'))]
+    outputs = text[text.index('"outputs": [\n    {') : text.index('"source"', text.index('"outputs": [\n    {'))]
     assert outputs in fixed and PNG.strip() in fixed and "✓" in fixed
 
 
@@ -128,7 +155,9 @@ def test_nothing_to_fix_is_byte_identical_and_not_written(tmp_path: Path) -> Non
 def test_findings_report_cell_and_line_in_cell() -> None:
     result = check_source(STYLES["jupyter"](training_notebook()), "train.ipynb", Settings())
     assert [(f.cell, f.start.line, f.start.column, f.code) for f in result.findings] == [
-        (2, 2, 1, "NM601"), (2, 3, 10, "NM101"), (3, 3, 5, "NM201"),
+        (2, 2, 1, "NM601"),
+        (2, 3, 10, "NM101"),
+        (3, 3, 5, "NM201"),
     ]
 
 
@@ -189,14 +218,27 @@ def test_writefile_py_cell_is_checked_and_fixed_as_its_own_module() -> None:
     )
     text = STYLES["jupyter"](nb)
     result = check_source(text, "w.ipynb", Settings(select=("NM201", "NM601")))
-    assert [(f.cell, f.start.line, f.code) for f in result.findings] == [(1, 1, "NM601"), (2, 2, "NM601"), (2, 4, "NM201")]
+    assert [(f.cell, f.start.line, f.code) for f in result.findings] == [
+        (1, 1, "NM601"),
+        (2, 2, "NM601"),
+        (2, 4, "NM201"),
+    ]
     fixed = json.loads(check_source(text, "w.ipynb", FIX).fixed_source or "")
     assert fixed["cells"][1]["source"] == ["%%writefile train.py\n", "\n"]
     assert fixed["cells"][2]["source"] == nb["cells"][2]["source"]
 
 
 def test_noqa_works_inside_cells() -> None:
-    nb = notebook(cell("code", ["import torch_xla.core.xla_model as xm  # noqa: NM601\n", "xm.mark_step()  # noqa: NM201\n", "x = 1  # noqa: NM101\n"]))
+    nb = notebook(
+        cell(
+            "code",
+            [
+                "import torch_xla.core.xla_model as xm  # noqa: NM601\n",
+                "xm.mark_step()  # noqa: NM201\n",
+                "x = 1  # noqa: NM101\n",
+            ],
+        )
+    )
     result = check_source(STYLES["jupyter"](nb), "q.ipynb", Settings())
     assert [(f.cell, f.start.line, f.code) for f in result.findings] == [(1, 3, "NM910")]
     assert [(f.cell, f.start.line) for f in result.suppressed] == [(1, 1), (1, 2)]
@@ -206,12 +248,17 @@ def test_add_noqa_in_a_notebook() -> None:
     nb = notebook(cell("markdown", ["x"]), cell("code", ["import torch_xla.core.xla_model as xm\n", "xm.mark_step()"]))
     result = check_source(STYLES["jupyter"](nb), "a.ipynb", Settings(add_noqa=True))
     assert json.loads(result.fixed_source or "")["cells"][1]["source"] == [
-        "import torch_xla.core.xla_model as xm  # noqa: NM601\n", "xm.mark_step()  # noqa: NM201",
+        "import torch_xla.core.xla_model as xm  # noqa: NM601\n",
+        "xm.mark_step()  # noqa: NM201",
     ]
 
 
 def test_cross_cell_names_resolve() -> None:
-    nb = notebook(cell("code", ["import torch_xla.core.xla_model as xm\n"]), cell("markdown", ["text"]), cell("code", ["xm.mark_step()\n"]))
+    nb = notebook(
+        cell("code", ["import torch_xla.core.xla_model as xm\n"]),
+        cell("markdown", ["text"]),
+        cell("code", ["xm.mark_step()\n"]),
+    )
     result = check_source(STYLES["jupyter"](nb), "x.ipynb", Settings(select=("NM201",)))
     assert [(f.cell, f.start.line) for f in result.findings] == [(3, 1)]
 
@@ -248,7 +295,9 @@ def test_empty_source_list_gets_the_notebooks_indentation() -> None:
 def test_one_line_lists_keep_their_separator(style: str) -> None:
     text = STYLES[style](notebook(cell("code", ["a = 1\n"])))
     (only,) = code_cells(text)
-    assert render_source(text, only.span, "a = 1\nb = 2\n", Style.of(text)) == json.dumps(["a = 1\n", "b = 2\n"], separators=json.loads('[", ", ","]') if style == "one-line" else (",", ":"))
+    assert render_source(text, only.span, "a = 1\nb = 2\n", Style.of(text)) == json.dumps(
+        ["a = 1\n", "b = 2\n"], separators=json.loads('[", ", ","]') if style == "one-line" else (",", ":")
+    )
 
 
 def test_directory_discovery_includes_notebooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,7 +108,9 @@ def test_sarif_run_carries_tool_rules_and_column_kind() -> None:
     nm101 = rules[ids.index("NM101")]
     assert nm101["help"]["markdown"].startswith("**What it does.**")
     assert nm101["properties"]["problem.severity"] == "error"
-    assert {"id", "name", "shortDescription", "fullDescription", "help", "defaultConfiguration", "properties"} <= set(nm101)
+    assert {"id", "name", "shortDescription", "fullDescription", "help", "defaultConfiguration", "properties"} <= set(
+        nm101
+    )
     for result in run["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
@@ -148,16 +150,31 @@ def test_sarif_fixes_reproduce_the_fix() -> None:
     item = sarif.document([result], root="/repo", cwd="/repo")["runs"][0]["results"][0]
     (change,) = item["fixes"][0]["artifactChanges"]
     assert change["artifactLocation"] == {"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"}
-    edits = [(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"], r["deletedRegion"]["endLine"],
-              r["deletedRegion"]["endColumn"], r["insertedContent"]["text"]) for r in change["replacements"]]
+    edits = [
+        (
+            r["deletedRegion"]["startLine"],
+            r["deletedRegion"]["startColumn"],
+            r["deletedRegion"]["endLine"],
+            r["deletedRegion"]["endColumn"],
+            r["insertedContent"]["text"],
+        )
+        for r in change["replacements"]
+    ]
     fixed = checked(select=("NM101",), fix=True).fixed_source
     assert fixed is not None and _apply(REAL, edits, unit="code points") == fixed
 
 
 def test_sarif_lists_fixes_only_for_fixable_findings() -> None:
     results = sarif.document(sample_results(), root="/repo", cwd="/repo")["runs"][0]["results"]
-    with_fix = {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results if "fixes" in r}
-    assert with_fix == {("NM101", "src/train.py"), ("NM603", "src/train.py"), ("NM201", "src/train.py"), ("NM204", "src/launch.py")}
+    with_fix = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results if "fixes" in r
+    }
+    assert with_fix == {
+        ("NM101", "src/train.py"),
+        ("NM603", "src/train.py"),
+        ("NM201", "src/train.py"),
+        ("NM204", "src/launch.py"),
+    }
 
 
 def test_sarif_paths_are_relative_to_the_repository_root() -> None:
@@ -189,14 +206,22 @@ def test_sarif_fingerprints_survive_line_moves_and_keep_duplicates_apart() -> No
 
 # --- GitHub workflow commands ----------------------------------------------------------------
 
+
 def test_github_commands_parse_back_to_the_findings() -> None:
     findings = [f for r in sample_results() for f in r.findings]
     parsed = parse_commands(github.render(sample_results(), root="/repo", cwd="/repo"))
     assert len(parsed) == len(findings)
     kinds = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
     expected = sorted(
-        (kinds[f.severity], f.path, str(f.start.line), str(f.start.column), str(f.end.column), f"{f.code} ({f.name})",
-         f.message if f.cell is None else f"cell {f.cell}: {f.message}")
+        (
+            kinds[f.severity],
+            f.path,
+            str(f.start.line),
+            str(f.start.column),
+            str(f.end.column),
+            f"{f.code} ({f.name})",
+            f.message if f.cell is None else f"cell {f.cell}: {f.message}",
+        )
         for f in findings
     )
     got = sorted((p["kind"], p["file"], p["line"], p["col"], p["endColumn"], p["title"], p["message"]) for p in parsed)
@@ -212,8 +237,15 @@ def test_github_commands_come_most_severe_first() -> None:
 
 
 def test_github_escapes_messages_and_properties() -> None:
-    finding = Finding(path="odd, dir/100%:x.py", code="NM999", name="odd", message="50% done\r\nnext: a, b",
-                      severity=Severity.WARNING, start=Position(3, 2), end=Position(3, 9))
+    finding = Finding(
+        path="odd, dir/100%:x.py",
+        code="NM999",
+        name="odd",
+        message="50% done\r\nnext: a, b",
+        severity=Severity.WARNING,
+        start=Position(3, 2),
+        end=Position(3, 9),
+    )
     output = github.render([FileResult(finding.path, (finding,))])
     assert output.count("\n") == 1  # one line per annotation, whatever the message holds
     (parsed,) = parse_commands(output)
@@ -223,8 +255,15 @@ def test_github_escapes_messages_and_properties() -> None:
 
 
 def test_github_drops_columns_on_multi_line_annotations() -> None:
-    finding = Finding(path="a.py", code="NM101", name="n", message="m", severity=Severity.ERROR,
-                      start=Position(2, 5), end=Position(4, 3))
+    finding = Finding(
+        path="a.py",
+        code="NM101",
+        name="n",
+        message="m",
+        severity=Severity.ERROR,
+        start=Position(2, 5),
+        end=Position(4, 3),
+    )
     (parsed,) = parse_commands(github.render([FileResult("a.py", (finding,))]))
     assert parsed["line"] == "2" and parsed["endLine"] == "4"
     assert "col" not in parsed and "endColumn" not in parsed
@@ -232,8 +271,15 @@ def test_github_drops_columns_on_multi_line_annotations() -> None:
 
 def _many(count: int) -> list[FileResult]:
     findings = tuple(
-        Finding(path="big.py", code="NM201", name="xla_mark_step_call", message=f"Remove `xm.mark_step()` number {i}",
-                severity=Severity.ERROR, start=Position(i + 1, 1), end=Position(i + 1, 15))
+        Finding(
+            path="big.py",
+            code="NM201",
+            name="xla_mark_step_call",
+            message=f"Remove `xm.mark_step()` number {i}",
+            severity=Severity.ERROR,
+            start=Position(i + 1, 1),
+            end=Position(i + 1, 15),
+        )
         for i in range(count)
     )
     return [FileResult("big.py", findings)]
@@ -322,8 +368,16 @@ def test_rdjson_columns_are_utf8_bytes_with_exclusive_end() -> None:
 def test_rdjson_suggestions_reproduce_the_fix() -> None:
     result = checked(select=("NM101",))
     (diag,) = json.loads(rdjson.render([result]))["diagnostics"]
-    edits = [(s["range"]["start"]["line"], s["range"]["start"]["column"], s["range"]["end"]["line"],
-              s["range"]["end"]["column"], s["text"]) for s in diag["suggestions"]]
+    edits = [
+        (
+            s["range"]["start"]["line"],
+            s["range"]["start"]["column"],
+            s["range"]["end"]["line"],
+            s["range"]["end"]["column"],
+            s["text"],
+        )
+        for s in diag["suggestions"]
+    ]
     fixed = checked(select=("NM101",), fix=True).fixed_source
     assert fixed is not None and _apply(REAL, edits, unit="bytes") == fixed
 
@@ -346,7 +400,11 @@ def test_junit_has_one_case_per_rule_per_file() -> None:
     expected |= {(r.path, junit.CLEAN_CASE) for r in results if not r.findings}
     assert cases == expected
     assert len(list(root.iter("testcase"))) == len(expected)
-    (mark_step,) = [c for c in root.iter("testcase") if c.get("classname") == "pkg/train.py" and c.get("name", "").startswith("NM201")]
+    (mark_step,) = [
+        c
+        for c in root.iter("testcase")
+        if c.get("classname") == "pkg/train.py" and c.get("name", "").startswith("NM201")
+    ]
     failure = mark_step.find("failure")
     assert failure is not None and failure.get("message", "").startswith("2 findings:")
     assert "pkg/train.py:7:9: NM201" in (failure.text or "") and "pkg/train.py:8:1: NM201" in (failure.text or "")
@@ -355,8 +413,16 @@ def test_junit_has_one_case_per_rule_per_file() -> None:
 
 
 def test_junit_reports_tool_findings_as_errors_and_stays_valid_xml() -> None:
-    bad = Finding(path="a&b<c>.py", code="NM901", name="syntax_error", message="Fix this \x00 \x1b \"quoted\" <tag> & more",
-                  severity=Severity.ERROR, start=Position(1, 1), end=Position(1, 1), category="tool")
+    bad = Finding(
+        path="a&b<c>.py",
+        code="NM901",
+        name="syntax_error",
+        message='Fix this \x00 \x1b "quoted" <tag> & more',
+        severity=Severity.ERROR,
+        start=Position(1, 1),
+        end=Position(1, 1),
+        category="tool",
+    )
     root = ET.fromstring(junit.render([FileResult(bad.path, (bad,))]))
     case = root.find("testsuite/testcase")
     assert case is not None and case.get("classname") == "a&b<c>.py"
@@ -379,7 +445,7 @@ def test_full_underlines_under_wide_and_non_ascii_text() -> None:
     result = checked()
     out = full.render([result])
     lines = out.splitlines()
-    index = lines.index("4 |     name = \"modèle—日本\"; device = xm.xla_device()")
+    index = lines.index('4 |     name = "modèle—日本"; device = xm.xla_device()')
     caret_line = lines[index + 1]
     source_line = lines[index]
     # `日本` takes four terminal columns for two characters: pad it to four to find `xm.` on screen.
@@ -407,4 +473,3 @@ def test_repo_path_keeps_paths_outside_the_root() -> None:
     assert repo_path("../b.py", "/repo", "/repo/x") == "b.py"
     assert repo_path("../../c.py", "/repo", "/repo/x") == "../../c.py"
     assert repo_path("a.py", None, None) == "a.py"
-

@@ -16,7 +16,14 @@ from neuron_migrate.output import github as github_output
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 OPTIONS = RenderOptions(root="/repo", cwd="/repo", rules=sample_rules())
-SUFFIX = {"json": ".json", "json-lines": ".jsonl", "sarif": ".sarif", "gitlab": ".json", "junit": ".xml", "rdjson": ".json"}
+SUFFIX = {
+    "json": ".json",
+    "json-lines": ".jsonl",
+    "sarif": ".sarif",
+    "gitlab": ".json",
+    "junit": ".xml",
+    "rdjson": ".json",
+}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -53,7 +53,10 @@ def test_requirements_txt_positions_continuations_and_index() -> None:
     text = "# c\n-i https://pip.repos.neuron.amazonaws.com\ntorch==2.14.*  # pin\nfoo==1 \\\n  --hash=sha256:00\n-e .\n"
     found = packaging.read_requirements_txt(text)
     assert found.index_hint
-    assert [(r.name, text[r.start : r.end]) for r in found.requirements] == [("torch", "torch==2.14.*"), ("foo", "foo==1")]
+    assert [(r.name, text[r.start : r.end]) for r in found.requirements] == [
+        ("torch", "torch==2.14.*"),
+        ("foo", "foo==1"),
+    ]
     foo = found.requirements[1]
     assert foo.lines is not None and text[foo.lines[0] : foo.lines[1]] == "foo==1 \\\n  --hash=sha256:00\n"
 

@@ -39,11 +39,14 @@ def test_project_rules_find_the_wrappers(project: Path) -> None:
     result = cli(project, "check", "--no-cache", "train.py")
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
-    assert "train.py:7:10: NMX001 [*] Replace `get_device()` with `torch.device(\"neuron\")`; the wrapper only called `xm.xla_device()`" in lines
-    assert "train.py:9:9: NMX101 [*] Replace `to_device(x)` with `x.to(\"neuron\")`" in lines
-    assert "train.py:10:10: NMX101 [*] Replace `acme_xla.to_device(x)` with `x.to(\"neuron\")`" in lines
-    assert "train.py:12:7: NMX101 [*] Replace `to_device(x)` with `x.to(\"neuron\")`" in lines  # `(batch + 1).to(...)`
-    assert "train.py:16:7: NMX101 Replace `to_device(x)` with `x.to(\"neuron\")`" in lines  # `tensor=`: no fix
+    assert (
+        'train.py:7:10: NMX001 [*] Replace `get_device()` with `torch.device("neuron")`; the wrapper only called `xm.xla_device()`'
+        in lines
+    )
+    assert 'train.py:9:9: NMX101 [*] Replace `to_device(x)` with `x.to("neuron")`' in lines
+    assert 'train.py:10:10: NMX101 [*] Replace `acme_xla.to_device(x)` with `x.to("neuron")`' in lines
+    assert 'train.py:12:7: NMX101 [*] Replace `to_device(x)` with `x.to("neuron")`' in lines  # `(batch + 1).to(...)`
+    assert 'train.py:16:7: NMX101 Replace `to_device(x)` with `x.to("neuron")`' in lines  # `tensor=`: no fix
 
 
 def test_fix_migrates_the_project_with_its_own_rules(project: Path) -> None:
@@ -60,7 +63,7 @@ def test_fix_migrates_the_project_with_its_own_rules(project: Path) -> None:
         'labels = torch.randint(0, 2, (8,)).to("neuron")\n'
         "loss = torch.nn.functional.cross_entropy(model(batch), labels)\n"
         'print((batch + 1).to("neuron").shape)\n'
-        'features = torch.zeros(8, 4).to(  # zeros where the batch is padded\n'  # the plugin's LibCST transform
+        "features = torch.zeros(8, 4).to(  # zeros where the batch is padded\n"  # the plugin's LibCST transform
         '    "neuron",\n'
         ")\n"
         "print(to_device(tensor=labels).shape)\n"
@@ -88,19 +91,28 @@ def test_rules_and_explain_show_project_rules(project: Path) -> None:
     explained = cli(project, "explain", "nmx001")
     assert explained.returncode == 0, explained.stderr
     assert "Checks for calls to our `mylib.xla.get_device()` wrapper." in explained.stdout
-    assert 'Use instead\n  import torch\n  from mylib.xla import get_device\n  \n  device = torch.device("neuron")' in explained.stdout
+    assert (
+        'Use instead\n  import torch\n  from mylib.xla import get_device\n  \n  device = torch.device("neuron")'
+        in explained.stdout
+    )
     assert "Checks for calls to our `mylib.xla.to_device(x)` wrapper." in cli(project, "explain", "NMX101").stdout
 
 
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (("tools/nm-rules/NMX001.toml", 'code = "NMX001"', 'code = "NM101"'), "`code` of a project rule must look like NMX001"),
+        (
+            ("tools/nm-rules/NMX001.toml", 'code = "NMX001"', 'code = "NM101"'),
+            "`code` of a project rule must look like NMX001",
+        ),
         (("tools/nm-rules/NMX001.toml", 'severity = "error"', 'severity = "fatal"'), "`severity` must be one of"),
         (("tools/nm-rules/NMX001.toml", "[[map]]", "[[map]]\nnew_thing = 1"), "unknown key `new_thing`"),
         (("tools/nm-rules/NMX001.toml", 'name = "acme', 'name = = "acme'), "invalid TOML"),
         (("nm_plugins/acme.py", '"fix": "acme_to_device"', '"fix": "acme_to_dev"'), "names unknown fix 'acme_to_dev'"),
-        (("nm_plugins/acme.py", "import ast\n", "import ast\nimport not_installed_anywhere\n"), "plugin nm_plugins.acme: cannot import it: ModuleNotFoundError"),
+        (
+            ("nm_plugins/acme.py", "import ast\n", "import ast\nimport not_installed_anywhere\n"),
+            "plugin nm_plugins.acme: cannot import it: ModuleNotFoundError",
+        ),
         (("nm_plugins/acme.py", '"detector": "acme_to_device"', '"detector": "nope"'), "unknown detector 'nope'"),
         (("nm_plugins/acme.py", '"code": "NMX101"', '"code": "NMX001"'), "NMX001: the code is defined twice"),
         (("pyproject.toml", '"tools/nm-rules"', '"tools/missing"'), "extend-rules folder not found"),

@@ -25,7 +25,15 @@ pytestmark = pytest.mark.slow  # runs the CLI and the fixes several times per re
 EXAMPLE = FIXTURES / "example_project"
 SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text(encoding="utf-8"))
 NOW = dt.datetime(2026, 1, 2, 3, 4, tzinfo=dt.timezone.utc)
-OPTIONS = {"select": (), "ignore": (), "extend_select": (), "exclude": (), "target_version": None, "config_file": None, "jobs": 1}
+OPTIONS = {
+    "select": (),
+    "ignore": (),
+    "extend_select": (),
+    "exclude": (),
+    "target_version": None,
+    "config_file": None,
+    "jobs": 1,
+}
 
 FILES = {
     "done.py": 'import torch\ndevice = torch.device("neuron")\n',
@@ -39,7 +47,9 @@ FILES = {
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "neuron_migrate", *args], cwd=cwd, capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "neuron_migrate", *args], cwd=cwd, capture_output=True, text=True, env=env
+    )
 
 
 @pytest.fixture
@@ -57,12 +67,19 @@ def test_each_file_gets_its_status(project: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.chdir(project)
     rep = collect((), OPTIONS, project, now=NOW)
     assert {r.path: r.status for r in rep.files} == {
-        "auto.py": "auto", "clean.py": "clean", "done.py": "done", "manual.py": "manual",
-        "requirements.txt": "unsafe", "unsafe.py": "unsafe",
+        "auto.py": "auto",
+        "clean.py": "clean",
+        "done.py": "done",
+        "manual.py": "manual",
+        "requirements.txt": "unsafe",
+        "unsafe.py": "unsafe",
     }
     assert rep.status_counts() == {"done": 1, "auto": 1, "unsafe": 2, "manual": 1, "clean": 1}
     groups = {g.concept: [(i.path, i.line, i.code) for i in g.items] for g in rep.manual}
-    assert groups == {"collectives": [("manual.py", 4, "NM306")], "imports": [("manual.py", 1, "NM601")]}  # xm stays in use
+    assert groups == {
+        "collectives": [("manual.py", 4, "NM306")],
+        "imports": [("manual.py", 1, "NM601")],
+    }  # xm stays in use
     assert rep.total_minutes == DEFAULT_EFFORT["collectives"] + DEFAULT_EFFORT["imports"]
     assert [(i.path, i.code, i.kind) for i in rep.packaging] == [("requirements.txt", "NM620", "unsafe")]
     assert rep.run.date == "2026-01-02 03:04 UTC"
@@ -99,8 +116,16 @@ def test_three_formats_of_the_example(tmp_path: Path) -> None:
     jsonschema.Draft7Validator(SCHEMA).validate(data)
     assert data["status_counts"]["auto"] == 1 and data["totals"]["manual"] == 0
     md = outputs["md"].stdout
-    for heading in ("### Files", "### Findings by family", "### Findings by rule", "### Manual work by concept",
-                    "### Packaging and launch scripts", "### Effort estimate", "### Beta limits hit", "### Settings"):
+    for heading in (
+        "### Files",
+        "### Findings by family",
+        "### Findings by rule",
+        "### Manual work by concept",
+        "### Packaging and launch scripts",
+        "### Effort estimate",
+        "### Beta limits hit",
+        "### Settings",
+    ):
         assert heading in md
     assert "**estimate**" in md
     assert_self_contained(outputs["html"].stdout)
@@ -130,8 +155,10 @@ def test_effort_config_mistakes_are_reported(project: Path) -> None:
     (project / "pyproject.toml").write_text("[tool.neuron-migrate.report-effort]\ncolectives = 90\n", encoding="utf-8")
     done = cli("report", ".", cwd=project)
     assert done.returncode == 2
-    assert done.stderr.strip() == ("neuron-migrate: error: pyproject.toml: `report-effort` has unknown concept "
-                                   "`colectives` (did you mean `collectives`?)")
+    assert done.stderr.strip() == (
+        "neuron-migrate: error: pyproject.toml: `report-effort` has unknown concept "
+        "`colectives` (did you mean `collectives`?)"
+    )
     (project / "pyproject.toml").write_text("[tool.neuron-migrate.report-effort]\ncollectives = -1\n", encoding="utf-8")
     assert cli("report", ".", cwd=project).returncode == 2
 
@@ -161,9 +188,21 @@ def test_300_file_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
     write_corpus(tmp_path, 300)
     monkeypatch.chdir(tmp_path)
-    request = workflow.request_from((), {**OPTIONS, "fix": False, "diff": False, "unsafe_fixes": None, "output_format": None,
-                                         "add_noqa": False, "stdin_filename": None, "baseline": None, "write_baseline": None,
-                                         "since": None})
+    request = workflow.request_from(
+        (),
+        {
+            **OPTIONS,
+            "fix": False,
+            "diff": False,
+            "unsafe_fixes": None,
+            "output_format": None,
+            "add_noqa": False,
+            "stdin_filename": None,
+            "baseline": None,
+            "write_baseline": None,
+            "since": None,
+        },
+    )
     results = workflow.check_paths(request, tmp_path)
     rep = build(results, RunInfo("0", "2.14", "all", "2026-01-02 03:04 UTC"))
     assert len(rep.files) == 300 and rep.manual
@@ -212,7 +251,7 @@ def test_browser_probe_catches_errors_and_overflow(tmp_path: Path) -> None:
 def test_readme_shows_the_report() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/report-example.png" in readme and (ROOT / "docs" / "report-example.png").is_file()
-    quickstart = readme[readme.index("## Quickstart"):readme.index("## Usage")]
+    quickstart = readme[readme.index("## Quickstart") : readme.index("## Usage")]
     first, report_step = quickstart.index("1. "), quickstart.index("neuron-migrate report")
     assert first < report_step < quickstart.index("2. ")
 
@@ -220,10 +259,14 @@ def test_readme_shows_the_report() -> None:
 def test_readme_test_command_is_what_ci_runs() -> None:
     """The README's second Quickstart step is `.ci/run`, Chromium install included."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    step = readme[readme.index("\n2. "):readme.index("## Usage")]
+    step = readme[readme.index("\n2. ") : readme.index("## Usage")]
     (block,) = re.findall(r"```sh\n(.*?)```", step, re.S)
     commands = [line.strip() for line in block.splitlines() if line.strip()]
-    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line and not line.startswith(("#", "set ", "cd "))]
+    ci = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith(("#", "set ", "cd "))
+    ]
     assert commands == ci and any("apt-get install -y -qq chromium" in c for c in ci)
 
 
@@ -264,8 +307,9 @@ def test_sources_are_public_and_listed() -> None:
         for tag in re.findall(r"\bS\d+\b", spec.source):
             assert tag in docs.load_sources(), (spec.code, tag)
     assert not INTERNAL.search(docs.render_rules("text") + docs.render_rules("markdown") + docs.render_rules("json"))
-    assert (ROOT / "docs" / "sources.md").read_text(encoding="utf-8") == docs.render_sources(), \
+    assert (ROOT / "docs" / "sources.md").read_text(encoding="utf-8") == docs.render_sources(), (
         "docs/sources.md is stale: python -m neuron_migrate.docs sources > docs/sources.md"
+    )
     explained = docs.explain("NM306") or ""
     assert "S11  How to use torch.distributed on Neuron: https://awsdocs-neuron.readthedocs-hosted.com/" in explained
 
@@ -283,10 +327,20 @@ def test_rules_listing_wraps_to_the_terminal(monkeypatch: pytest.MonkeyPatch) ->
 def test_smoke_results_join_the_report(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from neuron_migrate.smoke.report import Event, Fallback, SmokeReport
 
-    smoke = SmokeReport(script="train.py", status="ok", device="emulated", target_version="2.14", nproc=2, steps=2,
-                        forwards=2, backwards=2, stop_reason="steps", wall_time_s=1.0,
-                        fallbacks=(Fallback("aten::linalg_svd", False, "cpu-fallback", "compat"),),
-                        events=(Event("float64", "aten::add", "float64 on neuron", 3),))
+    smoke = SmokeReport(
+        script="train.py",
+        status="ok",
+        device="emulated",
+        target_version="2.14",
+        nproc=2,
+        steps=2,
+        forwards=2,
+        backwards=2,
+        stop_reason="steps",
+        wall_time_s=1.0,
+        fallbacks=(Fallback("aten::linalg_svd", False, "cpu-fallback", "compat"),),
+        events=(Event("float64", "aten::add", "float64 on neuron", 3),),
+    )
     monkeypatch.chdir(project)
     rep = collect((), OPTIONS, project, now=NOW, smoke=smoke)
     assert rep.smoke is not None and rep.smoke.ranks == 2 and rep.smoke.fallbacks == ("aten::linalg_svd",)

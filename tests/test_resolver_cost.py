@@ -13,9 +13,11 @@ from neuron_migrate.settings import Settings
 # transformers' load_tf_weights_* functions walk a model with `pointer = pointer.attr` a dozen
 # times; every rebinding is an alias of the name itself, and following each alias to the depth
 # limit made one 1,000-line file take 150 s.
-REBOUND = "import torch_xla.core.xla_model as xm\n\n\ndef load(model, names):\n    pointer = model\n" + "".join(
-    f"    if names[{i}]:\n        pointer = pointer.part{i}\n" for i in range(5)
-) + "    pointer.weight.data = xm.mesh_reduce('w', pointer.weight, sum)\n    return pointer\n"
+REBOUND = (
+    "import torch_xla.core.xla_model as xm\n\n\ndef load(model, names):\n    pointer = model\n"
+    + "".join(f"    if names[{i}]:\n        pointer = pointer.part{i}\n" for i in range(5))
+    + "    pointer.weight.data = xm.mesh_reduce('w', pointer.weight, sum)\n    return pointer\n"
+)
 
 
 def test_rebound_alias_chains_resolve_in_bounded_steps(monkeypatch: pytest.MonkeyPatch) -> None:

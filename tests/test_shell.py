@@ -10,13 +10,15 @@ def _settings(text: str) -> list[str]:
 
 
 def test_settings_in_every_position() -> None:
-    text = "export A=1 B\nC=2 D=3 python x.py\nenv -u X E=4 cmd\ndeclare -x F=5\nreadonly G\nlocal H=1; I=2 && J=3 cmd\n"
+    text = (
+        "export A=1 B\nC=2 D=3 python x.py\nenv -u X E=4 cmd\ndeclare -x F=5\nreadonly G\nlocal H=1; I=2 && J=3 cmd\n"
+    )
     assert _settings(text) == ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J"]
 
 
 def test_quotes_comments_heredocs_and_reads_are_not_settings() -> None:
     text = (
-        '# export A=1\necho "export B=1" \'C=1\'\ncat <<EOF\nexport D=1\nEOF\n'
+        "# export A=1\necho \"export B=1\" 'C=1'\ncat <<EOF\nexport D=1\nEOF\n"
         "cat <<-'END'\n\texport E=1\n\tEND\necho ${F:-x} $G\nunset H\nprintf '%s' I=1\n"
     )
     assert _settings(text) == []

@@ -31,7 +31,10 @@ def _isolated_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", *args],
-        cwd=repo, capture_output=True, text=True, check=True,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout
 
@@ -49,11 +52,15 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def reported(*args: str) -> tuple[int, list[str]]:
     result = CliRunner().invoke(main, [*args, "-q", "--select", "NM101,NM201"])
-    return result.exit_code, [":".join(line.split(":")[:2]) + " " + line.split(": ")[1].split()[0] for line in result.stdout.splitlines()]
+    return result.exit_code, [
+        ":".join(line.split(":")[:2]) + " " + line.split(": ")[1].split()[0] for line in result.stdout.splitlines()
+    ]
 
 
 def test_only_added_and_changed_lines_are_reported(repo: Path) -> None:
-    (repo / "touched.py").write_text(BASE.replace("device = xm.xla_device()", "device = xm.xla_device(0)") + "xm.mark_step()\n")
+    (repo / "touched.py").write_text(
+        BASE.replace("device = xm.xla_device()", "device = xm.xla_device(0)") + "xm.mark_step()\n"
+    )
     (repo / "new.py").write_text(BASE)  # untracked: every line is new
     assert reported(".") == (1, ["new.py:3 NM101", "old.py:3 NM101", "touched.py:3 NM101", "touched.py:4 NM201"])
     assert reported(".", "--since", "HEAD") == (1, ["new.py:3 NM101", "touched.py:3 NM101", "touched.py:4 NM201"])
@@ -96,7 +103,9 @@ def test_fixing_with_since_reports_remaining_findings_where_they_end_up(repo: Pa
         ("nogit", ["--since", "HEAD"], "`git` was not found on PATH"),
     ],
 )
-def test_git_problems_are_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setup: str, args: list[str], message: str) -> None:
+def test_git_problems_are_one_line_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setup: str, args: list[str], message: str
+) -> None:
     folder = tmp_path / "work"
     folder.mkdir()
     (folder / "a.py").write_text(BASE)

@@ -18,9 +18,7 @@ TRAIN = ROOT / "fixtures" / "_smoke" / "train.py"
 
 def hide_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     real = runner.find_spec
-    monkeypatch.setattr(
-        runner, "find_spec", lambda name: None if name == "torch" else real(name)
-    )
+    monkeypatch.setattr(runner, "find_spec", lambda name: None if name == "torch" else real(name))
 
 
 def test_without_torch_smoke_fails_with_one_install_line(
@@ -37,9 +35,7 @@ def test_without_torch_smoke_fails_with_one_install_line(
 
 def test_without_torch_run_smoke_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     hide_torch(monkeypatch)
-    with pytest.raises(
-        runner.SmokeUnavailable, match=r"pip install 'neuron-migrate\[smoke\]'"
-    ):
+    with pytest.raises(runner.SmokeUnavailable, match=r"pip install 'neuron-migrate\[smoke\]'"):
         runner.run_smoke(TRAIN, [], runner.SmokeOptions())
 
 

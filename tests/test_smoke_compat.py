@@ -50,14 +50,12 @@ LINALG_FALLBACK = (
 FFT_FALLBACK = ("_fft_c2c", "_fft_r2c", "_fft_c2r")
 UNSUPPORTED_C10D = ("c10d::recv_any_source_", "c10d::monitored_barrier_")
 
-SRC_LINALG = (
-    "torchneuron-facts §8.3, S24 python_ops/cpu_fallback_registrations.py [C-old]"
+SRC_LINALG = "torchneuron-facts §8.3, S24 python_ops/cpu_fallback_registrations.py [C-old]"
+SRC_FFT = (
+    "torchneuron-facts §8.3, S24 python_ops/jax/jax_impl.py: fft lowerings unregistered, eager CPU fallback [C-old]"
 )
-SRC_FFT = "torchneuron-facts §8.3, S24 python_ops/jax/jax_impl.py: fft lowerings unregistered, eager CPU fallback [C-old]"
 SRC_C10D = "torchneuron-facts §8.1, S24 ProcessGroupNeuron: NotImplementedError [C-old]"
-SRC_NATIVE = (
-    "torchneuron-facts §8.3, S24 scan of @register_aten/@neuron_op/m.impl [C-old]"
-)
+SRC_NATIVE = "torchneuron-facts §8.3, S24 scan of @register_aten/@neuron_op/m.impl [C-old]"
 
 HEADER = """\
 # ATen op compatibility of TorchNeuron for the PyTorch {version} family, read by `neuron-migrate smoke`.
@@ -86,19 +84,11 @@ def expand(token: str) -> list[str]:
     """`a_{x,y}[_]` -> a_x, a_x_, a_y, a_y_; `clamp[_min|_max]` -> clamp, clamp_min, clamp_max."""
     brace = re.search(r"\{([^}]*)\}", token)
     if brace:
-        return [
-            n
-            for alt in brace[1].split(",")
-            for n in expand(token[: brace.start()] + alt + token[brace.end() :])
-        ]
+        return [n for alt in brace[1].split(",") for n in expand(token[: brace.start()] + alt + token[brace.end() :])]
     bracket = re.search(r"\[([^\]]*)\]", token)
     if bracket:
         alts = ["", *bracket[1].split("|")]
-        return [
-            n
-            for alt in alts
-            for n in expand(token[: bracket.start()] + alt + token[bracket.end() :])
-        ]
+        return [n for alt in alts for n in expand(token[: bracket.start()] + alt + token[bracket.end() :])]
     return [token]
 
 
@@ -107,28 +97,20 @@ def entry(op: str, status: str, source: str) -> str:
 
 
 def render(version: str) -> str:
-    native = sorted(
-        {n for t in split_top_level(" ".join(NATIVE.split())) for n in expand(t)}
-    )
+    native = sorted({n for t in split_top_level(" ".join(NATIVE.split())) for n in expand(t)})
     special = {f"aten::{n}" for n in (*LINALG_FALLBACK, *FFT_FALLBACK)}
     blocks = [HEADER.format(version=version)]
     blocks += [entry(f"aten::{n}", "cpu-fallback", SRC_LINALG) for n in LINALG_FALLBACK]
     blocks += [entry(f"aten::{n}", "cpu-fallback", SRC_FFT) for n in FFT_FALLBACK]
     blocks += [entry(op, "unsupported", SRC_C10D) for op in UNSUPPORTED_C10D]
-    blocks += [
-        entry(f"aten::{n}", "native", SRC_NATIVE)
-        for n in native
-        if f"aten::{n}" not in special
-    ]
+    blocks += [entry(f"aten::{n}", "native", SRC_NATIVE) for n in native if f"aten::{n}" not in special]
     return "\n".join(blocks)
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_compat_file_matches_its_source_lists(version: str) -> None:
     path = ROOT / "rules" / "compat" / version / "ops.toml"
-    assert path.read_text(encoding="utf-8") == render(version), (
-        "regenerate: see module docstring"
-    )
+    assert path.read_text(encoding="utf-8") == render(version), "regenerate: see module docstring"
 
 
 def test_rules_dir_falls_back_to_the_source_checkout() -> None:
@@ -139,9 +121,7 @@ def test_rules_dir_falls_back_to_the_source_checkout() -> None:
 def test_rules_dir_uses_the_copy_inside_an_installed_package(tmp_path: Path) -> None:
     # A wheel force-includes `rules` as `neuron_migrate/rules`; simulate that layout.
     package = tmp_path / "site" / "neuron_migrate"
-    shutil.copytree(
-        ROOT / "neuron_migrate", package, ignore=shutil.ignore_patterns("__pycache__")
-    )
+    shutil.copytree(ROOT / "neuron_migrate", package, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "rules", package / "rules")  # the whole folder, as the wheel ships it
     code = "from neuron_migrate.smoke import compat; print(compat.rules_dir()); compat.load_ops('2.13')"
     done = subprocess.run(

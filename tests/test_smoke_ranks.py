@@ -42,9 +42,7 @@ def checksums(weight: float, *, sharded: bool = False) -> list[dict[str, Any]]:
     ]
 
 
-def rank(
-    collectives: list[dict[str, Any]], sums: list[dict[str, Any]] | None
-) -> dict[str, Any]:
+def rank(collectives: list[dict[str, Any]], sums: list[dict[str, Any]] | None) -> dict[str, Any]:
     return {
         "status": "ok", "steps": 2, "forwards": 2, "backwards": 2, "ops": [], "events": [],
         "losses": [], "notes": [], "failure": None, "collectives": collectives,
@@ -54,24 +52,18 @@ def rank(
 
 def report(*datas: dict[str, Any]) -> Any:
     ranks = tuple(RankOutcome(i, 0, d) for i, d in enumerate(datas))
-    context = ReportContext(
-        Path(SCRIPT), "emulated", "2.14", len(datas), 300.0, Path("/work/proj")
-    )
+    context = ReportContext(Path(SCRIPT), "emulated", "2.14", len(datas), 300.0, Path("/work/proj"))
     return build_report(context, Launch(ranks, False, 1.0), None)
 
 
 def test_replicas_that_agree_pass_and_show_where_collectives_ran() -> None:
-    result = report(
-        rank([ALLREDUCE], checksums(1.25)), rank([ALLREDUCE], checksums(1.25))
-    )
+    result = report(rank([ALLREDUCE], checksums(1.25)), rank([ALLREDUCE], checksums(1.25)))
     assert result.ok and result.independent == ""
     assert result.replicas is not None and (
         result.replicas.status,
         result.replicas.compared,
     ) == ("agree", 2)
-    assert [(c.op, c.count, c.sites[0].line) for c in result.collectives] == [
-        ("c10d::allreduce_", 4, 19)
-    ]
+    assert [(c.op, c.count, c.sites[0].line) for c in result.collectives] == [("c10d::allreduce_", 4, 19)]
     text = render_text(result)
     assert "c10d::allreduce_ x4 at train.py:19" in text
     assert "replicas after the steps: agree (2 parameters compared, 0 sharded)" in text
@@ -81,9 +73,7 @@ def test_replicas_that_agree_pass_and_show_where_collectives_ran() -> None:
 def test_no_collective_at_all_is_nm708_at_the_first_step() -> None:
     result = report(rank([], checksums(1.25)), rank([], checksums(1.25)))
     assert not result.ok
-    assert result.problems == (
-        "2 ranks trained independently: no collective exchanged a tensor",
-    )
+    assert result.problems == ("2 ranks trained independently: no collective exchanged a tensor",)
     (finding,) = report_findings(result)
     assert (finding.code, finding.name, finding.path, finding.start.line) == (
         "NM708", "ranks_trained_independently", "train.py", 20,
@@ -97,13 +87,9 @@ def test_no_collective_at_all_is_nm708_at_the_first_step() -> None:
 
 
 def test_replicas_that_drift_apart_are_nm708_naming_the_parameter() -> None:
-    result = report(
-        rank([ALLREDUCE], checksums(1.25)), rank([ALLREDUCE], checksums(1.5))
-    )
+    result = report(rank([ALLREDUCE], checksums(1.25)), rank([ALLREDUCE], checksums(1.5)))
     assert result.replicas is not None and result.replicas.status == "differ"
-    assert result.problems == (
-        "2 ranks trained independently: `0.weight` differs between rank 0 and rank 1",
-    )
+    assert result.problems == ("2 ranks trained independently: `0.weight` differs between rank 0 and rank 1",)
     assert [f.code for f in report_findings(result)] == ["NM708"]
 
 
@@ -141,9 +127,7 @@ def test_compare_replicas_edge_cases() -> None:
     renamed = compare_replicas([{"checksums": checksums(1.0)}, {"checksums": other}], 2)
     assert renamed is not None and renamed.status == "differ"
     nan = [{"name": "w", "sum": float("nan"), "abs": float("nan")}]
-    assert (
-        compare_replicas([{"checksums": nan}, {"checksums": nan}], 2).status == "agree"
-    )  # type: ignore[union-attr]
+    assert compare_replicas([{"checksums": nan}, {"checksums": nan}], 2).status == "agree"  # type: ignore[union-attr]
     close = [{"name": "w", "sum": 1.0 + 1e-9, "abs": 1.0}]
     assert (
         compare_replicas(

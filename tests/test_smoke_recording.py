@@ -119,13 +119,8 @@ def test_a_forward_stack_reads_like_a_formatted_stack_and_keeps_its_site() -> No
     site = Site("/work/train.py", 7, "step", 5, "loss = model(x)")
     stack = ForwardStack(site)
     assert stack.site == site
-    assert (
-        "".join(stack)
-        == '  File "/work/train.py", line 7, in step\n    loss = model(x)\n'
-    )
-    assert sites.site_from_formatted_stack(stack, UserFiles(("/work/",))) == Site(
-        "/work/train.py", 7, "step", 1, ""
-    )
+    assert "".join(stack) == '  File "/work/train.py", line 7, in step\n    loss = model(x)\n'
+    assert sites.site_from_formatted_stack(stack, UserFiles(("/work/",))) == Site("/work/train.py", 7, "step", 1, "")
     assert ForwardStack(None) == [] and format_site(site) == stack[0]
 
 
@@ -176,9 +171,7 @@ def test_the_emulated_run_counts_every_op_and_keeps_each_line_once() -> None:
     lines = (SCRIPTS / "op_sites.py").read_text().splitlines()
 
     def line(marker: str) -> int:
-        return next(
-            i for i, text in enumerate(lines, start=1) if f"# smoke: {marker}" in text
-        )
+        return next(i for i, text in enumerate(lines, start=1) if f"# smoke: {marker}" in text)
 
     report = run_smoke(
         SCRIPTS / "op_sites.py",
@@ -190,7 +183,5 @@ def test_the_emulated_run_counts_every_op_and_keeps_each_line_once() -> None:
     assert ops["aten::neg"].count == 1000
     assert [s.line for s in ops["aten::neg"].sites] == [line("repeated")]
     assert ops["aten::sin"].count == 7
-    assert [s.line for s in ops["aten::sin"].sites] == [
-        line(f"sin {i}") for i in range(1, MAX_SITES + 1)
-    ]
+    assert [s.line for s in ops["aten::sin"].sites] == [line(f"sin {i}") for i in range(1, MAX_SITES + 1)]
     assert [s.line for s in ops["aten::tanh_backward"].sites] == [line("forward")]

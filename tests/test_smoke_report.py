@@ -87,9 +87,7 @@ def rank_data(**overrides: object) -> dict[str, object]:
 
 
 def ctx(device: str = "emulated", nproc: int = 1) -> ReportContext:
-    return ReportContext(
-        Path(SCRIPT), device, "2.14", nproc, 300.0, base_dir=Path("/work/proj")
-    )
+    return ReportContext(Path(SCRIPT), device, "2.14", nproc, 300.0, base_dir=Path("/work/proj"))
 
 
 def launch(*datas: dict[str, object] | None, killed: bool = False) -> Launch:
@@ -155,11 +153,7 @@ def test_ranks_are_merged_and_the_root_cause_rank_is_reported() -> None:
         None,
     )
     assert report.status == "failed"
-    assert (
-        report.failure is not None
-        and report.failure.message == "bad shape"
-        and report.failure.rank == 1
-    )
+    assert report.failure is not None and report.failure.message == "bad shape" and report.failure.rank == 1
     assert {op.op: op.count for op in report.ops}["aten::addmm"] == 8
     mixing = [e for e in report.events if e.kind == "device-mixing"]
     assert len(mixing) == 1 and mixing[0].count == 4
@@ -168,10 +162,7 @@ def test_ranks_are_merged_and_the_root_cause_rank_is_reported() -> None:
 def test_a_rank_without_report_is_a_failure_with_its_log() -> None:
     report = build_report(ctx(nproc=2), launch(rank_data(), None), None)
     assert report.status == "failed"
-    assert (
-        report.failure is not None
-        and "rank 1 exited with code 1 without a report" in report.failure.message
-    )
+    assert report.failure is not None and "rank 1 exited with code 1 without a report" in report.failure.message
     assert report.output_tail == "log of rank 1"
 
 
@@ -184,9 +175,7 @@ def test_a_killed_run_is_a_timeout() -> None:
 def test_parity_ok_within_fp32_tolerance() -> None:
     result = parity.compare(
         rank_data(),
-        rank_data(
-            losses=[{"value": 1.0000001, "site": None}, {"value": 0.5, "site": None}]
-        ),
+        rank_data(losses=[{"value": 1.0000001, "site": None}, {"value": 0.5, "site": None}]),
     )
     assert result.status == "ok" and result.precision == "fp32"
     assert [s.label for s in result.steps] == ["loss 1", "loss 2", "output"]
@@ -206,25 +195,18 @@ def test_parity_uses_bf16_tolerance_for_low_precision_runs() -> None:
     ours = rank_data(low_precision=True, losses=[{"value": 1.0, "site": None}])
     theirs = rank_data(losses=[{"value": 1.02, "site": None}])
     assert parity.compare(ours, theirs).status == "ok"
-    assert (
-        parity.compare(rank_data(losses=[{"value": 1.0, "site": None}]), theirs).status
-        == "mismatch"
-    )
+    assert parity.compare(rank_data(losses=[{"value": 1.0, "site": None}]), theirs).status == "mismatch"
 
 
 def test_parity_flags_a_different_number_of_losses_and_a_failed_reference() -> None:
-    short = parity.compare(
-        rank_data(), rank_data(losses=[{"value": 1.0, "site": None}])
-    )
+    short = parity.compare(rank_data(), rank_data(losses=[{"value": 1.0, "site": None}]))
     assert short.status == "mismatch" and "2 and 1 losses" in short.message
     failed = parity.compare(
         rank_data(),
         rank_data(status="failed", failure={"type": "E", "message": "boom"}),
     )
     assert failed.status == "skipped" and "failed: E: boom" in failed.message
-    empty = parity.compare(
-        rank_data(losses=[], output=None), rank_data(losses=[], output=None)
-    )
+    empty = parity.compare(rank_data(losses=[], output=None), rank_data(losses=[], output=None))
     assert empty.status == "skipped"
 
 
@@ -359,25 +341,15 @@ def test_failure_findings(status: str, exc_type: str, code: str, text: str) -> N
         "cause",
         Site("raises.py", 9, "f", 9, "raise ValueError()"),
     )
-    findings = report_findings(
-        full_report(
-            status=status, failure=failure, events=(), fallbacks=(), parity=None
-        )
-    )
-    assert [(f.code, f.path, f.start.line) for f in findings] == [
-        (code, "raises.py", 9)
-    ]
+    findings = report_findings(full_report(status=status, failure=failure, events=(), fallbacks=(), parity=None))
+    assert [(f.code, f.path, f.start.line) for f in findings] == [(code, "raises.py", 9)]
     assert findings[0].message.startswith(text)
 
 
 def test_finding_messages_follow_the_style_guide() -> None:
     findings = report_findings(full_report())
-    measured = Fallback(
-        "aten::_fft_r2c", True, "cpu-fallback", "torch_neuronx.get_fallback_ops()"
-    )
-    findings += report_findings(
-        full_report(fallbacks=(measured,), events=(), parity=None)
-    )
+    measured = Fallback("aten::_fft_r2c", True, "cpu-fallback", "torch_neuronx.get_fallback_ops()")
+    findings += report_findings(full_report(fallbacks=(measured,), events=(), parity=None))
     assert {r.code for r in RULES} == {f"NM70{i}" for i in range(1, 9)}
     for finding in findings:
         message = finding.message
@@ -385,10 +357,7 @@ def test_finding_messages_follow_the_style_guide() -> None:
         assert message[0].isupper() and "`" in message
         assert not re.search(r"\b(please|should|consider)\b", message, re.IGNORECASE)
         assert len(message) <= 100, message
-    assert any(
-        f.code == "NM702" and f.path == "train.py" and f.start.line == 1
-        for f in findings
-    )
+    assert any(f.code == "NM702" and f.path == "train.py" and f.start.line == 1 for f in findings)
 
 
 def test_render_text_shows_every_section_and_the_verdict() -> None:
@@ -396,15 +365,8 @@ def test_render_text_shows_every_section_and_the_verdict() -> None:
     assert "predicted from compat data 2.14 (not measured)" in text
     assert "train.py:11: q, r = torch.linalg.qr(w)" in text
     assert "train.py:12 aten::add x2: z = y + b" in text
-    assert (
-        "parity vs CPU: mismatch" in text
-        and "loss 2: max |diff| 1.000e+00 MISMATCH" in text
-    )
-    assert (
-        text.rstrip()
-        .splitlines()[-1]
-        .startswith("smoke FAILED: train.py: device mixing at 1 place(s)")
-    )
+    assert "parity vs CPU: mismatch" in text and "loss 2: max |diff| 1.000e+00 MISMATCH" in text
+    assert text.rstrip().splitlines()[-1].startswith("smoke FAILED: train.py: device mixing at 1 place(s)")
 
 
 def test_render_text_puts_the_failure_first() -> None:
@@ -415,9 +377,7 @@ def test_render_text_puts_the_failure_first() -> None:
         "The script raised",
         Site("a.py", 3, "f", 1, "raise"),
     )
-    text = render_text(
-        full_report(status="failed", failure=failure, events=(), parity=None)
-    )
+    text = render_text(full_report(status="failed", failure=failure, events=(), parity=None))
     assert text.startswith("Traceback ...")
     assert "  at a.py:3: raise" in text and "likely cause: The script raised" in text
 

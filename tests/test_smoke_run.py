@@ -26,15 +26,11 @@ SCRIPTS = ROOT / "fixtures" / "_smoke"
 def marker_line(script: str, marker: str) -> int:
     """The 1-based line of `script` that carries the comment `# smoke: <marker>`."""
     lines = (SCRIPTS / script).read_text().splitlines()
-    return next(
-        i for i, text in enumerate(lines, start=1) if f"# smoke: {marker}" in text
-    )
+    return next(i for i, text in enumerate(lines, start=1) if f"# smoke: {marker}" in text)
 
 
 def smoke(script: str, *args: str, **options: object) -> SmokeReport:
-    opts = SmokeOptions(
-        **{"device": "emulate", "timeout_s": 120.0, "base_dir": ROOT, **options}
-    )  # type: ignore[arg-type]
+    opts = SmokeOptions(**{"device": "emulate", "timeout_s": 120.0, "base_dir": ROOT, **options})  # type: ignore[arg-type]
     return run_smoke(SCRIPTS / script, args, opts)
 
 
@@ -46,9 +42,7 @@ def leftover_processes(marker: str) -> list[str]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            cmdline = (
-                Path("/proc", pid, "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            )
+            cmdline = Path("/proc", pid, "cmdline").read_bytes().replace(b"\0", b" ").decode()
             cwd = Path(os.readlink(Path("/proc", pid, "cwd")))
         except OSError:
             continue
@@ -75,9 +69,7 @@ def test_training_script_runs_stops_and_matches_the_cpu_run() -> None:
     assert (data["status"], data["device"], data["ok"]) == ("ok", "emulated", True)
     assert (data["steps"], data["backwards"]) == (2, 2)
     assert data["stop_reason"] == "stopped after 2 optimizer steps"
-    assert (
-        data["parity"]["status"] == "ok" and data["parity"]["precision"] == "bf16/fp16"
-    )
+    assert data["parity"]["status"] == "ok" and data["parity"]["precision"] == "bf16/fp16"
     assert [s["label"] for s in data["parity"]["steps"]] == [
         "loss 1",
         "loss 2",
@@ -96,14 +88,9 @@ def test_fft_and_linalg_get_predicted_fallbacks_at_their_lines() -> None:
         "aten::_fft_r2c": [marker_line("fft_linalg.py", "fft")],
         "aten::linalg_qr": [marker_line("fft_linalg.py", "qr")],
     }
-    assert all(
-        not f.measured and "torchneuron-facts §8.3" in f.source
-        for f in report.fallbacks
-    )
+    assert all(not f.measured and "torchneuron-facts §8.3" in f.source for f in report.fallbacks)
     float64 = [e for e in report.events if e.kind == "float64"]
-    assert marker_line("fft_linalg.py", "float64") in {
-        e.site.line for e in float64 if e.site
-    }
+    assert marker_line("fft_linalg.py", "float64") in {e.site.line for e in float64 if e.site}
     codes = {(f.code, f.start.line) for f in report_findings(report)}
     assert ("NM701", marker_line("fft_linalg.py", "qr")) in codes
     assert ("NM703", marker_line("fft_linalg.py", "float64")) in codes
@@ -112,24 +99,17 @@ def test_fft_and_linalg_get_predicted_fallbacks_at_their_lines() -> None:
 
 def test_a_tensor_left_on_the_cpu_is_device_mixing() -> None:
     report = smoke("device_mixing.py")
-    assert (
-        report.status == "ok" and not report.ok
-    )  # computes on the CPU, fails on hardware
+    assert report.status == "ok" and not report.ok  # computes on the CPU, fails on hardware
     mixing = [e for e in report.events if e.kind == "device-mixing"]
     assert [(e.op, e.site.line if e.site else 0) for e in mixing] == [
         ("aten::add", marker_line("device_mixing.py", "mixing"))
     ]
     finding = next(f for f in report_findings(report) if f.code == "NM704")
-    assert (
-        finding.path == "fixtures/_smoke/device_mixing.py"
-        and finding.severity.value == "error"
-    )
+    assert finding.path == "fixtures/_smoke/device_mixing.py" and finding.severity.value == "error"
 
 
 def test_a_raising_script_is_reported_with_its_own_line() -> None:
-    result = CliRunner().invoke(
-        smoke_command, [str(SCRIPTS / "raises.py"), "--device", "emulate"]
-    )
+    result = CliRunner().invoke(smoke_command, [str(SCRIPTS / "raises.py"), "--device", "emulate"])
     assert result.exit_code == 1
     raise_line = marker_line("raises.py", "raise")
     assert f'raises.py", line {raise_line}, in check_batch' in result.stdout
@@ -152,9 +132,7 @@ def test_an_endless_loop_is_stopped_by_the_timeout() -> None:
     assert report.failure.site is not None and report.failure.site.line in loop  # either line
     assert [f.code for f in report_findings(report)] == ["NM707"]
     assert "forever_spin.py" in report.failure.traceback
-    assert (
-        "site-packages" not in report.failure.traceback
-    )  # only user frames for a timeout
+    assert "site-packages" not in report.failure.traceback  # only user frames for a timeout
 
 
 def test_a_script_that_ignores_the_alarm_is_killed_with_its_children() -> None:
@@ -192,9 +170,7 @@ def test_two_rank_ddp_runs_on_the_neuron_backend() -> None:
         marker_line("ddp.py", "check"),
         marker_line("ddp.py", "backward"),
     }
-    assert (
-        marker_line("ddp.py", "ddp") in lines["c10d::broadcast_"]
-    )  # DDP's initial broadcast
+    assert marker_line("ddp.py", "ddp") in lines["c10d::broadcast_"]  # DDP's initial broadcast
     assert marker_line("ddp.py", "gather") in lines["c10d::allgather_"]
     allreduce = next(op for op in report.ops if op.op == "c10d::allreduce_")
     assert marker_line("ddp.py", "ddp") not in {s.line for s in allreduce.sites}
@@ -214,9 +190,7 @@ def test_two_rank_fsdp2_runs_on_the_neuron_backend() -> None:
     )
     lines = collective_lines(report)
     assert forward in lines["c10d::_allgather_base_"]  # unshard before the forward
-    assert lines["c10d::_reduce_scatter_base_"] == {
-        backward
-    }  # gradients in the backward
+    assert lines["c10d::_reduce_scatter_base_"] == {backward}  # gradients in the backward
     assert report.replicas is not None and report.replicas.status == "unchecked"
     assert report.replicas.sharded == 4  # every parameter is a sharded DTensor
 
@@ -229,9 +203,7 @@ def test_two_rank_fsdp2_runs_on_the_neuron_backend() -> None:
         ("own_group", "no collective exchanged a tensor", "step"),
     ],
 )
-def test_ranks_that_trained_independently_fail_with_nm708(
-    mode: str, why: str, line: str
-) -> None:
+def test_ranks_that_trained_independently_fail_with_nm708(mode: str, why: str, line: str) -> None:
     report = smoke("independent.py", mode, nproc=2)
     assert report.status == "ok" and not report.ok
     assert report.problems == (f"2 ranks trained independently: {why}",)
@@ -246,9 +218,9 @@ def test_gradients_all_reduced_by_hand_keep_the_replicas_in_step(mode: str) -> N
     report = smoke("manual_allreduce.py", mode, nproc=2)
     assert report.ok, (report.problems, report.failure)
     assert collective_lines(report) == {
-        {"c10d": "c10d::allreduce_", "functional": "_c10d_functional::all_reduce"}[
-            mode
-        ]: {marker_line("manual_allreduce.py", mode)}
+        {"c10d": "c10d::allreduce_", "functional": "_c10d_functional::all_reduce"}[mode]: {
+            marker_line("manual_allreduce.py", mode)
+        }
     }
     assert report.replicas is not None and report.replicas.status == "agree"
 

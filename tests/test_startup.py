@@ -34,7 +34,11 @@ def _imports_libcst(args: list[str], cwd: Path) -> bool:
     probe = _PROBE.format(args=args)
     env_path = str(ROOT)
     done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", probe],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
     )
     assert "LIBCST" in done.stderr, done.stderr
@@ -48,7 +52,9 @@ def test_version_does_not_import_libcst(tmp_path: Path) -> None:
 def test_check_without_fix_does_not_import_libcst(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
     assert not _imports_libcst(["check", "train.py", "--no-cache"], tmp_path)
-    assert not _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "text edits alone need no LibCST"
+    assert not _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), (
+        "text edits alone need no LibCST"
+    )
     (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n")
     assert _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "adding `import torch` uses LibCST"
 
@@ -86,7 +92,9 @@ def test_a_warm_run_imports_no_rules_checks_or_parsers(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
     (tmp_path / "clean.py").write_text("import torch\n")
     cold = _modules(["check", ".", "--exit-zero"], tmp_path)
-    assert "neuron_migrate.registry" in cold and "neuron_migrate.analysis.analyze" in cold, "the cold run checks the files"
+    assert "neuron_migrate.registry" in cold and "neuron_migrate.analysis.analyze" in cold, (
+        "the cold run checks the files"
+    )
     warm = _modules(["check", ".", "--exit-zero"], tmp_path)
     assert "neuron_migrate.run.cache" in warm
     assert sorted(m for m in _NOT_ON_THE_WARM_PATH if m in warm) == []

@@ -22,7 +22,9 @@ def test_reports_findings_under_the_given_name() -> None:
     result = CliRunner().invoke(main, ["--stdin-filename", "pkg/train.py", "-q"], input=CODE)
     assert result.exit_code == 1
     assert [line.split(": ")[0] for line in result.stdout.splitlines()] == [
-        "pkg/train.py:1:1", "pkg/train.py:3:1", "pkg/train.py:4:10",
+        "pkg/train.py:1:1",
+        "pkg/train.py:3:1",
+        "pkg/train.py:4:10",
     ]
     assert not Path("pkg").exists()
 
@@ -41,9 +43,15 @@ def test_fix_echoes_clean_input_byte_for_byte() -> None:
 
 
 def test_fix_keeps_the_declared_encoding() -> None:
-    data = "# -*- coding: latin-1 -*-\nimport torch_xla.core.xla_model as xm\nxm.mark_step()  # café\nprint('é')\n".encode("latin-1")
+    data = (
+        "# -*- coding: latin-1 -*-\nimport torch_xla.core.xla_model as xm\nxm.mark_step()  # café\nprint('é')\n".encode(
+            "latin-1"
+        )
+    )
     result = CliRunner().invoke(main, ["--stdin-filename", "a.py", "--fix", "--select", "NM201"], input=data)
-    expected = "# -*- coding: latin-1 -*-\nimport torch_xla.core.xla_model as xm\n# café\nprint('é')\n"  # the comment stays
+    expected = (
+        "# -*- coding: latin-1 -*-\nimport torch_xla.core.xla_model as xm\n# café\nprint('é')\n"  # the comment stays
+    )
     assert result.stdout_bytes == expected.encode("latin-1")
 
 
@@ -60,9 +68,20 @@ def test_uses_the_config_nearest_to_name(tmp_path: Path) -> None:
 
 
 def test_notebook_from_stdin() -> None:
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                           "source": ["import torch_xla.core.xla_model as xm\n", "xm.mark_step()\n"]}],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": ["import torch_xla.core.xla_model as xm\n", "xm.mark_step()\n"],
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     text = json.dumps(notebook, indent=1) + "\n"
     result = CliRunner().invoke(main, ["--stdin-filename", "nb.ipynb", "--fix", "--select", "NM201"], input=text)
     assert json.loads(result.stdout)["cells"][0]["source"] == ["import torch_xla.core.xla_model as xm\n"]

@@ -19,9 +19,7 @@ from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 
 EXPECTED = (".findings", ".fixed")
-CASES = sorted(
-    p for p in FIXTURES.glob("NM*/*/*") if p.is_file() and not p.name.endswith(EXPECTED)
-)
+CASES = sorted(p for p in FIXTURES.glob("NM*/*/*") if p.is_file() and not p.name.endswith(EXPECTED))
 
 
 def _settings(case: Path, fix: bool) -> Settings:

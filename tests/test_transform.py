@@ -72,11 +72,16 @@ def test_a_plugin_style_fix_runs_through_the_pipeline(monkeypatch: pytest.Monkey
         return dataclasses.replace(ruleset, fixes=MappingProxyType({**ruleset.fixes, "xla_device": xla_device}))
 
     monkeypatch.setattr(pipeline, "build_ruleset", with_fix)
-    source = 'import torch_xla.core.xla_model as xm\n\ndev = xm.xla_device(\n    0,  # the first core\n)\n'
+    source = "import torch_xla.core.xla_model as xm\n\ndev = xm.xla_device(\n    0,  # the first core\n)\n"
     checked = check_source(source, "train.py", Settings(select=("NM101",)))
-    assert [[e.content for e in f.fix.edits] for f in checked.findings if f.fix] == [["import torch\n", 'torch.device("neuron")']]
+    assert [[e.content for e in f.fix.edits] for f in checked.findings if f.fix] == [
+        ["import torch\n", 'torch.device("neuron")']
+    ]
     fixed = check_source(source, "train.py", Settings(select=("NM101",), fix=True, unsafe_fixes=True))
-    assert fixed.fixed_source == 'import torch_xla.core.xla_model as xm\nimport torch\n\ndev = torch.device(\n    "neuron", 0,  # the first core\n)\n'
+    assert (
+        fixed.fixed_source
+        == 'import torch_xla.core.xla_model as xm\nimport torch\n\ndev = torch.device(\n    "neuron", 0,  # the first core\n)\n'
+    )
 
 
 def _keep_arguments(node: cst.CSTNode, func: str) -> cst.CSTNode:

@@ -35,7 +35,9 @@ def _text(path: Path) -> str:
 
 
 def _ruleset(settings: Settings) -> check.Ruleset:
-    return check.build_ruleset(check.enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target)
+    return check.build_ruleset(
+        check.enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target
+    )
 
 
 def _keys(text: str, path: str, settings: Settings) -> list[object]:
@@ -50,11 +52,17 @@ def test_narrowing_keeps_only_rules_whose_triggers_are_present() -> None:
     assert not {"NM102", "NM201", "NM299", "NM601"} & plain.codes  # nothing names xla
     xla = check.narrowed(ruleset, "import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
     assert {"NM201", "NM299", "NM601"} <= xla.codes
-    assert check.narrowed(ruleset, "import torch_xla\n") is check.narrowed(ruleset, "import torch_xla  # again\n")  # cached per code set
+    assert check.narrowed(ruleset, "import torch_xla\n") is check.narrowed(
+        ruleset, "import torch_xla  # again\n"
+    )  # cached per code set
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("settings", [Settings(), Settings(fix=True, unsafe_fixes=True), Settings(families=("cuda",))], ids=["check", "fix", "cuda"])
+@pytest.mark.parametrize(
+    "settings",
+    [Settings(), Settings(fix=True, unsafe_fixes=True), Settings(families=("cuda",))],
+    ids=["check", "fix", "cuda"],
+)
 def test_narrowing_changes_no_finding_on_any_fixture(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     narrowed = {p: _keys(_text(p), str(p), settings) for p in INPUTS}
     monkeypatch.setattr(check, "narrowed", lambda ruleset, text: ruleset)
@@ -73,7 +81,9 @@ def test_fixable_counts_without_the_imports_only_round(monkeypatch: pytest.Monke
 
 
 def _spec(code: str) -> RuleSpec:
-    return RuleSpec(code=code, name="probe", message="m", severity=Severity.WARNING, safety=Safety.MANUAL, detector="probe")
+    return RuleSpec(
+        code=code, name="probe", message="m", severity=Severity.WARNING, safety=Safety.MANUAL, detector="probe"
+    )
 
 
 def test_resolved_only_detectors_skip_calls_that_resolve_to_nothing() -> None:

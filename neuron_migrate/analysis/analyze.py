@@ -14,11 +14,19 @@ from neuron_migrate.model import Safety
 
 T = TypeVar("T")
 PARENT = "_nm_parent"  # attribute set on every ast node during the walk
-_LEAVES = frozenset({ast.Constant, ast.Name, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal})  # no child nodes
+_LEAVES = frozenset(
+    {ast.Constant, ast.Name, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal}
+)  # no child nodes
 XLA_ROOT = "torch_xla"
 _SCOPE_NODES = (
-    ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
 )
 # Import statements the fixes may ask for, by the name they bind.
 IMPORTS = {
@@ -290,7 +298,11 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
                 extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
             for rule, detector in (detectors if resolves else unresolved).get(kind, ()):
                 extend(detector(rule, analysis, node, scope))
-        elif (kind is ast.Name or kind is ast.Attribute) and type(node.ctx) is ast.Load and (kind is ast.Name or dotted(node) is not None):  # type: ignore[attr-defined]
+        elif (
+            (kind is ast.Name or kind is ast.Attribute)
+            and type(node.ctx) is ast.Load
+            and (kind is ast.Name or dotted(node) is not None)
+        ):  # type: ignore[attr-defined]
             resolves = bool(analysis.qualified(node, scope))  # a name, or a whole `a.b.c` chain
             if resolves and id(node) not in handled:
                 extend(_match_reference(analysis, node, scope, index))

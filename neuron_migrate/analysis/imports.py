@@ -102,7 +102,12 @@ def add_to_module(
             footer = (*moved, *footer)
     if (rest or helpers_in) and placement.anchor < len(body):
         following = body[placement.anchor]
-        lines = _gap(tuple(following.leading_lines), isinstance(following, _COMPOUND_HEADS), bool(helpers), placement.follows_imports)
+        lines = _gap(
+            tuple(following.leading_lines),
+            isinstance(following, _COMPOUND_HEADS),
+            bool(helpers),
+            placement.follows_imports,
+        )
         body[placement.anchor] = following.with_changes(leading_lines=lines)
     elif (rest or helpers_in) and more:  # the next statement is the first `def` or `class`, after `text`
         footer = _gap(tuple(footer), True, bool(helpers), placement.follows_imports)
@@ -147,7 +152,9 @@ def _statement(code: str) -> cst.BaseStatement:
     return cst.parse_statement(code)
 
 
-def _gap(lines: tuple[cst.EmptyLine, ...], compound: bool, helpers: bool, follows_imports: bool) -> tuple[cst.EmptyLine, ...]:
+def _gap(
+    lines: tuple[cst.EmptyLine, ...], compound: bool, helpers: bool, follows_imports: bool
+) -> tuple[cst.EmptyLine, ...]:
     """The lines before the code after the inserted block, which keeps apart from it.
 
     After helpers that join existing imports: exactly two blank lines (its comments kept).
@@ -182,7 +189,9 @@ def _placement(module: cst.Module) -> _Placement:
     body = module.body
     last: int | None = None
     for index, statement in enumerate(body):
-        imports_only = _imports_of(statement) is not None or (isinstance(statement, cst.Try) and _all_imports(statement.body.body))
+        imports_only = _imports_of(statement) is not None or (
+            isinstance(statement, cst.Try) and _all_imports(statement.body.body)
+        )
         if imports_only or (index == 0 and _is_docstring(statement)):
             last = index
         elif isinstance(statement, _COMPOUND_HEADS):

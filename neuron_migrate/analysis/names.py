@@ -109,7 +109,10 @@ class _Collector(ast.NodeVisitor):
     def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         args = node.args
         positional = [*args.posonlyargs, *args.args]
-        pairs = [*zip(positional[len(positional) - len(args.defaults) :], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+        pairs = [
+            *zip(positional[len(positional) - len(args.defaults) :], args.defaults),
+            *zip(args.kwonlyargs, args.kw_defaults),
+        ]
         self.strings.update((id(a), d) for a, d in pairs if isinstance(d, ast.Constant) and isinstance(d.value, str))
         for default in [*args.defaults, *[d for d in args.kw_defaults if d is not None]]:
             self.visit(default)
@@ -190,7 +193,12 @@ class _Collector(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         value = node.value
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+        if (
+            len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+        ):
             self.strings[id(node.targets[0])] = value
         source = dotted(node.value)
         for target in node.targets:
@@ -248,7 +256,23 @@ def _node_classes(base: type = ast.AST) -> Iterator[type]:
 
 # Fields that never hold a node (identifiers, numbers, flags), and the shared ctx markers.
 _SCALAR_FIELDS = frozenset(
-    {"ctx", "id", "attr", "arg", "name", "asname", "module", "level", "kind", "type_comment", "conversion", "is_async", "simple", "tag", "rest"}
+    {
+        "ctx",
+        "id",
+        "attr",
+        "arg",
+        "name",
+        "asname",
+        "module",
+        "level",
+        "kind",
+        "type_comment",
+        "conversion",
+        "is_async",
+        "simple",
+        "tag",
+        "rest",
+    }
 )
 # For each node class, the fields that may hold child nodes, in `ast.iter_child_nodes` order.
 CHILD_FIELDS: Mapping[type, tuple[str, ...]] = MappingProxyType(
@@ -259,7 +283,11 @@ CHILD_FIELDS: Mapping[type, tuple[str, ...]] = MappingProxyType(
 # The collector's method for each node class, looked up once rather than by name per node.
 _VISITS: Mapping[type, Callable[[_Collector, Any], None]] = MappingProxyType(
     {
-        **{cls: vars(_Collector)["visit_" + cls.__name__] for cls in _node_classes() if "visit_" + cls.__name__ in vars(_Collector)},
+        **{
+            cls: vars(_Collector)["visit_" + cls.__name__]
+            for cls in _node_classes()
+            if "visit_" + cls.__name__ in vars(_Collector)
+        },
         ast.Constant: lambda collector, node: None,  # a leaf
     }
 )

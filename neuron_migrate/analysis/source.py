@@ -124,7 +124,6 @@ class SourceText:
         return text[: len(text) - len(text.lstrip(" \t"))]
 
 
-
 STRING_START = re.compile(r"([rRfFbBuU]*)('''|\"\"\"|'|\")")
 _OTHER_QUOTE = {'"': "'", "'": '"'}
 

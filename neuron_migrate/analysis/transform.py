@@ -97,7 +97,9 @@ def _rewrite_expression(function: TransformFn, rewrite: Rewrite, options: dict[s
     return fit_quotes(code, rewrite.quotes) if rewrite.quotes else code
 
 
-def _rewrite_statement(function: TransformFn, options: dict[str, str], text: str, unit: str, newline: str) -> str | None:
+def _rewrite_statement(
+    function: TransformFn, options: dict[str, str], text: str, unit: str, newline: str
+) -> str | None:
     """Rewrite the statement on `text`'s lines, keeping its indentation and everything around it."""
     indent = text[: len(text) - len(text.lstrip(" \t"))]
     if not indent:  # a module-level statement: parse it as a module of its own

@@ -22,7 +22,9 @@ DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 FLOAT64 = frozenset({"torch.float64", "torch.double"})
 _NUMPY_FLOAT64 = frozenset({"numpy.float64", "numpy.double", "numpy.float_"})
 _SPARSE_LAYOUTS = frozenset(f"torch.sparse_{n}" for n in ("coo", "csr", "csc", "bsr", "bsc"))
-_TO_SPARSE = frozenset({"to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc"})
+_TO_SPARSE = frozenset(
+    {"to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc"}
+)
 _SPARSE_GRAD_OWNERS = {
     "torch.nn.Embedding": "torch.nn.Embedding",
     "torch.nn.modules.sparse.Embedding": "torch.nn.Embedding",
@@ -38,11 +40,21 @@ _FROM_NUMPY = frozenset({"torch.from_numpy"})
 _TENSOR_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
 # NumPy functions whose result is an integer array.
 _INTEGER_FACTORIES = frozenset(
-    {"numpy.random.randint", "numpy.random.permutation", "numpy.random.random_integers", "numpy.argsort", "numpy.argmax", "numpy.argmin", "numpy.nonzero", "numpy.bincount"}
+    {
+        "numpy.random.randint",
+        "numpy.random.permutation",
+        "numpy.random.random_integers",
+        "numpy.argsort",
+        "numpy.argmax",
+        "numpy.argmin",
+        "numpy.nonzero",
+        "numpy.bincount",
+    }
 )
 # NumPy functions whose result is float64 unless a dtype is given.
 _FLOAT64_FACTORIES = frozenset(
-    f"numpy.{n}" for n in ("zeros", "ones", "empty", "eye", "identity", "linspace", "logspace", "geomspace", "loadtxt", "genfromtxt")
+    f"numpy.{n}"
+    for n in ("zeros", "ones", "empty", "eye", "identity", "linspace", "logspace", "geomspace", "loadtxt", "genfromtxt")
 )
 
 
@@ -116,7 +128,13 @@ def sparse_use(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
         found = sorted(analysis.qualified(layout.value, scope) & _SPARSE_LAYOUTS)
         if found:
             yield _match(rule, layout.value, scope, found[0], dotted(layout.value) or found[0])
-    attr = func.attr if isinstance(func, ast.Attribute) and func.attr in ("gather", *_TO_SPARSE) and not _receiver_is_module(analysis, func, scope) else None
+    attr = (
+        func.attr
+        if isinstance(func, ast.Attribute)
+        and func.attr in ("gather", *_TO_SPARSE)
+        and not _receiver_is_module(analysis, func, scope)
+        else None
+    )
     tensor_method = sorted(n for n in names if n.startswith("torch.Tensor.") and n.rsplit(".", 1)[1] in _TO_SPARSE)
     if tensor_method or (attr in _TO_SPARSE and imports_torch(analysis)):
         name = tensor_method[0].rsplit(".", 1)[1] if tensor_method else attr
@@ -173,9 +191,15 @@ def float64_dtype(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
             match = _float64_value(rule, analysis, node, value, scope)
             if match is not None:
                 yield match
-    elif _last_name(node) == "DoubleTensor" and not _in_table(analysis, node) and "torch.DoubleTensor" in analysis.qualified(node, scope):
+    elif (
+        _last_name(node) == "DoubleTensor"
+        and not _in_table(analysis, node)
+        and "torch.DoubleTensor" in analysis.qualified(node, scope)
+    ):
         written = dotted(node) or "torch.DoubleTensor"
-        new = "{torch}.FloatTensor" if isinstance(node, ast.Attribute) or _imported_name(analysis, node, scope) else None
+        new = (
+            "{torch}.FloatTensor" if isinstance(node, ast.Attribute) or _imported_name(analysis, node, scope) else None
+        )
         yield _match(rule, node, scope, "torch.DoubleTensor", written, new=new)
 
 
@@ -205,7 +229,10 @@ def on_cpu(analysis: Analysis, call: ast.Call, scope: Scope) -> bool:
     if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
         if receiver.func.attr == "cpu" and not receiver.args:
             return True
-        return receiver.func.attr == "to" and any(_is_cpu(analysis, a, scope) for a in [*receiver.args, *(k.value for k in receiver.keywords if k.arg == "device")])
+        return receiver.func.attr == "to" and any(
+            _is_cpu(analysis, a, scope)
+            for a in [*receiver.args, *(k.value for k in receiver.keywords if k.arg == "device")]
+        )
     return False
 
 
@@ -231,7 +258,11 @@ def _dtype_slots(analysis: Analysis, call: ast.Call, scope: Scope) -> list[ast.e
     """The argument expressions of `call` that hold a dtype."""
     slots = [k.value for k in call.keywords if k.arg == "dtype"]
     func = call.func
-    method = isinstance(func, ast.Attribute) and func.attr in ("to", "type") and not _receiver_is_module(analysis, func, scope)
+    method = (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("to", "type")
+        and not _receiver_is_module(analysis, func, scope)
+    )
     if call.args and (method or analysis.call_names(call, scope) & {"torch.set_default_dtype"}):
         slots.append(call.args[0])
     return slots
@@ -243,7 +274,9 @@ def _float64_value(rule: RuleSpec, analysis: Analysis, call: ast.Call, value: as
     if names & FLOAT64:
         direct = written.endswith((".float64", ".double")) or _imported_name(analysis, value, scope)
         return _match(rule, value, scope, "torch.float64", written, new="{torch}.float32" if direct else None)
-    is_builtin_float = isinstance(value, ast.Name) and value.id == "float" and not analysis.resolver.lookup("float", scope)
+    is_builtin_float = (
+        isinstance(value, ast.Name) and value.id == "float" and not analysis.resolver.lookup("float", scope)
+    )
     torch_call = any(n == "torch" or n.startswith("torch.") for n in analysis.call_names(call, scope))
     parent = analysis.parent(value)
     if is_builtin_float and torch_call and isinstance(parent, ast.keyword):
@@ -259,7 +292,15 @@ def double_method(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
         return
     if _receiver_is_module(analysis, func, scope) or not imports_torch(analysis) or on_cpu(analysis, node, scope):
         return
-    yield Match(rule, node, scope, MapEntry(old="double", fix="rename_method"), "torch.Tensor.double", ".double()", (("new", "float"),))
+    yield Match(
+        rule,
+        node,
+        scope,
+        MapEntry(old="double", fix="rename_method"),
+        "torch.Tensor.double",
+        ".double()",
+        (("new", "float"),),
+    )
 
 
 # -- NumPy arrays, which default to float64 ------------------------------------------------------------
@@ -308,7 +349,11 @@ def _numpy_source(analysis: Analysis, node: ast.AST, scope: Scope) -> ast.Call |
     if len(bindings) != 1 or bindings[0].kind != "local" or bindings[0].node is None:
         return None
     assign = analysis.parent(bindings[0].node)
-    if isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Call) and _numpy_function(analysis, assign.value, scope):
+    if (
+        isinstance(assign, ast.Assign)
+        and isinstance(assign.value, ast.Call)
+        and _numpy_function(analysis, assign.value, scope)
+    ):
         return assign.value
     return None
 

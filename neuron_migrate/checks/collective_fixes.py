@@ -45,27 +45,17 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call) or kind not in _PARAMETERS:
         return None
     parameters = _PARAMETERS[kind]
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(
-        k.arg is None for k in call.keywords
-    ):
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
-    if len(call.args) > len(parameters) or any(
-        k.arg not in parameters for k in call.keywords
-    ):
+    if len(call.args) > len(parameters) or any(k.arg not in parameters for k in call.keywords):
         return None
-    given = dict(zip(parameters, call.args)) | {
-        k.arg: k.value for k in call.keywords if k.arg
-    }
+    given = dict(zip(parameters, call.args)) | {k.arg: k.value for k in call.keywords if k.arg}
     groups = given.get("groups")
-    if groups is not None and not (
-        isinstance(groups, ast.Constant) and groups.value is None
-    ):
+    if groups is not None and not (isinstance(groups, ast.Constant) and groups.value is None):
         return None  # replica groups become `dist.new_group` process groups; a human maps them
     tensor_arg = given.get(_TENSOR_ONLY.get(kind, ""))
     if isinstance(tensor_arg, (ast.List, ast.Tuple)):
-        return (
-            None  # the list forms of all_gather / reduce_scatter are rare; port by hand
-        )
+        return None  # the list forms of all_gather / reduce_scatter are rare; port by hand
     needed = helper_imports(ctx, match, kind)
     if needed is None:
         return None
@@ -73,6 +63,4 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     return Plan(((start, end, HELPER_NAMES[kind]),), needed)
 
 
-FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType(
-    {"collective": collective}
-)
+FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType({"collective": collective})

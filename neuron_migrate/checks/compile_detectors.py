@@ -20,10 +20,12 @@ from neuron_migrate.model import Safety
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 
 # `--target accelerator` keeps code that runs on CUDA and the CPU, where no `neuron` backend exists.
-_PORTABLE_BACKEND = "Pass `backend=\"neuron\"` to `{old}` only when the current accelerator is `neuron`"
+_PORTABLE_BACKEND = 'Pass `backend="neuron"` to `{old}` only when the current accelerator is `neuron`'
 COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
 _OPTIMIZE = frozenset({"torch._dynamo.optimize"})
-SET_DEFAULT_BACKEND = frozenset({"torch.compiler.set_default_backend", "torch._dynamo.backends.registry.set_default_backend"})
+SET_DEFAULT_BACKEND = frozenset(
+    {"torch.compiler.set_default_backend", "torch._dynamo.backends.registry.set_default_backend"}
+)
 
 
 def _keyword(call: ast.Call, name: str) -> ast.keyword | None:
@@ -61,7 +63,9 @@ def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
         return
     keyword = _keyword(node, "dynamic")  # type: ignore[arg-type]
     if keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
-        yield Match(rule, keyword.value, scope, MapEntry(old="dynamic=True", new="False"), "torch.compile", "dynamic=True")
+        yield Match(
+            rule, keyword.value, scope, MapEntry(old="dynamic=True", new="False"), "torch.compile", "dynamic=True"
+        )
 
 
 @resolved_only
@@ -78,13 +82,31 @@ def backend_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
         yield from found
 
 
-def _missing_keyword(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope, name: str, keyword: str) -> Iterator[Match]:
+def _missing_keyword(
+    rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope, name: str, keyword: str
+) -> Iterator[Match]:
     if isinstance(node, ast.Call):
         if _compile_call(analysis, node, scope) and _keyword(node, name) is None and not _spreads(node):
-            yield Match(rule, node, scope, _keyword_entry(name), "torch.compile", dotted(node.func) or "torch.compile", (("keyword", keyword),))
+            yield Match(
+                rule,
+                node,
+                scope,
+                _keyword_entry(name),
+                "torch.compile",
+                dotted(node.func) or "torch.compile",
+                (("keyword", keyword),),
+            )
         return
     for decorator in _bare_decorators(analysis, node, scope):
-        yield Match(rule, decorator, scope, _keyword_entry(name), "torch.compile", dotted(decorator) or "torch.compile", (("keyword", keyword),))
+        yield Match(
+            rule,
+            decorator,
+            scope,
+            _keyword_entry(name),
+            "torch.compile",
+            dotted(decorator) or "torch.compile",
+            (("keyword", keyword),),
+        )
 
 
 def _keyword_entry(name: str) -> MapEntry:
@@ -134,7 +156,12 @@ def _option_keys(analysis: Analysis, value: ast.AST | None, scope: Scope) -> Ite
             text = _string(key)
             if key is not None and text is not None:
                 yield key, text
-    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not analysis.resolver.lookup("dict", scope):
+    elif (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "dict"
+        and not analysis.resolver.lookup("dict", scope)
+    ):
         for keyword in value.keywords:
             if keyword.arg is not None:
                 yield keyword, keyword.arg

@@ -27,7 +27,9 @@ def _call_statement(stmt: cst.CSTNode) -> tuple[cst.SimpleStatementLine, cst.Cal
 def _guarded(stmt: cst.SimpleStatementLine, guard: str, inner: cst.BaseExpression) -> cst.If:
     """`if <guard>:` around the statement `inner`, which keeps the statement's trailing comment."""
     body = stmt.with_changes(body=[cst.Expr(inner)], leading_lines=())
-    return cst.If(test=cst.parse_expression(guard), body=cst.IndentedBlock(body=[body]), leading_lines=stmt.leading_lines)
+    return cst.If(
+        test=cst.parse_expression(guard), body=cst.IndentedBlock(body=[body]), leading_lines=stmt.leading_lines
+    )
 
 
 def master_print(stmt: cst.CSTNode, guard: str) -> cst.CSTNode:
@@ -78,7 +80,13 @@ def step_closure(node: cst.CSTNode) -> cst.CSTNode:
     closure: cst.BaseExpression | None = None
     arguments: cst.BaseExpression | None = None
     for position, arg in enumerate(node.args):
-        name = arg.keyword.value if arg.keyword is not None else ("closure", "args", "run_async")[position] if position < 3 else ""
+        name = (
+            arg.keyword.value
+            if arg.keyword is not None
+            else ("closure", "args", "run_async")[position]
+            if position < 3
+            else ""
+        )
         if arg.star or name not in ("closure", "args", "run_async"):
             raise Decline
         if name == "closure":
@@ -138,7 +146,10 @@ def append_argument(call: cst.Call, argument: cst.Arg) -> cst.Call:
                 raise Decline
             kept = after.with_changes(last_line=cst.SimpleWhitespace(step), empty_lines=())
             closing = cst.ParenthesizedWhitespace(
-                first_line=cst.TrailingWhitespace(), empty_lines=after.empty_lines, indent=after.indent, last_line=after.last_line
+                first_line=cst.TrailingWhitespace(),
+                empty_lines=after.empty_lines,
+                indent=after.indent,
+                last_line=after.last_line,
             )
             args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=kept))
             args.append(argument.with_changes(comma=cst.Comma(whitespace_after=closing)))
@@ -146,14 +157,19 @@ def append_argument(call: cst.Call, argument: cst.Arg) -> cst.Call:
             args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=cst.SimpleWhitespace(" ")))
             args.append(argument.with_changes(comma=comma))
         return call.with_changes(args=args)
-    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace(""))
+    args[-1] = last.with_changes(
+        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace("")
+    )
     args.append(argument.with_changes(whitespace_after_arg=last.whitespace_after_arg))
     return call.with_changes(args=args)
 
 
 def _argument_indent(call: cst.Call, args: list[cst.Arg]) -> str | None:
     """The indentation of a call's arguments when each stands on its own line."""
-    for before in [call.whitespace_before_args, *(a.comma.whitespace_after for a in args[:-1] if isinstance(a.comma, cst.Comma))]:
+    for before in [
+        call.whitespace_before_args,
+        *(a.comma.whitespace_after for a in args[:-1] if isinstance(a.comma, cst.Comma)),
+    ]:
         if isinstance(before, cst.ParenthesizedWhitespace):
             return before.last_line.value
     return None
@@ -164,7 +180,9 @@ _NO_SPACE = cst.SimpleWhitespace("")
 _SPACE = cst.SimpleWhitespace(" ")
 
 
-def keyword_arg(name: str, value: cst.BaseExpression, comma: cst.Comma | cst.MaybeSentinel = cst.MaybeSentinel.DEFAULT) -> cst.Arg:
+def keyword_arg(
+    name: str, value: cst.BaseExpression, comma: cst.Comma | cst.MaybeSentinel = cst.MaybeSentinel.DEFAULT
+) -> cst.Arg:
     """`name=value`, written as PEP 8 writes keyword arguments."""
     equal = cst.AssignEqual(whitespace_before=_NO_SPACE, whitespace_after=_NO_SPACE)
     return cst.Arg(value=value, keyword=cst.Name(name), equal=equal, comma=comma)
@@ -183,7 +201,11 @@ def relaid(original: cst.Call, func: cst.BaseExpression, args: list[cst.Arg]) ->
     out: list[cst.Arg] = []
     for index, arg in enumerate(args):
         if index < len(args) - 1:
-            out.append(arg.with_changes(comma=_between(arg.comma, opening if per_line else None), whitespace_after_arg=_NO_SPACE))
+            out.append(
+                arg.with_changes(
+                    comma=_between(arg.comma, opening if per_line else None), whitespace_after_arg=_NO_SPACE
+                )
+            )
         elif last_old is None:
             out.append(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=_NO_SPACE))
         else:
@@ -220,7 +242,9 @@ def _between(comma: cst.Comma | cst.MaybeSentinel, opening: cst.BaseParenthesiza
     lines = after.empty_lines if isinstance(after, cst.ParenthesizedWhitespace) else ()
     return own.with_changes(
         whitespace_before=_NO_SPACE,
-        whitespace_after=cst.ParenthesizedWhitespace(first_line=first, empty_lines=lines, indent=opening.indent, last_line=opening.last_line),
+        whitespace_after=cst.ParenthesizedWhitespace(
+            first_line=first, empty_lines=lines, indent=opening.indent, last_line=opening.last_line
+        ),
     )
 
 
@@ -235,7 +259,9 @@ def _closing(arg: cst.Arg, last_old: cst.Arg) -> cst.Arg:
         after = comma.whitespace_after
         mine = own.whitespace_after if isinstance(own, cst.Comma) else None
         first = mine.first_line if isinstance(mine, cst.ParenthesizedWhitespace) else cst.TrailingWhitespace()
-        comma = comma.with_changes(whitespace_after=after.with_changes(first_line=first))  # the dropped argument's comment goes with it
+        comma = comma.with_changes(
+            whitespace_after=after.with_changes(first_line=first)
+        )  # the dropped argument's comment goes with it
     return arg.with_changes(comma=comma, whitespace_after_arg=last_old.whitespace_after_arg)
 
 
@@ -245,7 +271,11 @@ def _width(node: cst.BaseExpression) -> int:
         return 0
     if isinstance(node, cst.Name):
         return len(node.value)
-    if isinstance(node, cst.Attribute) and isinstance(node.dot.whitespace_before, cst.SimpleWhitespace) and isinstance(node.dot.whitespace_after, cst.SimpleWhitespace):
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.dot.whitespace_before, cst.SimpleWhitespace)
+        and isinstance(node.dot.whitespace_after, cst.SimpleWhitespace)
+    ):
         inner = _width(node.value)
         dot = len(node.dot.whitespace_before.value) + len(node.dot.whitespace_after.value) + 1
         return inner + dot + len(node.attr.value) if inner else 0
@@ -277,7 +307,9 @@ class _Shift(cst.CSTTransformer):
         super().__init__()
         self.shift = shift
 
-    def leave_ParenthesizedWhitespace(self, original: cst.ParenthesizedWhitespace, updated: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
+    def leave_ParenthesizedWhitespace(
+        self, original: cst.ParenthesizedWhitespace, updated: cst.ParenthesizedWhitespace
+    ) -> cst.ParenthesizedWhitespace:
         width = max(len(updated.last_line.value) + self.shift, 1)
         return updated.with_changes(last_line=cst.SimpleWhitespace(" " * width))
 
@@ -356,7 +388,9 @@ def _step_arguments(arg: cst.Arg | None) -> list[cst.Arg]:
         return []
     value = arg.value
     if isinstance(value, cst.Dict) and all(
-        isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and str(e.key.evaluated_value).isidentifier()
+        isinstance(e, cst.DictElement)
+        and isinstance(e.key, cst.SimpleString)
+        and str(e.key.evaluated_value).isidentifier()
         for e in value.elements
     ):
         elements = list(value.elements)

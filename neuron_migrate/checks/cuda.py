@@ -26,8 +26,10 @@ _SCALER = {"torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"}
 _CUDA_SCALER = {"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}
 _IS_AVAILABLE = {"torch.cuda.is_available"}
 _INIT_PG = {
-    "torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group",
-    "torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group",
+    "torch.distributed.init_process_group",
+    "torch.distributed.distributed_c10d.init_process_group",
+    "torch.distributed.new_group",
+    "torch.distributed.distributed_c10d.new_group",
 }
 _DEVICE_MESSAGE = "Replace the device string `{old}` with the current accelerator, else the CPU"
 _COMPARE_MESSAGE = "Compare with the current accelerator's type instead of `{old}`; it is None on the CPU"
@@ -107,7 +109,11 @@ def cuda_method(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope)
     func = node.func
     if not isinstance(func, ast.Attribute) or func.attr != "cuda" or _is_torch_module(analysis, func.value, scope):
         return
-    entry = MapEntry(old="cuda", fix="cuda_method", accelerator_message="Replace `{old}` with a move to the current accelerator, else the CPU")
+    entry = MapEntry(
+        old="cuda",
+        fix="cuda_method",
+        accelerator_message="Replace `{old}` with a move to the current accelerator, else the CPU",
+    )
     yield Match(rule, node, scope, entry, "cuda", f"{_short(analysis, func.value)}.cuda()")
 
 
@@ -122,7 +128,11 @@ def cuda_tensor_check(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: 
     assert isinstance(node, ast.Attribute)
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load) or _is_torch_module(analysis, node.value, scope):
         return
-    entry = MapEntry(old="is_cuda", fix="cuda_tensor_check", accelerator_message="Replace `{old}` with a check of the device type against the current accelerator")
+    entry = MapEntry(
+        old="is_cuda",
+        fix="cuda_tensor_check",
+        accelerator_message="Replace `{old}` with a check of the device type against the current accelerator",
+    )
     yield Match(rule, node, scope, entry, "is_cuda", f"{_short(analysis, node.value)}.is_cuda")
 
 
@@ -161,7 +171,9 @@ def nccl_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
     if backend is None or text is None or "nccl" not in text.lower():
         return
     message = "Replace the process-group backend `{old}` with `dist.get_default_backend_for_device(...)`"
-    yield Match(rule, backend, scope, MapEntry(old=text, fix="nccl_backend", accelerator_message=message), text, f'"{text}"')
+    yield Match(
+        rule, backend, scope, MapEntry(old=text, fix="nccl_backend", accelerator_message=message), text, f'"{text}"'
+    )
 
 
 # -- NM809: the device idiom -----------------------------------------------------------------------
@@ -197,9 +209,15 @@ def _claim(analysis: Analysis, node: ast.IfExp) -> None:
 
 
 def _idiom_match(rule: RuleSpec, analysis: Analysis, node: ast.AST, inner: ast.IfExp, scope: Scope, slot: str) -> Match:
-    written = analysis.segment(node) if len(analysis.segment(node)) <= 70 else '"cuda" if torch.cuda.is_available() else "cpu"'
+    written = (
+        analysis.segment(node)
+        if len(analysis.segment(node)) <= 70
+        else '"cuda" if torch.cuda.is_available() else "cpu"'
+    )
     text = _string(inner.body) or "cuda"
-    entry = MapEntry(old=text, fix="cuda_idiom", accelerator_message="Replace `{old}` with the current accelerator, else the CPU")
+    entry = MapEntry(
+        old=text, fix="cuda_idiom", accelerator_message="Replace `{old}` with the current accelerator, else the CPU"
+    )
     return Match(rule, node, scope, entry, text, written, (("slot", slot),))
 
 

@@ -135,7 +135,9 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
     if names & _INIT_PG:
         backend = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "backend"), None)
     elif names & _NEW_GROUP:
-        backend = next((k.value for k in node.keywords if k.arg == "backend"), node.args[2] if len(node.args) > 2 else None)
+        backend = next(
+            (k.value for k in node.keywords if k.arg == "backend"), node.args[2] if len(node.args) > 2 else None
+        )
     else:
         return
     text = _string(backend)

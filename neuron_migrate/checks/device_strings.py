@@ -21,15 +21,20 @@ from neuron_migrate.model import Safety
 DEVICE_STRING = re.compile(r"^xla(?::(\d+))?$")
 _DEVICE_KEYWORDS = {"device", "device_type", "map_location"}
 _DEVICE_CALLS = {
-    "torch.device", "torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
-    "torch.distributed.device_mesh.DeviceMesh", "torch.distributed.device_mesh.init_device_mesh",
-    "torch.distributed.DeviceMesh", "torch.distributed.init_device_mesh",
+    "torch.device",
+    "torch.autocast",
+    "torch.amp.autocast",
+    "torch.amp.autocast_mode.autocast",
+    "torch.distributed.device_mesh.DeviceMesh",
+    "torch.distributed.device_mesh.init_device_mesh",
+    "torch.distributed.DeviceMesh",
+    "torch.distributed.init_device_mesh",
 }
 # Tensor and Module methods that take a device; their receivers cannot be resolved by name.
 _DEVICE_METHODS = {"to", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "to_empty"}
-_OTHER_MESSAGE = "Replace `\"{old}\"` with `\"{new}\"` if `{callee}` passes it to torch; check its device tests"
-_COMPARE_MESSAGE = "Test for `\"{new}\"` instead of `\"{old}\"` once this value holds a TorchNeuron device"
-_USER_MESSAGE = "Replace `\"{old}\"` with `\"{new}\"` once `{callee}` no longer tests for `\"{old}\"`"
+_OTHER_MESSAGE = 'Replace `"{old}"` with `"{new}"` if `{callee}` passes it to torch; check its device tests'
+_COMPARE_MESSAGE = 'Test for `"{new}"` instead of `"{old}"` once this value holds a TorchNeuron device'
+_USER_MESSAGE = 'Replace `"{old}"` with `"{new}"` once `{callee}` no longer tests for `"{old}"`'
 
 
 def _string(node: ast.AST | None) -> str | None:
@@ -61,7 +66,13 @@ def device_slots(analysis: Analysis, call: ast.Call, scope: Scope) -> list[ast.A
     """The argument values of `call` that hold a device."""
     slots: list[ast.AST] = [k.value for k in call.keywords if k.arg in _DEVICE_KEYWORDS]
     func = call.func
-    if call.args and isinstance(func, ast.Attribute) and func.attr == "to" or call.args and analysis.call_names(call, scope) & _DEVICE_CALLS:
+    if (
+        call.args
+        and isinstance(func, ast.Attribute)
+        and func.attr == "to"
+        or call.args
+        and analysis.call_names(call, scope) & _DEVICE_CALLS
+    ):
         slots.append(call.args[0])
     return slots
 
@@ -92,14 +103,23 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
             if kind == "torch" or (kind == "user" and consistent(analysis, definition)):  # type: ignore[arg-type]
                 yield _match(rule, value, scope)
             else:
-                yield _match(rule, value, scope, _USER_MESSAGE if kind == "user" else _OTHER_MESSAGE, analysis.segment(call.func))
+                yield _match(
+                    rule, value, scope, _USER_MESSAGE if kind == "user" else _OTHER_MESSAGE, analysis.segment(call.func)
+                )
         elif kind == "torch":
             source = string_source(analysis, value, scope)
             if source is not None and new_device(source.value) is not None:
                 yield _match(rule, source, scope, safety=variable_safety(analysis, value))
 
 
-def _match(rule: RuleSpec, node: ast.Constant, scope: Scope, message: str | None = None, callee: str = "", safety: Safety | None = None) -> Match:
+def _match(
+    rule: RuleSpec,
+    node: ast.Constant,
+    scope: Scope,
+    message: str | None = None,
+    callee: str = "",
+    safety: Safety | None = None,
+) -> Match:
     text = node.value
     entry = MapEntry(old=text, fix=None if message else "replace_string", message=message, safety=safety)
     extra = (("new", new_device(text) or "neuron"), ("callee", callee))
@@ -134,7 +154,7 @@ def _consistent(analysis: Analysis, definition: ast.AST) -> bool:
 
 # -- comparisons -----------------------------------------------------------------------------
 def _device_operand(node: ast.AST) -> str | None:
-    """"exact" for a torch device's text (`x.device.type`, `str(device)`); "named" for a value
+    """ "exact" for a torch device's text (`x.device.type`, `str(device)`); "named" for a value
     named like a device (`device`, `args.device_type`), which may hold any string; else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and len(node.args) == 1:
         return "exact"
@@ -246,8 +266,12 @@ def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:
     if owner is None or not owner.is_class or not isinstance(owner.node, ast.ClassDef):
         return None
     assigned = [
-        s for s in owner.node.body
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name
+        s
+        for s in owner.node.body
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and s.targets[0].id == name
     ]
     if len(assigned) != 1 or _string(assigned[0].value) is None:
         return None
@@ -259,6 +283,9 @@ def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:
     name = value.id if isinstance(value, ast.Name) else getattr(value, "attr", "")
     for node in analysis.nodes(ast.Compare):
         if not compare_operands(node):  # type: ignore[arg-type]
-            if any((isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name) for o in [node.left, *node.comparators]):
+            if any(
+                (isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name)
+                for o in [node.left, *node.comparators]
+            ):
                 return Safety.UNSAFE
     return None

@@ -95,7 +95,9 @@ class FixContext:
             self._module_aliases = found
         return self._module_aliases.get(module, [])
 
-    def render(self, template: str, match: Match, values: Mapping[str, str] | None = None) -> tuple[str, tuple[str, ...]] | None:
+    def render(
+        self, template: str, match: Match, values: Mapping[str, str] | None = None
+    ) -> tuple[str, tuple[str, ...]] | None:
         """Fill `{torch}`, `{dist}`, `{os}`, `{args}` and `{0}`.. in a template; None if impossible."""
         given = dict(values or {})
         call = match.node if isinstance(match.node, ast.Call) else None
@@ -226,7 +228,9 @@ class FixContext:
         indent = self.src.indent_of(stmt.lineno)
         return "".join(f"{indent}{comment}{self.src.newline}" for comment in kept_comments(text))
 
-    def replace_statement(self, stmt: ast.stmt, lines: list[str], imports: tuple[str, ...] = (), **kw: object) -> Plan | None:
+    def replace_statement(
+        self, stmt: ast.stmt, lines: list[str], imports: tuple[str, ...] = (), **kw: object
+    ) -> Plan | None:
         """Replace a statement that stands on its own lines with `lines`, indented like it."""
         span = self.statement_lines(stmt)
         if span is None:
@@ -235,10 +239,14 @@ class FixContext:
         indent = self.src.indent_of(stmt.lineno)
         unit = self.analysis.indent_unit()
         newline = self.src.newline
-        body = newline.join(indent + line.replace("\t", unit) if i else line.replace("\t", unit) for i, line in enumerate(lines))
+        body = newline.join(
+            indent + line.replace("\t", unit) if i else line.replace("\t", unit) for i, line in enumerate(lines)
+        )
         return Plan(((start, end, body),), imports, **kw)  # type: ignore[arg-type]
 
-    def with_rewrite(self, plan: Plan | None, node: ast.AST, function: str | Callable[..., Any], **options: str) -> Plan | None:
+    def with_rewrite(
+        self, plan: Plan | None, node: ast.AST, function: str | Callable[..., Any], **options: str
+    ) -> Plan | None:
         """`plan`, refined when fixing by the LibCST transform `function` applied to `node`.
 
         `function` is a transform, a `"module:function"` path, or the name of one in
@@ -258,8 +266,12 @@ class FixContext:
         else:
             span = self.src.node_span(node)
             preview = plan.edits[0][2]
-            wrapped = plan.edits[0][:2] == span and preview.startswith("(") and self.wrap(node, preview[1:-1]) == preview
-            rewrite = Rewrite(function, span, EXPRESSION, tuple(sorted(options.items())), self.enclosing_quotes(node), wrapped)
+            wrapped = (
+                plan.edits[0][:2] == span and preview.startswith("(") and self.wrap(node, preview[1:-1]) == preview
+            )
+            rewrite = Rewrite(
+                function, span, EXPRESSION, tuple(sorted(options.items())), self.enclosing_quotes(node), wrapped
+            )
         return dataclasses.replace(plan, rewrite=rewrite)
 
     def expression_statement(self, match: Match) -> ast.stmt | None:
@@ -390,7 +402,9 @@ def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
     """`optimizer_args={"closure": c}` -> `closure=c`; any other mapping -> `**mapping`."""
     if extra is None:
         return ""
-    if isinstance(extra, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier() for k in extra.keys):
+    if isinstance(extra, ast.Dict) and all(
+        isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier() for k in extra.keys
+    ):
         return ", ".join(f"{k.value}={ctx.segment(v)}" for k, v in zip(extra.keys, extra.values))  # type: ignore[union-attr]
     return f"**{ctx.segment(extra)}"
 
@@ -426,7 +440,9 @@ def _wrapped_before(ctx: FixContext, match: Match) -> bool:
         if stmt.lineno >= step.lineno:
             break
         for node in _walk_same_scope(stmt):
-            if isinstance(node, ast.Call) and any(n.startswith(_DATA_PARALLEL) for n in analysis.call_names(node, match.scope)):
+            if isinstance(node, ast.Call) and any(
+                n.startswith(_DATA_PARALLEL) for n in analysis.call_names(node, match.scope)
+            ):
                 return True
     return False
 
@@ -518,7 +534,10 @@ def step_context(ctx: FixContext, match: Match) -> Plan | None:
     first = stmt.body[0]
     if span is None or first.lineno == stmt.lineno:
         return None
-    if any(isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and n.lineno != n.end_lineno for n in ast.walk(stmt)):
+    if any(
+        isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and n.lineno != n.end_lineno
+        for n in ast.walk(stmt)
+    ):
         return None  # dedenting would change a multi-line string
     outer = ctx.src.indent_of(stmt.lineno)
     inner = ctx.src.indent_of(first.lineno)
@@ -541,7 +560,11 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
-    if stmt is None or any(k.arg not in ("fd",) for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+    if (
+        stmt is None
+        or any(k.arg not in ("fd",) for k in call.keywords)
+        or any(isinstance(a, ast.Starred) for a in call.args)
+    ):
         return None
     parts = [ctx.segment(a) for a in call.args]
     fd = _kwarg(call, "fd")
@@ -609,9 +632,13 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     options = [_literal(_arg(call, name, allowed[name])) for name in ("master_only", "global_master", "sync")]
     if any(value not in (None, True, False) for value in options):
         return None  # decided at run time; a human picks the ranks that write
-    master_only, global_master, sync = (default if value is None else value for value, default in zip(options, (True, False, True)))
+    master_only, global_master, sync = (
+        default if value is None else value for value, default in zip(options, (True, False, True))
+    )
     helper = _helper_imports(ctx, match, "to_cpu")
-    save = ctx.render("{torch}.save(_to_cpu({data}), {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)})
+    save = ctx.render(
+        "{torch}.save(_to_cpu({data}), {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)}
+    )
     variable = "RANK" if global_master else "LOCAL_RANK"
     guard = ctx.render(f'if int({{os}}.environ.get("{variable}", 0)) == 0:', match)
     barrier = ctx.render("if {dist}.is_initialized():", match), ctx.render("{dist}.barrier()", match)
@@ -626,7 +653,9 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     func = save[0][: save[0].index("(")]
     sync_guard, call = (barrier[0][0][len("if ") : -1], barrier[1][0]) if sync else ("", "")  # type: ignore[index]
     guard_test = guard[0][len("if ") : -1] if master_only else ""
-    return ctx.with_rewrite(plan, stmt, "xla_save", func=func, helper="_to_cpu", guard=guard_test, sync_guard=sync_guard, barrier=call)
+    return ctx.with_rewrite(
+        plan, stmt, "xla_save", func=func, helper="_to_cpu", guard=guard_test, sync_guard=sync_guard, barrier=call
+    )
 
 
 _RANK_TEST = re.compile(r"rank|ordinal|master", re.IGNORECASE)
@@ -644,7 +673,9 @@ def _merge_rank0(ctx: FixContext, match: Match, outer: ast.If, stmt: ast.stmt, b
     return _merge_into_if(ctx, outer, stmt, guard[0], body, guard[1])
 
 
-def _merge_into_if(ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, body: str, imports: tuple[str, ...]) -> Plan | None:
+def _merge_into_if(
+    ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, body: str, imports: tuple[str, ...]
+) -> Plan | None:
     """`if test:\n    stmt` -> `if test and (guard):\n    body`, by two edits that leave the test's
     own text alone (another fix may be rewriting it in the same round)."""
     span = ctx.statement_lines(stmt)
@@ -652,7 +683,9 @@ def _merge_into_if(ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, b
         return None
     start, end = ctx.src.node_span(outer.test)
     test = outer.test
-    low = isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or))
+    low = isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (
+        isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)
+    )
     indent = ctx.src.indent_of(outer.lineno).replace("\t", ctx.analysis.indent_unit())
     tail = f" and {guard}"
     header = len(indent) + len("if ") + (end - start) + 2 * low + len(tail) + 1
@@ -671,7 +704,9 @@ def _is_global_rank0(ctx: FixContext, match: Match, test: ast.expr, guard: str) 
     (which NM303 rewrites into that guard)."""
     if " ".join(ctx.segment(test).split()) == guard:
         return True
-    if not isinstance(test, ast.Call) or "torch_xla.core.xla_model.is_master_ordinal" not in ctx.analysis.call_names(test, match.scope):
+    if not isinstance(test, ast.Call) or "torch_xla.core.xla_model.is_master_ordinal" not in ctx.analysis.call_names(
+        test, match.scope
+    ):
         return False
     local = _arg(test, "local", 0)
     return isinstance(local, ast.Constant) and local.value is False and len(test.args) + len(test.keywords) == 1
@@ -747,23 +782,31 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     text = f"{_operand(ctx, fn)}({', '.join(parts)})"
     # nprocs=1 (launch's debug_single_process=True) ran `fn(0, *args)` in this very process:
     # the rewrite does the same. The debug argument itself has no torchrun meaning and goes.
-    single = _literal(_arg(call, "debug_single_process", 3)) is True if launch else _literal(_arg(call, "nprocs", 2)) == 1
+    single = (
+        _literal(_arg(call, "debug_single_process", 3)) is True if launch else _literal(_arg(call, "nprocs", 2)) == 1
+    )
     safety = Safety.SAFE if single else None
     kind = "launch" if launch else ""
     if _calls_init_process_group(ctx):
-        return ctx.with_rewrite(ctx.replace(call, text, rank[1], safety=safety), call, "spawn", rank=rank[0], launch=kind)
+        return ctx.with_rewrite(
+            ctx.replace(call, text, rank[1], safety=safety), call, "spawn", rank=rank[0], launch=kind
+        )
     if not _defined_here(ctx, fn, match):
         # The function may start a process group itself; starting one here would clash.
         if safety is not Safety.SAFE:
             return None
-        return ctx.with_rewrite(ctx.replace(call, text, rank[1], safety=safety), call, "spawn", rank=rank[0], launch=kind)
+        return ctx.with_rewrite(
+            ctx.replace(call, text, rank[1], safety=safety), call, "spawn", rank=rank[0], launch=kind
+        )
     guard = ctx.render('if "WORLD_SIZE" in {os}.environ:', match)
     init = ctx.render('{dist}.init_process_group("neuron")', match)
     if guard is None or init is None:
         return None
     imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
     plan = ctx.replace_statement(stmt, [guard[0], f"\t{init[0]}", text], imports, safety=safety)
-    return ctx.with_rewrite(plan, stmt, "spawn", rank=rank[0], launch=kind, guard=guard[0][len("if ") : -1], init=init[0])
+    return ctx.with_rewrite(
+        plan, stmt, "spawn", rank=rank[0], launch=kind, guard=guard[0][len("if ") : -1], init=init[0]
+    )
 
 
 def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
@@ -901,6 +944,7 @@ TO_CPU = '''def _to_cpu(data):
     return data
 '''
 
+
 def _helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
     """The import keys that define helper `name` in the file; () when it is there already.
 
@@ -978,7 +1022,10 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
                     "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
                     "to_cpu": (TO_CPU, "_to_cpu", "torch"),
                     # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
-                    **{name: (template, helper_code.HELPER_NAMES[name], "torch") for name, template in helper_code.HELPERS.items()},
+                    **{
+                        name: (template, helper_code.HELPER_NAMES[name], "torch")
+                        for name, template in helper_code.HELPERS.items()
+                    },
                 }.items()
             )
         ),
@@ -997,7 +1044,9 @@ def helper_text(key: str) -> str | None:
 
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
 # MpDeviceLoader/ParallelLoader options that only tuned throughput; anything else stops the fix.
-_LOADER_TUNING = frozenset({"loader_prefetch_size", "device_prefetch_size", "host_to_device_transfer_threads", "batches_per_execution"})
+_LOADER_TUNING = frozenset(
+    {"loader_prefetch_size", "device_prefetch_size", "host_to_device_transfer_threads", "batches_per_execution"}
+)
 
 
 def device_loader(ctx: FixContext, match: Match) -> Plan | None:
@@ -1014,7 +1063,11 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     if match.qualified.endswith("ParallelLoader"):
         attribute = ctx.analysis.parent(call)
         outer = ctx.analysis.parent(attribute) if isinstance(attribute, ast.Attribute) else None
-        if not (isinstance(attribute, ast.Attribute) and attribute.attr == "per_device_loader" and isinstance(outer, ast.Call)):
+        if not (
+            isinstance(attribute, ast.Attribute)
+            and attribute.attr == "per_device_loader"
+            and isinstance(outer, ast.Call)
+        ):
             return None
         if len(outer.args) != 1 or outer.keywords:
             return None
@@ -1059,7 +1112,9 @@ def replace_string(ctx: FixContext, match: Match) -> Plan | None:
         return None
     last = [*call.args, *call.keywords][-1]
     end = ctx.src.node_span(last.value if isinstance(last, ast.keyword) else last)[1]
-    return dataclasses.replace(plan, edits=(*plan.edits, (end, end, f", dtype={dtype[0]}")), imports=(*plan.imports, *dtype[1]))
+    return dataclasses.replace(
+        plan, edits=(*plan.edits, (end, end, f", dtype={dtype[0]}")), imports=(*plan.imports, *dtype[1])
+    )
 
 
 _AUTOCAST_CALLS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})

@@ -33,32 +33,17 @@ def xla_fsdp(ctx: FixContext, match: Match) -> Plan | None:
     """`m = FSDP(net, auto_wrap_policy=p, compute_dtype=d)` -> `fully_shard` on p's classes, then on `m`."""
     call = match.node
     stmt = ctx.analysis.parent(call)
-    if (
-        not isinstance(call, ast.Call)
-        or not isinstance(stmt, ast.Assign)
-        or stmt.value is not call
-    ):
+    if not isinstance(call, ast.Call) or not isinstance(stmt, ast.Assign) or stmt.value is not call:
         return None
-    if len(stmt.targets) != 1 or not isinstance(
-        stmt.targets[0], (ast.Name, ast.Attribute)
-    ):
+    if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], (ast.Name, ast.Attribute)):
         return None
-    if (
-        len(call.args) != 1
-        or isinstance(call.args[0], ast.Starred)
-        or any(k.arg is None for k in call.keywords)
-    ):
+    if len(call.args) != 1 or isinstance(call.args[0], ast.Starred) or any(k.arg is None for k in call.keywords):
         return None
     options = _shard_options(ctx, call)
     policy = next((k.value for k in call.keywords if k.arg == "auto_wrap_policy"), None)
     read = _policy_classes(ctx, match, policy) if policy is not None else ((), None)
     fsdp = ctx.render("{fsdp}", match)
-    if (
-        options is None
-        or read is None
-        or fsdp is None
-        or ctx.analysis.resolver.lookup(_LOOP_NAME, match.scope)
-    ):
+    if options is None or read is None or fsdp is None or ctx.analysis.resolver.lookup(_LOOP_NAME, match.scope):
         return None
     classes, policy_stmt = read
     target = ctx.segment(stmt.targets[0])
@@ -79,9 +64,7 @@ def xla_fsdp(ctx: FixContext, match: Match) -> Plan | None:
     removed = ctx.delete_statement(policy_stmt)
     if removed is None:
         return plan
-    return Plan(
-        plan.edits + removed.edits, plan.imports, Safety.UNSAFE, deletes=removed.deletes
-    )
+    return Plan(plan.edits + removed.edits, plan.imports, Safety.UNSAFE, deletes=removed.deletes)
 
 
 def _shard_options(ctx: FixContext, call: ast.Call) -> list[str] | None:
@@ -97,15 +80,11 @@ def _shard_options(ctx: FixContext, call: ast.Call) -> list[str] | None:
         elif keyword.arg not in XLA_ONLY and keyword.arg != "auto_wrap_policy":
             return None
     if mixed:
-        options.append(
-            "mp_policy={fsdp}.MixedPrecisionPolicy(" + ", ".join(mixed) + ")"
-        )
+        options.append("mp_policy={fsdp}.MixedPrecisionPolicy(" + ", ".join(mixed) + ")")
     return options
 
 
-def _policy_classes(
-    ctx: FixContext, match: Match, policy: ast.expr
-) -> tuple[tuple[str, ...], ast.stmt | None] | None:
+def _policy_classes(ctx: FixContext, match: Match, policy: ast.expr) -> tuple[tuple[str, ...], ast.stmt | None] | None:
     """The layer classes of a `partial(transformer_auto_wrap_policy, transformer_layer_cls=...)`.
 
     Also the statement that defines the policy, when a name bound once and used only here
@@ -114,31 +93,17 @@ def _policy_classes(
     definition: ast.stmt | None = None
     if isinstance(policy, ast.Name):
         bindings = ctx.analysis.resolver.lookup(policy.id, match.scope)
-        node = (
-            _statement_of(ctx, bindings[0].node)
-            if len(bindings) == 1 and bindings[0].node
-            else None
-        )
-        if (
-            not isinstance(node, ast.Assign)
-            or len(node.targets) != 1
-            or not isinstance(node.targets[0], ast.Name)
-        ):
+        node = _statement_of(ctx, bindings[0].node) if len(bindings) == 1 and bindings[0].node else None
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             return None
         loads = sum(
             1
             for n in ast.walk(ctx.analysis.tree)
-            if isinstance(n, ast.Name)
-            and n.id == policy.id
-            and isinstance(n.ctx, ast.Load)
+            if isinstance(n, ast.Name) and n.id == policy.id and isinstance(n.ctx, ast.Load)
         )
         definition = node if loads == 1 else None
         policy = node.value
-    if (
-        not isinstance(policy, ast.Call)
-        or len(policy.args) != 1
-        or len(policy.keywords) != 1
-    ):
+    if not isinstance(policy, ast.Call) or len(policy.args) != 1 or len(policy.keywords) != 1:
         return None
     scope = match.scope
     if "functools.partial" not in ctx.analysis.qualified(policy.func, scope):
@@ -150,9 +115,7 @@ def _policy_classes(
         return None
     layers = policy.keywords[0].value
     if isinstance(layers, (ast.Name, ast.Attribute)):
-        return (
-            f"*{ctx.segment(layers)}",
-        ), definition  # a set built elsewhere: `isinstance(m, (*s,))`
+        return (f"*{ctx.segment(layers)}",), definition  # a set built elsewhere: `isinstance(m, (*s,))`
     if not isinstance(layers, (ast.Set, ast.Tuple, ast.List)) or not layers.elts:
         return None
     if not all(isinstance(e, (ast.Name, ast.Attribute)) for e in layers.elts):
@@ -167,6 +130,4 @@ def _statement_of(ctx: FixContext, node: ast.AST) -> ast.stmt | None:
     return current
 
 
-FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType(
-    {"xla_fsdp": xla_fsdp}
-)
+FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType({"xla_fsdp": xla_fsdp})

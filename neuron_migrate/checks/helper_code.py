@@ -30,14 +30,8 @@ def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] 
     if bindings:
         node = bindings[0].node
         ours = len(bindings) == 1 and isinstance(node, (ast.FunctionDef, ast.ClassDef))
-        return (
-            ()
-            if ours and ast.get_docstring(node) == _docstring(HELPERS[name])
-            else None
-        )  # type: ignore[arg-type]
-    rendered = ctx.render(
-        "{torch}", dataclasses.replace(match, scope=resolver.module_scope)
-    )
+        return () if ours and ast.get_docstring(node) == _docstring(HELPERS[name]) else None  # type: ignore[arg-type]
+    rendered = ctx.render("{torch}", dataclasses.replace(match, scope=resolver.module_scope))
     if rendered is None:
         return None
     return (f"helper:{name}:{rendered[0]}", *rendered[1])

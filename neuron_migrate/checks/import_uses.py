@@ -13,7 +13,11 @@ from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
 
 # Modules imported for their side effect: they register the `xla` backend and init methods.
-BACKEND_MODULES = ("torch_xla.distributed.xla_backend", "torch_xla.experimental.pjrt_backend", "torch_xla.experimental.pjrt")
+BACKEND_MODULES = (
+    "torch_xla.distributed.xla_backend",
+    "torch_xla.experimental.pjrt_backend",
+    "torch_xla.experimental.pjrt",
+)
 _PATCHERS = ("patch", "patch.object", "patch.dict", "patch.multiple")
 
 
@@ -80,7 +84,7 @@ def star_names(resolver: Resolver, known: bool) -> Iterator[str]:
             if name in BUILTINS:
                 continue
             bindings = resolver.lookup(name, scope)
-            if (any(b.kind == "star" for b in bindings) if known else not bindings):
+            if any(b.kind == "star" for b in bindings) if known else not bindings:
                 yield name
 
 
@@ -101,10 +105,15 @@ def keep_reason(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> str | 
         missing = sorted(set(star_names(analysis.resolver, known=False)))
         if missing:
             return f"Import what `{missing[0]}` needs explicitly, then remove the `{{old}}` star import"
-    if isinstance(stmt, ast.ImportFrom) and stmt.module in BACKEND_MODULES or isinstance(stmt, ast.Import) and any(a.name in BACKEND_MODULES for a in stmt.names):
+    if (
+        isinstance(stmt, ast.ImportFrom)
+        and stmt.module in BACKEND_MODULES
+        or isinstance(stmt, ast.Import)
+        and any(a.name in BACKEND_MODULES for a in stmt.names)
+    ):
         use = xla_backend_use(analysis)
         if use is not None:
-            return f"Keep the `{{old}}` import while `\"{use}\"` needs the `xla` backend it registers"
+            return f'Keep the `{{old}}` import while `"{use}"` needs the `xla` backend it registers'
     scope = import_scope(analysis, stmt)
     if scope is not analysis.resolver.module_scope:
         return None
@@ -194,5 +203,3 @@ def _is_patcher(func: ast.AST) -> bool:
         parts.append(func.id)
     chain = ".".join(reversed(parts))
     return any(chain == p or chain.endswith("." + p) for p in _PATCHERS) and "patch" in parts
-
-

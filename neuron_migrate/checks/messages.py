@@ -51,4 +51,6 @@ def _uses_spmd(module: ast.AST) -> bool:
     return False
 
 
-MESSAGE_VALUES: Mapping[str, Callable[[Match], str]] = MappingProxyType({"reduce_op": reduce_op, "world_hint": world_hint})
+MESSAGE_VALUES: Mapping[str, Callable[[Match], str]] = MappingProxyType(
+    {"reduce_op": reduce_op, "world_hint": world_hint}
+)

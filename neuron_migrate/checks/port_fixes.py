@@ -28,9 +28,7 @@ def _call(match: Match) -> ast.Call | None:
 
 
 def _plain_args(call: ast.Call) -> bool:
-    return not any(isinstance(a, ast.Starred) for a in call.args) and all(
-        k.arg is not None for k in call.keywords
-    )
+    return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
 
 
 def _argument(call: ast.Call, name: str, pos: int) -> ast.expr | None:
@@ -40,16 +38,10 @@ def _argument(call: ast.Call, name: str, pos: int) -> ast.expr | None:
 
 
 def _string(node: ast.AST | None) -> str | None:
-    return (
-        node.value
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
-        else None
-    )
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _helper(
-    ctx: FixContext, match: Match, name: str, call_text: str, node: ast.AST
-) -> Plan | None:
+def _helper(ctx: FixContext, match: Match, name: str, call_text: str, node: ast.AST) -> Plan | None:
     """Replace `node` with `call_text`, which calls the helper `HELPERS[name]` written into the file."""
     needed = helper_imports(ctx, match, name)
     return ctx.replace(node, call_text, needed) if needed is not None else None
@@ -63,13 +55,7 @@ def device_type(ctx: FixContext, match: Match) -> Plan | None:
     """`xr.device_type() == "NEURON"` -> a test of `torch.accelerator.current_accelerator()`."""
     call = _call(match)
     compare = ctx.analysis.parent(call) if call is not None else None
-    if (
-        call is None
-        or call.args
-        or call.keywords
-        or not isinstance(compare, ast.Compare)
-        or len(compare.ops) != 1
-    ):
+    if call is None or call.args or call.keywords or not isinstance(compare, ast.Compare) or len(compare.ops) != 1:
         return None
     other = compare.comparators[0] if compare.left is call else compare.left
     kind = _string(other)
@@ -77,12 +63,12 @@ def device_type(ctx: FixContext, match: Match) -> Plan | None:
         return None
     equal = isinstance(compare.ops[0], ast.Eq)
     if kind == "CPU":
-        template = "{torch}.accelerator.current_accelerator() is " + (
-            "None" if equal else "not None"
-        )
+        template = "{torch}.accelerator.current_accelerator() is " + ("None" if equal else "not None")
     elif kind in _DEVICE_TYPES:
         operator = "==" if equal else "!="
-        template = f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} "{_DEVICE_TYPES[kind]}"'
+        template = (
+            f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} "{_DEVICE_TYPES[kind]}"'
+        )
     else:
         return None
     rendered = ctx.render(template, match)
@@ -117,18 +103,12 @@ def _runs_backward(ctx: FixContext, match: Match, fn: ast.expr) -> bool:
     torch_xla traced such a step into one graph; Dynamo with `fullgraph=True` raises at the
     backward call instead, so the fix leaves `fullgraph` out and lets Dynamo split the graph.
     """
-    bindings = (
-        ctx.analysis.resolver.lookup(fn.id, match.scope)
-        if isinstance(fn, ast.Name)
-        else []
-    )
+    bindings = ctx.analysis.resolver.lookup(fn.id, match.scope) if isinstance(fn, ast.Name) else []
     node = bindings[0].node if len(bindings) == 1 else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     return any(
-        isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and n.func.attr == "backward"
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
         for n in ast.walk(node)
     )
 
@@ -137,20 +117,14 @@ def _runs_backward(ctx: FixContext, match: Match, fn: ast.expr) -> bool:
 def sample_generator(ctx: FixContext, match: Match) -> Plan | None:
     """`xu.SampleGenerator(data=d, sample_count=n)` -> `[d] * n`: re-iterable, with a length, like the original."""
     call = _call(match)
-    if (
-        call is None
-        or not _plain_args(call)
-        or len(call.args) + len(call.keywords) != 2
-    ):
+    if call is None or not _plain_args(call) or len(call.args) + len(call.keywords) != 2:
         return None
     data = _argument(call, "data", 0)
     count = _argument(call, "sample_count", 1)
     if data is None or count is None:
         return None
     count_text = ctx.segment(count)
-    if not isinstance(
-        count, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
-    ):
+    if not isinstance(count, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)):
         count_text = f"({count_text})"
     return ctx.replace(call, f"[{ctx.segment(data)}] * {count_text}")
 
@@ -162,9 +136,7 @@ def rate_tracker(ctx: FixContext, match: Match) -> Plan | None:
         return None
     if call.keywords and call.keywords[0].arg != "smooth_factor":
         return None
-    return _helper(
-        ctx, match, "rate_tracker", f"_RateTracker({ctx.args_text(call)})", call
-    )
+    return _helper(ctx, match, "rate_tracker", f"_RateTracker({ctx.args_text(call)})", call)
 
 
 def now(ctx: FixContext, match: Match) -> Plan | None:
@@ -177,9 +149,7 @@ def now(ctx: FixContext, match: Match) -> Plan | None:
         return None
     quote = "'" if _inside_double_quoted_fstring(ctx, call) else '"'
     fmt = ctx.segment(given) if given is not None else f"{quote}%H:%M:%S{quote}"
-    rendered = ctx.render(
-        "{datetime}.datetime.now().strftime({fmt})", match, {"fmt": fmt}
-    )
+    rendered = ctx.render("{datetime}.datetime.now().strftime({fmt})", match, {"fmt": fmt})
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
 
 
@@ -209,9 +179,7 @@ def write_to_summary(ctx: FixContext, match: Match) -> Plan | None:
     if call is None or not _plain_args(call):
         return None
     metrics = _argument(call, "write_xla_metrics", 3)
-    if metrics is not None and not (
-        isinstance(metrics, ast.Constant) and metrics.value is False
-    ):
+    if metrics is not None and not (isinstance(metrics, ast.Constant) and metrics.value is False):
         return None  # the XLA metrics it also wrote do not exist on TorchNeuron
     return _same_arguments(ctx, match, "write_to_summary")
 
@@ -231,9 +199,7 @@ def _same_arguments(ctx: FixContext, match: Match, name: str) -> Plan | None:
     call = _call(match)
     if call is None or not _plain_args(call):
         return None
-    return _helper(
-        ctx, match, name, f"{HELPER_NAMES[name]}({ctx.args_text(call)})", call
-    )
+    return _helper(ctx, match, name, f"{HELPER_NAMES[name]}({ctx.args_text(call)})", call)
 
 
 _LOGGING = ("print", "info", "debug", "warning", "log")
@@ -243,21 +209,10 @@ def printed_report(ctx: FixContext, match: Match) -> Plan | None:
     """`print(met.metrics_report())` or `logger.info(...)` of it -> nothing; the report is XLA's."""
     call = _call(match)
     outer = ctx.analysis.parent(call) if call is not None else None
-    if (
-        call is None
-        or not isinstance(outer, ast.Call)
-        or outer.args != [call]
-        or outer.keywords
-    ):
+    if call is None or not isinstance(outer, ast.Call) or outer.args != [call] or outer.keywords:
         return None
     func = outer.func
-    name = (
-        func.id
-        if isinstance(func, ast.Name)
-        else func.attr
-        if isinstance(func, ast.Attribute)
-        else ""
-    )
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
     stmt = ctx.analysis.parent(outer)
     if name not in _LOGGING or not (isinstance(stmt, ast.Expr) and stmt.value is outer):
         return None
@@ -267,12 +222,7 @@ def printed_report(ctx: FixContext, match: Match) -> Plan | None:
 def profiler_trace(ctx: FixContext, match: Match) -> Plan | None:
     """`xp.Trace(name)` / `xp.StepTrace(name)` -> `torch.profiler.record_function(name)`."""
     call = _call(match)
-    if (
-        call is None
-        or len(call.args) != 1
-        or call.keywords
-        or isinstance(call.args[0], ast.Starred)
-    ):
+    if call is None or len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
         return None
     rendered = ctx.render("{torch}.profiler.record_function({0})", match)
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
@@ -305,11 +255,7 @@ def broadcast_master_param(ctx: FixContext, match: Match) -> Plan | None:
 def mesh_reduce(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.mesh_reduce(tag, data, fn)` -> `_mesh_reduce(data, fn)`: all_gather_object, then `fn`."""
     call = _call(match)
-    if (
-        call is None
-        or not _plain_args(call)
-        or len(call.args) + len(call.keywords) != 3
-    ):
+    if call is None or not _plain_args(call) or len(call.args) + len(call.keywords) != 3:
         return None
     data = _argument(call, "data", 1)
     reduce_fn = _argument(call, "reduce_fn", 2)

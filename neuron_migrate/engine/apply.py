@@ -169,7 +169,6 @@ def _conflicts(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return False
 
 
-
 def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
     """Deleting whole lines between two blank lines would leave a double gap; drop one blank."""
     deletions = sorted((s, e) for s, e, c in edits if not c and s < e)
@@ -235,7 +234,9 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _repair_empty_blocks(analysis: Analysis, accepted: list[Planned], planned_edits: list[tuple[Edit, ...]]) -> list[Edit]:
+def _repair_empty_blocks(
+    analysis: Analysis, accepted: list[Planned], planned_edits: list[tuple[Edit, ...]]
+) -> list[Edit]:
     """Edits of the accepted plans; a block whose statements are all deleted keeps a `pass`.
 
     An emptied `if <torch_xla is available>:` with no `else` goes instead, with its comments
@@ -283,7 +284,9 @@ def _repair_empty_blocks(analysis: Analysis, accepted: list[Planned], planned_ed
     return edits
 
 
-def _guard_span(analysis: Analysis, parent: ast.AST, block: list[ast.stmt], starts: list[int], inside: int) -> tuple[int, int] | None:
+def _guard_span(
+    analysis: Analysis, parent: ast.AST, block: list[ast.stmt], starts: list[int], inside: int
+) -> tuple[int, int] | None:
     """The lines of `if <torch_xla is available>:` whose body is `block`, when it can go whole."""
     if not isinstance(parent, ast.If) or parent.orelse or parent.body is not block or not is_xla_guard(parent.test):
         return None
@@ -323,7 +326,12 @@ def is_xla_guard(test: ast.expr) -> bool:
         if isinstance(test.ops[0], ast.In) and _is_xla_string(left):
             return isinstance(right, ast.Attribute) and right.attr == "modules"
         if isinstance(test.ops[0], ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
-            return isinstance(left, ast.Call) and _calls(left, "find_spec") and len(left.args) == 1 and _is_xla_string(left.args[0])
+            return (
+                isinstance(left, ast.Call)
+                and _calls(left, "find_spec")
+                and len(left.args) == 1
+                and _is_xla_string(left.args[0])
+            )
     return False
 
 
@@ -336,7 +344,9 @@ def _calls(call: ast.Call, name: str) -> bool:
     return (isinstance(func, ast.Attribute) and func.attr == name) or (isinstance(func, ast.Name) and func.id == name)
 
 
-def _block_holding(analysis: Analysis, stmt: ast.stmt, where: dict[int, dict[int, list[ast.stmt]]]) -> list[ast.stmt] | None:
+def _block_holding(
+    analysis: Analysis, stmt: ast.stmt, where: dict[int, dict[int, list[ast.stmt]]]
+) -> list[ast.stmt] | None:
     """The statement list that holds `stmt`; each parent's lists are indexed once."""
     parent = analysis.parent(stmt)
     if parent is None:

@@ -54,7 +54,9 @@ class Ruleset:
     target_version: str = "2.14"  # selects rules/compat/<version>/ for `compat = true` rules
     target: str = "neuron"  # `--target`: what the fixes write
     names: tuple[tuple[str, re.Pattern[str]], ...] = ()  # or one of these as a whole identifier
-    fixes: Mapping[str, Callable[..., Plan | None]] = field(default_factory=lambda: MappingProxyType({}), compare=False)  # `fix = "..."` names
+    fixes: Mapping[str, Callable[..., Plan | None]] = field(
+        default_factory=lambda: MappingProxyType({}), compare=False
+    )  # `fix = "..."` names
     sources: RuleSources = RuleSources()
     gates: tuple[Gate, ...] = ()  # what each indexed rule needs in a text to fire, as the prefilter reads it
     gate_words: tuple[str, ...] = ()  # every substring and identifier the gates name, once
@@ -149,7 +151,9 @@ def narrowed(ruleset: Ruleset, text: str) -> Ruleset:
     if not ruleset.gates:
         return ruleset
     present = {word for word in ruleset.gate_words if word in text}
-    codes = frozenset(g.code for g in ruleset.gates if not present.isdisjoint(g.substrings) or not present.isdisjoint(g.identifiers))
+    codes = frozenset(
+        g.code for g in ruleset.gates if not present.isdisjoint(g.substrings) or not present.isdisjoint(g.identifiers)
+    )
     if len(codes) == len(ruleset.gates):
         return ruleset
     return build_ruleset(codes, ruleset.target_version, ruleset.sources, ruleset.target)
@@ -179,7 +183,9 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     if entry.fix:
         return ctx.analysis.fixes[entry.fix](ctx, match)
     call = match.node if isinstance(match.node, ast.Call) else None
-    template = entry.accelerator_call if ctx.analysis.target == "accelerator" and entry.accelerator_call else entry.new_call
+    template = (
+        entry.accelerator_call if ctx.analysis.target == "accelerator" and entry.accelerator_call else entry.new_call
+    )
     if template and call is not None:
         rendered = ctx.render(template, match)
         return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
@@ -234,7 +240,11 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         seen.add(key)
         plan = None if _ambiguous(analysis, match) else plan_fix(ctx, match)
         safety = _safety(match, plan, analysis.target)
-        fix = _to_fix(analysis, plan, safety, placement, match) if plan is not None and safety is not Safety.MANUAL else None
+        fix = (
+            _to_fix(analysis, plan, safety, placement, match)
+            if plan is not None and safety is not Safety.MANUAL
+            else None
+        )
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
         finding = Finding(
@@ -370,9 +380,20 @@ def import_edits(
             rest.append(key)
         else:
             by_offset.setdefault(offset, []).append(key)
-    edits = [(at, at, "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in found)) for at, found in sorted(by_offset.items())]
+    edits = [
+        (at, at, "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in found))
+        for at, found in sorted(by_offset.items())
+    ]
     if rest:
-        text = import_text(tuple(rest), newline, analysis.text, placement.anchor, placement.follows_imports, analysis.indent_unit(), mark_helpers)
+        text = import_text(
+            tuple(rest),
+            newline,
+            analysis.text,
+            placement.anchor,
+            placement.follows_imports,
+            analysis.indent_unit(),
+            mark_helpers,
+        )
         edits.append((placement.anchor, placement.anchor, text))
     return edits
 
@@ -399,7 +420,13 @@ IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp")
 
 
 def import_text(
-    keys: tuple[str, ...], newline: str, text: str, anchor: int, after_imports: bool = True, unit: str = "    ", mark_helpers: bool = False
+    keys: tuple[str, ...],
+    newline: str,
+    text: str,
+    anchor: int,
+    after_imports: bool = True,
+    unit: str = "    ",
+    mark_helpers: bool = False,
 ) -> str:
     """The import lines (and helper definitions, indented by `unit`) that `keys` ask for, ready to insert.
 
@@ -477,4 +504,6 @@ def enabled_codes(settings: Settings) -> frozenset[str]:
     """The codes enabled for these settings (resolved once by config; else from their selectors)."""
     if settings.enabled is not None:
         return settings.enabled
-    return registry_codes(settings.rule_sources, settings.select, settings.ignore, settings.extend_select, settings.families)
+    return registry_codes(
+        settings.rule_sources, settings.select, settings.ignore, settings.extend_select, settings.families
+    )

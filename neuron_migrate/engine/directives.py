@@ -90,7 +90,9 @@ def parse_directives(src: SourceText, layout: Layout) -> tuple[Directive, ...]:
         for match, file_level in hits:
             codes = tuple(c.upper() for c in re.split(r"[\s,]+", match.group("codes") or "") if c)
             codes_start = start + (match.start("codes") if match.group("codes") else match.end())
-            out.append(Directive(line, start + match.start(), start + match.end(), codes_start, codes, file_level, start, end))
+            out.append(
+                Directive(line, start + match.start(), start + match.end(), codes_start, codes, file_level, start, end)
+            )
     return tuple(out)
 
 

@@ -60,7 +60,9 @@ def _check(text: str, path: str, settings: Settings) -> FileResult:
         return FileResult(path, source=text)
     too_big = over_budget(text, fixing=False)
     if too_big is not None:
-        return FileResult(path, (tool_finding(path, "NM904", f"Exclude this file or split it; {too_big}"),), source=text)
+        return FileResult(
+            path, (tool_finding(path, "NM904", f"Exclude this file or split it; {too_big}"),), source=text
+        )
     no_fix = over_budget(text, fixing=True) if settings.fix else None
     planned, error, analysis = _plan_with_analysis(text, path, ruleset)
     if error is not None:
@@ -70,7 +72,9 @@ def _check(text: str, path: str, settings: Settings) -> FileResult:
         findings = sorted((*(p.finding for p in planned), refused), key=lambda f: f.sort_key)
         return FileResult(path, tuple(findings), source=text)
     if not settings.fix:
-        return FileResult(path, tuple(_imports_fixed_later(text, path, settings, ruleset, planned, analysis)), source=text)
+        return FileResult(
+            path, tuple(_imports_fixed_later(text, path, settings, ruleset, planned, analysis)), source=text
+        )
     return _fix_loop(text, path, settings, ruleset, planned, analysis)
 
 
@@ -89,7 +93,9 @@ def _imports_fixed_later(
     waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
     if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
         return findings
-    fixed = _fix_loop(text, path, replace(settings, fix=True, unsafe_fixes=False), ruleset, planned, analysis, simulate=True).fixed
+    fixed = _fix_loop(
+        text, path, replace(settings, fix=True, unsafe_fixes=False), ruleset, planned, analysis, simulate=True
+    ).fixed
     gone = Counter((f.code, f.snippet) for f in fixed)
     for index in waiting:
         finding = findings[index]
@@ -148,8 +154,12 @@ def _fix_loop(
     for _ in range(settings.max_fix_iterations):
         reported = suppress.reporter(text, path, settings)  # suppressed findings are not fixed
         chosen = [
-            p for p in planned
-            if p.plan is not None and settings.allows(p.applicability.value) and reported(p.finding) and _key(p) not in dropped
+            p
+            for p in planned
+            if p.plan is not None
+            and settings.allows(p.applicability.value)
+            and reported(p.finding)
+            and _key(p) not in dropped
         ]
         if not chosen or analysis is None:
             converged = True
@@ -184,7 +194,11 @@ def _fix_loop(
     remaining = [replace(p.finding, fix=None) if _key(p) in dropped else p.finding for p in planned]
     remaining += [_dropped_finding(path, p.finding) for p in planned if _key(p) in dropped]
     if not converged:
-        remaining.append(tool_finding(path, "NM907", f"Review the fixes; they did not settle after {settings.max_fix_iterations} rounds"))
+        remaining.append(
+            tool_finding(
+                path, "NM907", f"Review the fixes; they did not settle after {settings.max_fix_iterations} rounds"
+            )
+        )
     return FileResult(
         path,
         tuple(sorted(remaining, key=lambda f: f.sort_key)),
@@ -246,7 +260,9 @@ def _rejected(original: str, path: str, ruleset: object, problem: str) -> FileRe
     return FileResult(path, tuple(findings), source=original)
 
 
-def read_source(path: Path, display: str, settings: Settings, data: bytes | None = None) -> tuple[str, Encoded] | Finding:
+def read_source(
+    path: Path, display: str, settings: Settings, data: bytes | None = None
+) -> tuple[str, Encoded] | Finding:
     """The decoded text of a file (or of `data`, its bytes already read), or the NM9xx finding that says why it cannot be read."""
     if data is None:
         read = read_bytes(path, display, settings)
@@ -273,7 +289,9 @@ def read_bytes(path: Path, display: str, settings: Settings) -> bytes | Finding:
         return tool_finding(display, "NM903", f"Make this file readable; {exc.strerror or exc}")
 
 
-def process_file(path: Path, display: str, settings: Settings, write: bool = True, data: bytes | None = None) -> FileResult:
+def process_file(
+    path: Path, display: str, settings: Settings, write: bool = True, data: bytes | None = None
+) -> FileResult:
     """Read (unless `data` holds the bytes), check, maybe fix, and write back one file."""
     if data is None:
         read = read_bytes(path, display, settings)

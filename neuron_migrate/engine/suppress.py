@@ -121,7 +121,9 @@ class Outcome:
     unused: tuple[Finding, ...]
 
 
-def split(text: str, path: str, findings: Sequence[Finding], settings: Settings, suppressor: Suppressor | None = None) -> Outcome:
+def split(
+    text: str, path: str, findings: Sequence[Finding], settings: Settings, suppressor: Suppressor | None = None
+) -> Outcome:
     """Suppress what the comments and per-file-ignores say; report suppressions that do nothing."""
     suppressor = suppressor or Suppressor(text, path, settings)
     kept, suppressed, used = _partition(suppressor, findings)
@@ -134,7 +136,9 @@ def split(text: str, path: str, findings: Sequence[Finding], settings: Settings,
     return Outcome(tuple(kept), tuple(suppressed), tuple(unused))
 
 
-def _partition(suppressor: Suppressor, findings: Iterable[Finding]) -> tuple[list[Finding], list[Finding], dict[Directive, set[str]]]:
+def _partition(
+    suppressor: Suppressor, findings: Iterable[Finding]
+) -> tuple[list[Finding], list[Finding], dict[Directive, set[str]]]:
     kept: list[Finding] = []
     suppressed: list[Finding] = []
     used: dict[Directive, set[str]] = {}
@@ -187,7 +191,9 @@ def unused_findings(
     return out
 
 
-def _is_unused(code: str, hits: set[str], enabled: frozenset[str], known: frozenset[str], ignored: tuple[str, ...]) -> bool:
+def _is_unused(
+    code: str, hits: set[str], enabled: frozenset[str], known: frozenset[str], ignored: tuple[str, ...]
+) -> bool:
     if not code.startswith("NM") or code == UNUSED or code in hits:
         return False
     if code not in known:
@@ -195,7 +201,9 @@ def _is_unused(code: str, hits: set[str], enabled: frozenset[str], known: frozen
     return code in enabled and not any(code.startswith(p) for p in ignored)
 
 
-def _unused_finding(src: SourceText, path: str, directive: Directive, unused: tuple[str, ...], unknown: tuple[str, ...]) -> Finding:
+def _unused_finding(
+    src: SourceText, path: str, directive: Directive, unused: tuple[str, ...], unknown: tuple[str, ...]
+) -> Finding:
     text = src.text[directive.start : directive.end]
     keep = tuple(c for c in directive.codes if c not in unused)
     if keep:
@@ -207,7 +215,9 @@ def _unused_finding(src: SourceText, path: str, directive: Directive, unused: tu
         message += "; no rule has that code" if len(unknown) == 1 else "; no rules have those codes"
     start = src.position(directive.start)
     edit = removal_edit(src, directive, keep)
-    fix = Fix(Safety.SAFE, "Remove the unused suppression", (TextEdit(src.position(edit[0]), src.position(edit[1]), edit[2]),))
+    fix = Fix(
+        Safety.SAFE, "Remove the unused suppression", (TextEdit(src.position(edit[0]), src.position(edit[1]), edit[2]),)
+    )
     finding = tool_finding(path, UNUSED, message, start.line, start.column)
     return replace(finding, end=src.position(directive.end), fix=fix, snippet=text)
 
@@ -331,4 +341,3 @@ def _parses(text: str) -> bool:
 
 def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:
     return tuple(sorted(findings, key=lambda f: f.sort_key))
-

@@ -27,7 +27,22 @@ from neuron_migrate.output.base import (
     sources,
 )
 
-__all__ = ["FORMATS", "RenderOptions", "TOOL_NAME", "TOOL_URL", "all_findings", "all_fixed", "applicable", "byte_column", "line_hashes", "line_of", "located_message", "repo_path", "sources", "render"]
+__all__ = [
+    "FORMATS",
+    "RenderOptions",
+    "TOOL_NAME",
+    "TOOL_URL",
+    "all_findings",
+    "all_fixed",
+    "applicable",
+    "byte_column",
+    "line_hashes",
+    "line_of",
+    "located_message",
+    "repo_path",
+    "sources",
+    "render",
+]
 
 
 def _text(results: Sequence[FileResult], o: RenderOptions) -> str:
@@ -86,17 +101,19 @@ def _rdjson(results: Sequence[FileResult], o: RenderOptions) -> str:
 
 Renderer = Callable[[Sequence[FileResult], RenderOptions], str]
 
-_RENDERERS: Mapping[str, Renderer] = MappingProxyType({
-    "text": _text,
-    "full": _full,
-    "json": _json,
-    "json-lines": _json_lines,
-    "sarif": _sarif,
-    "github": _github,
-    "gitlab": _gitlab,
-    "junit": _junit,
-    "rdjson": _rdjson,
-})
+_RENDERERS: Mapping[str, Renderer] = MappingProxyType(
+    {
+        "text": _text,
+        "full": _full,
+        "json": _json,
+        "json-lines": _json_lines,
+        "sarif": _sarif,
+        "github": _github,
+        "gitlab": _gitlab,
+        "junit": _junit,
+        "rdjson": _rdjson,
+    }
+)
 
 
 def render(fmt: str, results: Sequence[FileResult], options: RenderOptions) -> str:

@@ -71,15 +71,22 @@ def _headline(findings: Sequence[Finding], files: int) -> str:
     if not findings:
         return f"All checks passed! ({files} {'file' if files == 1 else 'files'} checked)"
     severities = Counter(f.severity for f in findings)
-    parts = [f"{severities[s]} {word}{'' if severities[s] == 1 else 's'}"
-             for s, word in ((Severity.ERROR, "error"), (Severity.WARNING, "warning"), (Severity.INFO, "notice")) if severities[s]]
+    parts = [
+        f"{severities[s]} {word}{'' if severities[s] == 1 else 's'}"
+        for s, word in ((Severity.ERROR, "error"), (Severity.WARNING, "warning"), (Severity.INFO, "notice"))
+        if severities[s]
+    ]
     fixable = sum(1 for f in findings if applicable(f, unsafe_fixes=False))
     noun = "finding" if len(findings) == 1 else "findings"
-    line = f"Found **{len(findings)}** {noun} in {len({f.path for f in findings})} of {files} files ({', '.join(parts)})."
+    line = (
+        f"Found **{len(findings)}** {noun} in {len({f.path for f in findings})} of {files} files ({', '.join(parts)})."
+    )
     return line + (f" {fixable} fixable with `neuron-migrate --fix`." if fixable else "")
 
 
-def summary(results: Sequence[FileResult], root: str | None = None, cwd: str | None = None, limit: int = SUMMARY_LIMIT) -> str:
+def summary(
+    results: Sequence[FileResult], root: str | None = None, cwd: str | None = None, limit: int = SUMMARY_LIMIT
+) -> str:
     """A Markdown summary of all findings, at most `limit` UTF-8 bytes (rows cut with a note)."""
     findings = sorted(all_findings(results), key=priority)
     head = ["## neuron-migrate", "", _headline(findings, len(results)), ""]

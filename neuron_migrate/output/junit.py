@@ -30,8 +30,14 @@ def _where(finding: Finding) -> str:
 def _case(suite: ET.Element, path: str, code: str, findings: list[Finding]) -> tuple[int, int]:
     """Add one rule's case to a file's suite; returns (failures, errors) added."""
     first = findings[0]
-    case = ET.SubElement(suite, "testcase", name=_text(f"{code} ({first.name})"), classname=_text(path),
-                         file=_text(path), line=str(first.start.line))
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        name=_text(f"{code} ({first.name})"),
+        classname=_text(path),
+        file=_text(path),
+        line=str(first.start.line),
+    )
     tag = "error" if first.category == "tool" else "failure"
     noun = "finding" if len(findings) == 1 else "findings"
     element = ET.SubElement(case, tag, type=code, message=_text(f"{len(findings)} {noun}: {first.message}"))

@@ -33,8 +33,12 @@ _PROBLEM_SEVERITY = {Severity.ERROR: "error", Severity.WARNING: "warning", Sever
 
 def _help(spec: RuleSpec) -> dict[str, str]:
     doc = spec.doc
-    sections = [("What it does", doc.get("what")), ("Why", doc.get("why")), ("Fix safety", doc.get("fix_safety")),
-                ("Known problems", doc.get("known_problems"))]
+    sections = [
+        ("What it does", doc.get("what")),
+        ("Why", doc.get("why")),
+        ("Fix safety", doc.get("fix_safety")),
+        ("Known problems", doc.get("known_problems")),
+    ]
     present = [(title, str(body)) for title, body in sections if body]
     text = "\n\n".join(f"{title}: {body}" for title, body in present)
     markdown = "\n\n".join(f"**{title}.** {body}" for title, body in present)
@@ -115,16 +119,22 @@ def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:
         return []  # no fix, or one `--fix` makes together with others (an import that goes with its uses)
     replacements = [
         {
-            "deletedRegion": {"startLine": e.start.line, "startColumn": e.start.column,
-                              "endLine": e.end.line, "endColumn": e.end.column},
+            "deletedRegion": {
+                "startLine": e.start.line,
+                "startColumn": e.start.column,
+                "endLine": e.end.line,
+                "endColumn": e.end.column,
+            },
             "insertedContent": {"text": e.content},
         }
         for e in finding.fix.edits
     ]
-    return [{
-        "description": {"text": f"{finding.fix.message} ({finding.fix.applicability.value} fix)"},
-        "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
-    }]
+    return [
+        {
+            "description": {"text": f"{finding.fix.message} ({finding.fix.applicability.value} fix)"},
+            "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+        }
+    ]
 
 
 def _result(finding: Finding, index: int, fingerprint: str, root: str | None, cwd: str | None) -> dict[str, Any]:
@@ -134,7 +144,9 @@ def _result(finding: Finding, index: int, fingerprint: str, root: str | None, cw
         "ruleIndex": index,
         "level": _LEVEL[finding.severity],
         "message": {"text": located_message(finding)},
-        "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(finding.start, finding.end)}}],
+        "locations": [
+            {"physicalLocation": {"artifactLocation": artifact, "region": _region(finding.start, finding.end)}}
+        ],
         "partialFingerprints": {"primaryLocationLineHash": fingerprint},
     }
     fixes = _fixes(finding, artifact)
@@ -168,12 +180,22 @@ def document(
     index = {rule["id"]: i for i, rule in enumerate(rule_list)}
     hashes = line_hashes(findings, sources(results))
     sarif_results = [
-        _result(f, index[f.code], f"{digest}:{occurrence}", root, cwd) for f, (digest, occurrence) in zip(findings, hashes)
+        _result(f, index[f.code], f"{digest}:{occurrence}", root, cwd)
+        for f, (digest, occurrence) in zip(findings, hashes)
     ]
-    driver = {"name": TOOL_NAME, "version": __version__, "semanticVersion": __version__,
-              "informationUri": TOOL_URL, "rules": rule_list}
-    run = {"tool": {"driver": driver}, "originalUriBaseIds": _base_ids(root), "columnKind": "unicodeCodePoints",
-           "results": sarif_results}
+    driver = {
+        "name": TOOL_NAME,
+        "version": __version__,
+        "semanticVersion": __version__,
+        "informationUri": TOOL_URL,
+        "rules": rule_list,
+    }
+    run = {
+        "tool": {"driver": driver},
+        "originalUriBaseIds": _base_ids(root),
+        "columnKind": "unicodeCodePoints",
+        "results": sarif_results,
+    }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
@@ -184,4 +206,3 @@ def render(
     rules: Sequence[RuleSpec] = (),
 ) -> str:
     return json.dumps(document(results, root, cwd, rules), indent=2, ensure_ascii=False) + "\n"
-

@@ -33,9 +33,13 @@ def summary(results: Sequence[FileResult], unsafe_fixes: bool = False) -> list[s
     if total == 0:
         return ["All checks passed!"]
     noun = "finding" if total == 1 else "findings"
-    lines = [f"Found {total} {noun} ({len(fixed)} fixed, {len(remaining)} remaining)." if fixed else f"Found {total} {noun}."]
+    lines = [
+        f"Found {total} {noun} ({len(fixed)} fixed, {len(remaining)} remaining)." if fixed else f"Found {total} {noun}."
+    ]
     safe = sum(1 for f in remaining if f.fix is not None and (f.fix.applicability is Safety.SAFE or unsafe_fixes))
-    unsafe = sum(1 for f in remaining if f.fix is not None and f.fix.applicability is Safety.UNSAFE and not unsafe_fixes)
+    unsafe = sum(
+        1 for f in remaining if f.fix is not None and f.fix.applicability is Safety.UNSAFE and not unsafe_fixes
+    )
     if safe:
         lines.append(f"[*] {safe} fixable with the `--fix` option.")
     if unsafe:

@@ -16,21 +16,39 @@ from neuron_migrate.report.model import Report, RunInfo, build
 
 # The `check` options `report` does not offer, at the values that make a read-only run.
 _CHECK_DEFAULTS: Mapping[str, Any] = {
-    "fix": False, "diff": False, "unsafe_fixes": None, "output_format": None, "add_noqa": False,
-    "stdin_filename": None, "baseline": None, "write_baseline": None, "since": None, "no_cache": True,
-    "cache_dir": None, "shard": None, "extend_exclude": (),
+    "fix": False,
+    "diff": False,
+    "unsafe_fixes": None,
+    "output_format": None,
+    "add_noqa": False,
+    "stdin_filename": None,
+    "baseline": None,
+    "write_baseline": None,
+    "since": None,
+    "no_cache": True,
+    "cache_dir": None,
+    "shard": None,
+    "extend_exclude": (),
 }
 
 
 def selection_text(options: Mapping[str, Any]) -> str:
     """The selection flags as one line, e.g. `select NM; ignore NM6` (config applies below them)."""
-    parts = [f"{flag} {','.join(options[key])}" for flag, key in
-             (("select", "select"), ("ignore", "ignore"), ("extend-select", "extend_select")) if options.get(key)]
+    parts = [
+        f"{flag} {','.join(options[key])}"
+        for flag, key in (("select", "select"), ("ignore", "ignore"), ("extend-select", "extend_select"))
+        if options.get(key)
+    ]
     return "; ".join(parts) or "every rule (and the config file's selection)"
 
 
-def collect(paths: Sequence[Path], options: Mapping[str, Any], cwd: Path, now: _dt.datetime | None = None,
-            smoke: object | None = None) -> Report:
+def collect(
+    paths: Sequence[Path],
+    options: Mapping[str, Any],
+    cwd: Path,
+    now: _dt.datetime | None = None,
+    smoke: object | None = None,
+) -> Report:
     """Check `paths` without fixing and build the report."""
     from neuron_migrate.config import config_for
     from neuron_migrate.run import workflow
@@ -70,7 +88,9 @@ def _dry_run(request: Any, unsafe: bool) -> Any:
     return replace(request, write=False, overrides=replace(request.overrides, fix=True, unsafe_fixes=unsafe))
 
 
-def fix_kinds(results: Sequence[FileResult], safe_run: Sequence[FileResult], unsafe_run: Sequence[FileResult]) -> dict[tuple[Any, ...], str]:
+def fix_kinds(
+    results: Sequence[FileResult], safe_run: Sequence[FileResult], unsafe_run: Sequence[FileResult]
+) -> dict[tuple[Any, ...], str]:
     """For each finding (by sort key): `safe` when `--fix` resolves it, `unsafe` when only
     `--fix --unsafe-fixes` does, else `manual`.
 
@@ -91,10 +111,14 @@ def fix_kinds(results: Sequence[FileResult], safe_run: Sequence[FileResult], uns
 def _take(pool: list[Finding], finding: Finding) -> bool:
     """Remove the best match of `finding` from `pool`; False when there is none."""
     same = [
-        f for f in pool
-        if f.code == finding.code and (f.message == finding.message or (finding.snippet and f.snippet == finding.snippet))
+        f
+        for f in pool
+        if f.code == finding.code
+        and (f.message == finding.message or (finding.snippet and f.snippet == finding.snippet))
     ]  # an import kept "while `"xla"` needs it" is removed with another message once it does not
     if not same:
         return False
-    pool.remove(min(same, key=lambda f: (abs(f.start.line - finding.start.line), f.start.column != finding.start.column)))
+    pool.remove(
+        min(same, key=lambda f: (abs(f.start.line - finding.start.line), f.start.column != finding.start.column))
+    )
     return True

@@ -9,8 +9,14 @@ from html import escape
 
 from neuron_migrate.report.model import KINDS, STATUS_MEANING, STATUSES, CountRow, Item, Report
 
-COLOURS = {"done": "#1a7f37", "auto": "#0969da", "unsafe": "#bc4c00", "manual": "#cf222e", "clean": "#6e7781",
-           "safe": "#0969da"}
+COLOURS = {
+    "done": "#1a7f37",
+    "auto": "#0969da",
+    "unsafe": "#bc4c00",
+    "manual": "#cf222e",
+    "clean": "#6e7781",
+    "safe": "#0969da",
+}
 
 CSS = """
 *{box-sizing:border-box}
@@ -86,14 +92,20 @@ def status_chart(counts: dict[str, int]) -> str:
         if not counts[status]:
             continue
         w = width * counts[status] / total
-        parts.append(f'<rect class="bar" x="{x:.2f}" y="10" width="{w:.2f}" height="40" fill="{COLOURS[status]}">'
-                     f'<title>{_e(status)}: {counts[status]}</title></rect>')
+        parts.append(
+            f'<rect class="bar" x="{x:.2f}" y="10" width="{w:.2f}" height="40" fill="{COLOURS[status]}">'
+            f"<title>{_e(status)}: {counts[status]}</title></rect>"
+        )
         if w > 28:
-            parts.append(f'<text x="{x + w / 2:.2f}" y="36" fill="#fff" font-size="16" text-anchor="middle">{counts[status]}</text>')
+            parts.append(
+                f'<text x="{x + w / 2:.2f}" y="36" fill="#fff" font-size="16" text-anchor="middle">{counts[status]}</text>'
+            )
         x += w
     desc = ", ".join(f"{counts[s]} {s}" for s in STATUSES)
-    return (f'<svg id="chart-status" role="img" aria-labelledby="cs-t cs-d" viewBox="0 0 600 60" preserveAspectRatio="none">'
-            f'<title id="cs-t">Status per file</title><desc id="cs-d">{_e(desc)}</desc>{"".join(parts)}</svg>')
+    return (
+        f'<svg id="chart-status" role="img" aria-labelledby="cs-t cs-d" viewBox="0 0 600 60" preserveAspectRatio="none">'
+        f'<title id="cs-t">Status per file</title><desc id="cs-d">{_e(desc)}</desc>{"".join(parts)}</svg>'
+    )
 
 
 def family_chart(rows: Sequence[CountRow]) -> str:
@@ -110,13 +122,17 @@ def family_chart(rows: Sequence[CountRow]) -> str:
             value = getattr(row, kind)
             if value:
                 w = (width - label_w - 50) * value / top
-                parts.append(f'<rect class="bar" x="{x:.2f}" y="{y}" width="{w:.2f}" height="{bar_h}" fill="{COLOURS[kind]}">'
-                             f'<title>{_e(row.key)} {_e(kind)}: {value}</title></rect>')
+                parts.append(
+                    f'<rect class="bar" x="{x:.2f}" y="{y}" width="{w:.2f}" height="{bar_h}" fill="{COLOURS[kind]}">'
+                    f"<title>{_e(row.key)} {_e(kind)}: {value}</title></rect>"
+                )
                 x += w
         parts.append(f'<text x="{x + 4:.2f}" y="{y + 16}" font-size="14" fill="#1f2328">{row.total}</text>')
     desc = "; ".join(f"{r.key}: {r.safe} safe, {r.unsafe} unsafe, {r.manual} manual" for r in rows) or "no findings"
-    return (f'<svg id="chart-families" role="img" aria-labelledby="cf-t cf-d" viewBox="0 0 {width} {height}">'
-            f'<title id="cf-t">Findings per family</title><desc id="cf-d">{_e(desc)}</desc>{"".join(parts)}</svg>')
+    return (
+        f'<svg id="chart-families" role="img" aria-labelledby="cf-t cf-d" viewBox="0 0 {width} {height}">'
+        f'<title id="cf-t">Findings per family</title><desc id="cf-d">{_e(desc)}</desc>{"".join(parts)}</svg>'
+    )
 
 
 Cell = str | tuple[str, str]  # HTML, or (sort key, HTML)
@@ -128,64 +144,110 @@ def _td(cell: Cell, numeric: bool) -> str:
     return f"<td{attrs}>{html}</td>"
 
 
-def _table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Cell]], numeric: Sequence[bool], table_id: str = "") -> str:
+def _table(
+    caption: str, header: Sequence[str], rows: Sequence[Sequence[Cell]], numeric: Sequence[bool], table_id: str = ""
+) -> str:
     ident = f' id="{table_id}"' if table_id else ""
     head = "".join(f'<th scope="col"{" class=n" if n else ""}>{_e(h)}</th>' for h, n in zip(header, numeric))
     body = "".join("<tr>" + "".join(_td(c, n) for c, n in zip(row, numeric)) + "</tr>" for row in rows)
-    return (f'<div class="scroll"><table{ident}><caption>{_e(caption)}</caption><thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table></div>")
+    return (
+        f'<div class="scroll"><table{ident}><caption>{_e(caption)}</caption><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def _counts(caption: str, rows: Sequence[CountRow], first: str) -> str:
-    return _table(caption, (first, "area" if first == "family" else "name", "safe", "unsafe", "manual", "total"),
-                  [(f"<code>{_e(r.key)}</code>", _e(r.label), str(r.safe), str(r.unsafe), str(r.manual), str(r.total)) for r in rows],
-                  (False, False, True, True, True, True))
+    return _table(
+        caption,
+        (first, "area" if first == "family" else "name", "safe", "unsafe", "manual", "total"),
+        [
+            (f"<code>{_e(r.key)}</code>", _e(r.label), str(r.safe), str(r.unsafe), str(r.manual), str(r.total))
+            for r in rows
+        ],
+        (False, False, True, True, True, True),
+    )
 
 
 def _items(items: Sequence[Item]) -> str:
     if not items:
         return "<p>None.</p>"
-    lis = "".join(f'<li><code>{_e(i.location)}</code> <strong>{_e(i.code)}</strong> {_m(i.message)} '
-                  f'(<a href="{_e(i.guide)}">guide: {_e(i.code)}</a>)</li>' for i in items)
+    lis = "".join(
+        f"<li><code>{_e(i.location)}</code> <strong>{_e(i.code)}</strong> {_m(i.message)} "
+        f'(<a href="{_e(i.guide)}">guide: {_e(i.code)}</a>)</li>'
+        for i in items
+    )
     return f'<ul class="items">{lis}</ul>'
 
 
 def _files(report: Report) -> str:
     order = {s: i for i, s in enumerate(STATUSES)}
     rows: list[Sequence[Cell]] = [
-        (f"<code>{_e(r.path)}</code>",
-         (str(order[r.status]), f'<span class="status" style="color:{COLOURS[r.status]}">{_e(r.status)}</span>'),
-         str(r.safe), str(r.unsafe), str(r.manual))
+        (
+            f"<code>{_e(r.path)}</code>",
+            (str(order[r.status]), f'<span class="status" style="color:{COLOURS[r.status]}">{_e(r.status)}</span>'),
+            str(r.safe),
+            str(r.unsafe),
+            str(r.manual),
+        )
         for r in report.files
     ]
-    return _table("Files (select a column heading to sort)", ("file", "status", "safe", "unsafe", "manual"), rows,
-                  (False, False, True, True, True), table_id="files")
+    return _table(
+        "Files (select a column heading to sort)",
+        ("file", "status", "safe", "unsafe", "manual"),
+        rows,
+        (False, False, True, True, True),
+        table_id="files",
+    )
 
 
 def _smoke(report: Report) -> str:
     s = report.smoke
     if s is None:
         return ""
-    rows = [("script", f"<code>{_e(s.script)}</code>"), ("status", _e(s.status)), ("device", _e(s.device)),
-            ("ranks", str(s.ranks)), ("optimizer steps", str(s.steps)), ("ops run on neuron", str(s.ops)),
-            ("fallbacks" + (" (predicted)" if s.fallbacks_predicted else " (measured)"), _e(", ".join(s.fallbacks) or "none")),
-            ("device mixing", str(s.device_mixing)), ("float64 on the device", str(s.float64)), ("parity with CPU", _e(s.parity))]
+    rows = [
+        ("script", f"<code>{_e(s.script)}</code>"),
+        ("status", _e(s.status)),
+        ("device", _e(s.device)),
+        ("ranks", str(s.ranks)),
+        ("optimizer steps", str(s.steps)),
+        ("ops run on neuron", str(s.ops)),
+        (
+            "fallbacks" + (" (predicted)" if s.fallbacks_predicted else " (measured)"),
+            _e(", ".join(s.fallbacks) or "none"),
+        ),
+        ("device mixing", str(s.device_mixing)),
+        ("float64 on the device", str(s.float64)),
+        ("parity with CPU", _e(s.parity)),
+    ]
     problems = "".join(f"<li>{_e(p)}</li>" for p in s.problems)
-    return ("<h3>Smoke run</h3>" + _table("Smoke run", ("result", "value"), rows, (False, False))
-            + (f"<ul>{problems}</ul>" if problems else ""))
+    return (
+        "<h3>Smoke run</h3>"
+        + _table("Smoke run", ("result", "value"), rows, (False, False))
+        + (f"<ul>{problems}</ul>" if problems else "")
+    )
 
 
 def render(report: Report) -> str:
     run = report.run
     counts = report.status_counts()
     totals = report.kind_totals()
-    status_rows = [(f'<span class="sw" style="background:{COLOURS[s]}"></span>{_e(s)}', _m(STATUS_MEANING[s]), str(counts[s]))
-                   for s in STATUSES]
-    manual = "".join(f"<h3>{_e(g.label)} ({len(g.items)})</h3>{_items(g.items)}" for g in report.manual) or "<p>Nothing: every finding has a fix.</p>"
+    status_rows = [
+        (f'<span class="sw" style="background:{COLOURS[s]}"></span>{_e(s)}', _m(STATUS_MEANING[s]), str(counts[s]))
+        for s in STATUSES
+    ]
+    manual = (
+        "".join(f"<h3>{_e(g.label)} ({len(g.items)})</h3>{_items(g.items)}" for g in report.manual)
+        or "<p>Nothing: every finding has a fix.</p>"
+    )
     effort_rows = [(_e(g.label), str(len(g.items)), str(g.minutes_each), str(g.minutes)) for g in report.manual]
     beta = "".join(f"<h3>{_e(label)} ({len(items)})</h3>{_items(items)}" for label, items in report.beta_limits)
-    settings = [("neuron-migrate", _e(run.tool_version)), ("target version (torch-neuronx)", _e(run.target_version)),
-                ("selection", _e(run.selection)), ("paths", _e(" ".join(run.paths))), ("date", _e(run.date))]
+    settings = [
+        ("neuron-migrate", _e(run.tool_version)),
+        ("target version (torch-neuronx)", _e(run.target_version)),
+        ("selection", _e(run.selection)),
+        ("paths", _e(" ".join(run.paths))),
+        ("date", _e(run.date)),
+    ]
     parts = [
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -203,15 +265,25 @@ def render(report: Report) -> str:
         '<h2 id="families">Findings by family and rule</h2>',
         _counts("Findings by family", report.families, "family"),
         _counts("Findings by rule", report.rules, "rule"),
-        '<h2 id="manual">Manual work by concept</h2>', manual,
-        '<h2 id="packaging">Packaging and launch scripts</h2>', _items(report.packaging),
+        '<h2 id="manual">Manual work by concept</h2>',
+        manual,
+        '<h2 id="packaging">Packaging and launch scripts</h2>',
+        _items(report.packaging),
         '<h2 id="effort">Effort estimate</h2>',
         '<p class="note">This is an <strong>estimate</strong>: minutes per manual finding, by concept. Change the numbers '
         "in <code>[tool.neuron-migrate.report-effort]</code>; see docs/report.md for the defaults.</p>",
-        _table("Estimated effort", ("concept", "findings", "minutes each", "minutes"), effort_rows, (False, True, True, True)),
+        _table(
+            "Estimated effort",
+            ("concept", "findings", "minutes each", "minutes"),
+            effort_rows,
+            (False, True, True, True),
+        ),
         f"<p>Total: about <strong>{report.total_minutes} minutes</strong> ({report.total_minutes / 60:.1f} hours).</p>",
-        '<h2 id="beta">Beta limits hit</h2>', beta, _smoke(report),
-        '<h2 id="settings">Settings</h2>', _table("The run's settings", ("setting", "value"), settings, (False, False)),
+        '<h2 id="beta">Beta limits hit</h2>',
+        beta,
+        _smoke(report),
+        '<h2 id="settings">Settings</h2>',
+        _table("The run's settings", ("setting", "value"), settings, (False, False)),
         f"</main><script>{SCRIPT}</script></body></html>\n",
     ]
     return "".join(parts)

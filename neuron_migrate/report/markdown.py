@@ -20,8 +20,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 
 
 def _counts(rows: Sequence[CountRow], first: str) -> list[str]:
-    return _table((first, "area" if first == "family" else "name", "safe", "unsafe", "manual", "total"),
-                  [(f"`{r.key}`", r.label, r.safe, r.unsafe, r.manual, r.total) for r in rows])
+    return _table(
+        (first, "area" if first == "family" else "name", "safe", "unsafe", "manual", "total"),
+        [(f"`{r.key}`", r.label, r.safe, r.unsafe, r.manual, r.total) for r in rows],
+    )
 
 
 def _items(items: Sequence[Item], limit: int | None) -> list[str]:
@@ -36,15 +38,23 @@ def _body(report: Report, limit: int | None) -> str:
     run = report.run
     counts = report.status_counts()
     totals = report.kind_totals()
-    out = ["## neuron-migrate report", "",
-           f"{len(report.files)} files: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".", "",
-           f"{sum(totals.values())} findings: {totals['safe']} with a safe fix, {totals['unsafe']} need "
-           f"`--unsafe-fixes`, {totals['manual']} manual.", "",
-           "### Files", ""]
+    out = [
+        "## neuron-migrate report",
+        "",
+        f"{len(report.files)} files: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".",
+        "",
+        f"{sum(totals.values())} findings: {totals['safe']} with a safe fix, {totals['unsafe']} need "
+        f"`--unsafe-fixes`, {totals['manual']} manual.",
+        "",
+        "### Files",
+        "",
+    ]
     out += _table(("status", "meaning", "files"), [(s, STATUS_MEANING[s], counts[s]) for s in STATUSES])
     files = report.files if limit is None else report.files[: limit * 4]
-    out += _table(("file", "status", "safe", "unsafe", "manual"),
-                  [(f"`{r.path}`", r.status, r.safe, r.unsafe, r.manual) for r in files])
+    out += _table(
+        ("file", "status", "safe", "unsafe", "manual"),
+        [(f"`{r.path}`", r.status, r.safe, r.unsafe, r.manual) for r in files],
+    )
     if len(files) < len(report.files):
         out += [f"... and {len(report.files) - len(files)} more files.", ""]
     out += ["### Findings by family", ""] + _counts(report.families, "family")
@@ -56,12 +66,17 @@ def _body(report: Report, limit: int | None) -> str:
         out += [f"#### {group.label} ({len(group.items)})", ""] + _items(group.items, limit)
     out += ["### Packaging and launch scripts", ""]
     out += _items(report.packaging, limit) if report.packaging else ["None found.", ""]
-    out += ["### Effort estimate", "",
-            "An **estimate**: minutes per manual finding, by concept (override in "
-            "`[tool.neuron-migrate.report-effort]`).", ""]
+    out += [
+        "### Effort estimate",
+        "",
+        "An **estimate**: minutes per manual finding, by concept (override in `[tool.neuron-migrate.report-effort]`).",
+        "",
+    ]
     minutes = dict(report.effort)
-    out += _table(("concept", "findings", "minutes each", "minutes"),
-                  [(g.concept, len(g.items), g.minutes_each, g.minutes) for g in report.manual])
+    out += _table(
+        ("concept", "findings", "minutes each", "minutes"),
+        [(g.concept, len(g.items), g.minutes_each, g.minutes) for g in report.manual],
+    )
     out += [f"Total: about **{report.total_minutes} minutes** ({report.total_minutes / 60:.1f} hours).", ""]
     out += ["Table used: " + ", ".join(f"{k} {v}" for k, v in sorted(minutes.items())) + ".", ""]
     out += ["### Beta limits hit", ""]
@@ -70,13 +85,35 @@ def _body(report: Report, limit: int | None) -> str:
     if report.smoke is not None:
         s = report.smoke
         out += ["### Smoke run", ""]
-        out += _table(("script", "status", "device", "ranks", "steps", "ops", "fallbacks", "device mixing", "float64", "parity"),
-                      [(f"`{s.script}`", s.status, s.device, s.ranks, s.steps, s.ops,
-                        ", ".join(s.fallbacks) or "none", s.device_mixing, s.float64, s.parity)])
+        out += _table(
+            ("script", "status", "device", "ranks", "steps", "ops", "fallbacks", "device mixing", "float64", "parity"),
+            [
+                (
+                    f"`{s.script}`",
+                    s.status,
+                    s.device,
+                    s.ranks,
+                    s.steps,
+                    s.ops,
+                    ", ".join(s.fallbacks) or "none",
+                    s.device_mixing,
+                    s.float64,
+                    s.parity,
+                )
+            ],
+        )
         out += [f"- {p}" for p in s.problems] + ([""] if s.problems else [])
     out += ["### Settings", ""]
-    out += _table(("setting", "value"), [("neuron-migrate", run.tool_version), ("target version", run.target_version),
-                                         ("selection", run.selection), ("paths", " ".join(run.paths)), ("date", run.date)])
+    out += _table(
+        ("setting", "value"),
+        [
+            ("neuron-migrate", run.tool_version),
+            ("target version", run.target_version),
+            ("selection", run.selection),
+            ("paths", " ".join(run.paths)),
+            ("date", run.date),
+        ],
+    )
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -14,74 +14,122 @@ from types import MappingProxyType
 from neuron_migrate.model import FileResult, Finding, Safety
 
 STATUSES = ("done", "auto", "unsafe", "manual", "clean")
-STATUS_MEANING: Mapping[str, str] = MappingProxyType({
-    "done": "no torch_xla left, and the file uses the `neuron` device",
-    "auto": "everything left has a safe fix: `--fix` finishes it",
-    "unsafe": "the rest needs `--unsafe-fixes` (review the change)",
-    "manual": "some findings have no fix: a person must rewrite them",
-    "clean": "never used torch_xla",
-})
+STATUS_MEANING: Mapping[str, str] = MappingProxyType(
+    {
+        "done": "no torch_xla left, and the file uses the `neuron` device",
+        "auto": "everything left has a safe fix: `--fix` finishes it",
+        "unsafe": "the rest needs `--unsafe-fixes` (review the change)",
+        "manual": "some findings have no fix: a person must rewrite them",
+        "clean": "never used torch_xla",
+    }
+)
 KINDS = ("safe", "unsafe", "manual")
 
-FAMILIES: Mapping[str, str] = MappingProxyType({
-    "NM1": "device placement",
-    "NM2": "execution model",
-    "NM3": "distributed",
-    "NM4": "APIs and dtypes the beta lacks",
-    "NM5": "torch.compile",
-    "NM6": "imports, environment, packaging, shell",
-    "NM7": "smoke run",
-    "NM9": "the tool itself",
-})
+FAMILIES: Mapping[str, str] = MappingProxyType(
+    {
+        "NM1": "device placement",
+        "NM2": "execution model",
+        "NM3": "distributed",
+        "NM4": "APIs and dtypes the beta lacks",
+        "NM5": "torch.compile",
+        "NM6": "imports, environment, packaging, shell",
+        "NM7": "smoke run",
+        "NM9": "the tool itself",
+    }
+)
 
 # Concept of each rule, by the longest matching code prefix. The effort table is keyed by these.
-_CONCEPT_PREFIXES: Mapping[str, str] = MappingProxyType({
-    "NM1": "device", "NM105": "dtypes",
-    "NM2": "execution", "NM204": "distributed", "NM207": "profiling", "NM208": "checkpoints",
-    "NM209": "checkpoints", "NM210": "checkpoints", "NM211": "internals", "NM299": "internals",
-    "NM3": "distributed", "NM306": "collectives", "NM308": "data-loading", "NM309": "launch",
-    "NM310": "launch", "NM311": "fsdp", "NM312": "spmd",
-    "NM4": "unsupported-api", "NM411": "dtypes", "NM412": "dtypes", "NM413": "dtypes",
-    "NM5": "compile",
-    "NM60": "environment", "NM601": "imports", "NM602": "imports", "NM62": "packaging",
-    "NM624": "fsdp", "NM63": "environment", "NM631": "launch",
-    "NM7": "smoke", "NM9": "tool",
-})
-CONCEPTS: Mapping[str, str] = MappingProxyType({
-    "launch": "launch: spawn, process groups, launcher scripts",
-    "collectives": "collectives",
-    "spmd": "SPMD sharding",
-    "fsdp": "FSDP",
-    "distributed": "ranks, barriers, optimizer step",
-    "data-loading": "data loading",
-    "device": "device placement",
-    "execution": "execution model",
-    "compile": "torch.compile",
-    "unsupported-api": "APIs the beta lacks",
-    "dtypes": "dtypes (float64, autocast)",
-    "profiling": "profiling and metrics",
-    "checkpoints": "checkpoints and RNG state",
-    "internals": "torch_xla internals",
-    "imports": "imports",
-    "environment": "environment variables",
-    "packaging": "packaging: requirements and pins",
-    "smoke": "smoke run findings",
-    "tool": "files the tool could not check",
-})
+_CONCEPT_PREFIXES: Mapping[str, str] = MappingProxyType(
+    {
+        "NM1": "device",
+        "NM105": "dtypes",
+        "NM2": "execution",
+        "NM204": "distributed",
+        "NM207": "profiling",
+        "NM208": "checkpoints",
+        "NM209": "checkpoints",
+        "NM210": "checkpoints",
+        "NM211": "internals",
+        "NM299": "internals",
+        "NM3": "distributed",
+        "NM306": "collectives",
+        "NM308": "data-loading",
+        "NM309": "launch",
+        "NM310": "launch",
+        "NM311": "fsdp",
+        "NM312": "spmd",
+        "NM4": "unsupported-api",
+        "NM411": "dtypes",
+        "NM412": "dtypes",
+        "NM413": "dtypes",
+        "NM5": "compile",
+        "NM60": "environment",
+        "NM601": "imports",
+        "NM602": "imports",
+        "NM62": "packaging",
+        "NM624": "fsdp",
+        "NM63": "environment",
+        "NM631": "launch",
+        "NM7": "smoke",
+        "NM9": "tool",
+    }
+)
+CONCEPTS: Mapping[str, str] = MappingProxyType(
+    {
+        "launch": "launch: spawn, process groups, launcher scripts",
+        "collectives": "collectives",
+        "spmd": "SPMD sharding",
+        "fsdp": "FSDP",
+        "distributed": "ranks, barriers, optimizer step",
+        "data-loading": "data loading",
+        "device": "device placement",
+        "execution": "execution model",
+        "compile": "torch.compile",
+        "unsupported-api": "APIs the beta lacks",
+        "dtypes": "dtypes (float64, autocast)",
+        "profiling": "profiling and metrics",
+        "checkpoints": "checkpoints and RNG state",
+        "internals": "torch_xla internals",
+        "imports": "imports",
+        "environment": "environment variables",
+        "packaging": "packaging: requirements and pins",
+        "smoke": "smoke run findings",
+        "tool": "files the tool could not check",
+    }
+)
 # Minutes a person needs per manual finding of each concept: an estimate, overridable in config
 # (`[tool.neuron-migrate.report-effort]`). Documented in docs/report.md.
-DEFAULT_EFFORT: Mapping[str, int] = MappingProxyType({
-    "launch": 30, "collectives": 20, "spmd": 240, "fsdp": 120, "distributed": 15,
-    "data-loading": 20, "device": 10, "execution": 15, "compile": 15, "unsupported-api": 60,
-    "dtypes": 15, "profiling": 15, "checkpoints": 20, "internals": 45, "imports": 5,
-    "environment": 10, "packaging": 10, "smoke": 30, "tool": 10,
-})
+DEFAULT_EFFORT: Mapping[str, int] = MappingProxyType(
+    {
+        "launch": 30,
+        "collectives": 20,
+        "spmd": 240,
+        "fsdp": 120,
+        "distributed": 15,
+        "data-loading": 20,
+        "device": 10,
+        "execution": 15,
+        "compile": 15,
+        "unsupported-api": 60,
+        "dtypes": 15,
+        "profiling": 15,
+        "checkpoints": 20,
+        "internals": 45,
+        "imports": 5,
+        "environment": 10,
+        "packaging": 10,
+        "smoke": 30,
+        "tool": 10,
+    }
+)
 PACKAGING_PREFIXES = ("NM62", "NM63")
-BETA_LIMITS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "unsupported APIs": ("NM401", "NM402", "NM403", "NM404", "NM405", "NM406", "NM407", "NM408", "NM409", "NM410"),
-    "float64": ("NM411", "NM412", "NM413", "NM703"),
-    "torch.compile flags": ("NM502", "NM503", "NM504", "NM505", "NM506", "NM507"),
-})
+BETA_LIMITS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "unsupported APIs": ("NM401", "NM402", "NM403", "NM404", "NM405", "NM406", "NM407", "NM408", "NM409", "NM410"),
+        "float64": ("NM411", "NM412", "NM413", "NM703"),
+        "torch.compile flags": ("NM502", "NM503", "NM504", "NM505", "NM506", "NM507"),
+    }
+)
 
 
 def concept_of(code: str) -> str:
@@ -216,9 +264,20 @@ KindOf = Callable[[Finding], str]
 
 
 def _item(finding: Finding, kind: KindOf = kind_of) -> Item:
-    url = finding.url or f"https://github.com/neuron-migrate/neuron-migrate/blob/main/rules/README.md#{finding.code.lower()}"
-    return Item(finding.path, finding.start.line, finding.start.column, finding.cell, finding.code,
-                finding.message, kind(finding), url)
+    url = (
+        finding.url
+        or f"https://github.com/neuron-migrate/neuron-migrate/blob/main/rules/README.md#{finding.code.lower()}"
+    )
+    return Item(
+        finding.path,
+        finding.start.line,
+        finding.start.column,
+        finding.cell,
+        finding.code,
+        finding.message,
+        kind(finding),
+        url,
+    )
 
 
 def file_status(result: FileResult, kind: KindOf = kind_of) -> str:
@@ -235,10 +294,14 @@ def file_status(result: FileResult, kind: KindOf = kind_of) -> str:
 
 def _file_row(result: FileResult, kind: KindOf) -> FileRow:
     kinds = [kind(f) for f in result.findings]
-    return FileRow(result.path, file_status(result, kind), kinds.count("safe"), kinds.count("unsafe"), kinds.count("manual"))
+    return FileRow(
+        result.path, file_status(result, kind), kinds.count("safe"), kinds.count("unsafe"), kinds.count("manual")
+    )
 
 
-def _counts(findings: Sequence[Finding], key_of: dict[str, str], labels: Mapping[str, str], kind: KindOf) -> tuple[CountRow, ...]:
+def _counts(
+    findings: Sequence[Finding], key_of: dict[str, str], labels: Mapping[str, str], kind: KindOf
+) -> tuple[CountRow, ...]:
     table: dict[str, list[int]] = {}
     for finding in findings:
         row = table.setdefault(key_of[finding.code], [0, 0, 0])
@@ -273,8 +336,12 @@ def _smoke_summary(smoke: object) -> SmokeSummary:
     )
 
 
-def build(results: Sequence[FileResult], run: RunInfo, smoke: object | None = None,
-          kinds: Mapping[tuple[object, ...], str] | None = None) -> Report:
+def build(
+    results: Sequence[FileResult],
+    run: RunInfo,
+    smoke: object | None = None,
+    kinds: Mapping[tuple[object, ...], str] | None = None,
+) -> Report:
     """The report for the results of a check run (nothing fixed).
 
     `kinds` maps a finding's sort key to what `--fix` really does with it (see
@@ -295,14 +362,15 @@ def build(results: Sequence[FileResult], run: RunInfo, smoke: object | None = No
         for c, items in sorted(groups.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
     )
     beta = tuple(
-        (label, tuple(_item(f, kind) for f in findings if f.code in wanted))
-        for label, wanted in BETA_LIMITS.items()
+        (label, tuple(_item(f, kind) for f in findings if f.code in wanted)) for label, wanted in BETA_LIMITS.items()
     )
     return Report(
         run=run,
         files=tuple(sorted((_file_row(r, kind) for r in results), key=lambda row: row.path)),
-        families=tuple(CountRow(r.key + "xx", r.label, r.safe, r.unsafe, r.manual)
-                       for r in _counts(findings, family_of, FAMILIES, kind)),
+        families=tuple(
+            CountRow(r.key + "xx", r.label, r.safe, r.unsafe, r.manual)
+            for r in _counts(findings, family_of, FAMILIES, kind)
+        ),
         rules=_counts(findings, {c: c for c in codes}, {f.code: f.name for f in findings}, kind),
         manual=manual,
         packaging=tuple(_item(f, kind) for f in findings if f.code.startswith(PACKAGING_PREFIXES)),

@@ -24,7 +24,9 @@ FORMAT = "neuron-migrate-baseline"
 VERSION = 1
 
 Key = tuple[str, str, str]
-_LAYOUT = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER})
+_LAYOUT = frozenset(
+    {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+)
 
 
 class BaselineError(ValueError):
@@ -99,8 +101,15 @@ def load(path: Path) -> Counter[Key]:
     counts: Counter[Key] = Counter()
     for index, entry in enumerate(entries):
         fields = [entry.get(name) for name in ("path", "code", "snippet", "count")] if isinstance(entry, dict) else []
-        if len(fields) != 4 or not all(isinstance(f, str) for f in fields[:3]) or type(fields[3]) is not int or fields[3] < 0:
-            raise BaselineError(f"{path}: entry {index + 1} needs `path`, `code`, `snippet` and a non-negative integer `count`")
+        if (
+            len(fields) != 4
+            or not all(isinstance(f, str) for f in fields[:3])
+            or type(fields[3]) is not int
+            or fields[3] < 0
+        ):
+            raise BaselineError(
+                f"{path}: entry {index + 1} needs `path`, `code`, `snippet` and a non-negative integer `count`"
+            )
         counts[(fields[0], fields[1], fields[2])] += fields[3]
     return counts
 
@@ -119,5 +128,7 @@ def apply(results: Sequence[FileResult], known: Counter[Key], root: Path) -> lis
                 matched.append(finding)
             else:
                 kept.append(finding)
-        out.append(replace(result, findings=tuple(kept), suppressed=(*result.suppressed, *matched)) if matched else result)
+        out.append(
+            replace(result, findings=tuple(kept), suppressed=(*result.suppressed, *matched)) if matched else result
+        )
     return out

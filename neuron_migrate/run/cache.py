@@ -101,7 +101,14 @@ def config_key(settings: Settings, cwd: Path, rules_digest: str) -> str:
     follows the hash seed): `enabled` is left out, as the selectors, the families and the rules
     that decide it are in.
     """
-    parts = [f"format={_MAGIC!r}", f"version={__version__}", f"python={sys.version}", f"code={_code_stamp()}", f"rules={rules_digest}", f"cwd={cwd}"]
+    parts = [
+        f"format={_MAGIC!r}",
+        f"version={__version__}",
+        f"python={sys.version}",
+        f"code={_code_stamp()}",
+        f"rules={rules_digest}",
+        f"cwd={cwd}",
+    ]
     for field in dataclasses.fields(settings):
         if field.name not in _NOT_IN_KEY:
             parts.append(f"{field.name}={getattr(settings, field.name)!r}")
@@ -300,4 +307,6 @@ def _prepare(folder: Path) -> None:
 
 def open_cache(folder: Path, settings: Settings, cwd: Path) -> ResultCache:
     """The cache for this configuration under `folder` (created on the first save)."""
-    return ResultCache(folder, config_key(settings, cwd, rules_stamp(settings.rule_sources)), fixing=settings.fix, cwd=cwd)
+    return ResultCache(
+        folder, config_key(settings, cwd, rules_stamp(settings.rule_sources)), fixing=settings.fix, cwd=cwd
+    )

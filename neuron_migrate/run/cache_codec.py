@@ -61,9 +61,7 @@ def decode(value: Any) -> Any:
 
 def _decode_tuple(items: tuple[Any, ...]) -> tuple[Any, ...]:
     builders = _BUILDERS
-    return tuple(
-        [builders[v[0]](v) if type(v) is list else _decode_tuple(v) if type(v) is tuple else v for v in items]
-    )
+    return tuple([builders[v[0]](v) if type(v) is list else _decode_tuple(v) if type(v) is tuple else v for v in items])
 
 
 def _builder(cls: type) -> Callable[[list[Any]], Any]:
@@ -88,7 +86,12 @@ def _builder(cls: type) -> Callable[[list[Any]], Any]:
             f"    state[{name!r}] = item",
         ]
     lines.append("    return instance")
-    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls, "builders": _BUILDERS, "decode_tuple": _decode_tuple}
+    namespace: dict[str, Any] = {
+        "new": object.__new__,
+        "cls": cls,
+        "builders": _BUILDERS,
+        "decode_tuple": _decode_tuple,
+    }
     exec("\n".join(lines), namespace)  # noqa: S102 - the code is built from field names only
     return namespace["build"]  # type: ignore[no-any-return]
 

@@ -42,7 +42,10 @@ def is_excluded(path: Path, patterns: Iterable[str]) -> bool:
     if compiled is None:
         return False
     by_name, by_path = compiled
-    return by_name.match(os.path.normcase(path.name)) is not None or by_path.match(os.path.normcase(path.as_posix())) is not None
+    return (
+        by_name.match(os.path.normcase(path.name)) is not None
+        or by_path.match(os.path.normcase(path.as_posix())) is not None
+    )
 
 
 @functools.lru_cache(maxsize=32)
@@ -61,7 +64,9 @@ def wanted_suffix(path: Path, suffixes: tuple[str, ...]) -> bool:
     return path.name.endswith(suffixes) or file_kind(path.as_posix()) is not None
 
 
-def discover(paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tuple[str, ...] = PYTHON_SUFFIXES) -> list[Target]:
+def discover(
+    paths: Iterable[Path], settings: Settings, cwd: Path, suffixes: tuple[str, ...] = PYTHON_SUFFIXES
+) -> list[Target]:
     """Every file to check under `paths`, sorted and de-duplicated.
 
     A file named on the command line is checked (even if hidden) unless it matches an exclude
@@ -122,7 +127,9 @@ def _named(path: Path, suffixes: tuple[str, ...]) -> bool:
     return python_script(path)
 
 
-def _walk(root: Path, resolved_root: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]) -> Iterator[tuple[Path, Path | None]]:
+def _walk(
+    root: Path, resolved_root: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]
+) -> Iterator[tuple[Path, Path | None]]:
     """Each path to check under `root`, with its resolved path when the walk knows it already
     (a file that is not a link, in a folder reached through no link), else None."""
     if not root.is_dir() or root.name.endswith(suffixes):
@@ -132,7 +139,9 @@ def _walk(root: Path, resolved_root: Path, patterns: tuple[str, ...], suffixes: 
     yield from _walk_folder(root, resolved_root, patterns, suffixes)
 
 
-def _walk_folder(base: Path, resolved: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]) -> Iterator[tuple[Path, Path | None]]:
+def _walk_folder(
+    base: Path, resolved: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]
+) -> Iterator[tuple[Path, Path | None]]:
     """`os.walk` top-down without following links, on `os.scandir` entries: whether an entry
     is a link or a folder comes from the listing, so a plain file costs no system call."""
     try:

@@ -43,7 +43,16 @@ def _no_filters(cwd: Path) -> list[str]:
     names = {line.rsplit(".", 1)[0] for line in _text(done.stdout).splitlines() if line.count(".") >= 2}
     options: list[str] = []
     for name in sorted(names):
-        options += ["-c", f"{name}.clean=", "-c", f"{name}.smudge=", "-c", f"{name}.process=", "-c", f"{name}.required=false"]
+        options += [
+            "-c",
+            f"{name}.clean=",
+            "-c",
+            f"{name}.smudge=",
+            "-c",
+            f"{name}.process=",
+            "-c",
+            f"{name}.required=false",
+        ]
     return options
 
 
@@ -64,7 +73,9 @@ def resolve_ref(ref: str, cwd: Path) -> str:
         raise GitError(f"invalid git ref {ref!r}")
     done = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd)
     if done.returncode != 0:
-        raise GitError(f"unknown git ref `{ref}`; fetch it first (in CI: `git fetch origin {ref}` or a full-depth checkout)")
+        raise GitError(
+            f"unknown git ref `{ref}`; fetch it first (in CI: `git fetch origin {ref}` or a full-depth checkout)"
+        )
     commit = _text(done.stdout).strip()
     base = _git(["merge-base", commit, "HEAD"], cwd)
     return _text(base.stdout).strip() if base.returncode == 0 and base.stdout.strip() else commit
@@ -74,8 +85,24 @@ def changed_lines(ref: str, cwd: Path) -> dict[str, frozenset[int] | None]:
     """Every file changed since `ref`, with its added or changed lines."""
     root = repository_root(cwd)
     commit = resolve_ref(ref, cwd)
-    diff = _git([*_no_filters(root), "-c", "core.quotePath=false", "diff", "-U0", "--no-color", "--no-ext-diff",
-                 "--no-textconv", "-M", "--src-prefix=a/", "--dst-prefix=b/", commit, "--"], root)
+    diff = _git(
+        [
+            *_no_filters(root),
+            "-c",
+            "core.quotePath=false",
+            "diff",
+            "-U0",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "-M",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            commit,
+            "--",
+        ],
+        root,
+    )
     if diff.returncode != 0:
         raise GitError(f"git diff against `{ref}` failed: {_text(diff.stderr).strip()}")
     changes: dict[str, frozenset[int] | None] = dict(parse_diff(_text(diff.stdout), root))
@@ -109,7 +136,17 @@ def _unquote(name: str) -> str:
     body = name[1:-1].encode("utf-8", errors="surrogateescape")
     out = bytearray()
     index = 0
-    simple = {ord("n"): b"\n", ord("t"): b"\t", ord('"'): b'"', ord("\\"): b"\\", ord("a"): b"\a", ord("b"): b"\b", ord("f"): b"\f", ord("r"): b"\r", ord("v"): b"\v"}
+    simple = {
+        ord("n"): b"\n",
+        ord("t"): b"\t",
+        ord('"'): b'"',
+        ord("\\"): b"\\",
+        ord("a"): b"\a",
+        ord("b"): b"\b",
+        ord("f"): b"\f",
+        ord("r"): b"\r",
+        ord("v"): b"\v",
+    }
     while index < len(body):
         char = body[index]
         if char == ord("\\") and index + 1 < len(body):

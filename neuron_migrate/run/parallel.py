@@ -56,7 +56,9 @@ def run_targets(
     return [result for result in found if result is not None]
 
 
-def _compute(targets: list[Target], settings: Settings, jobs: int, write: bool, on_done: OnDone | None) -> list[tuple[FileResult, Stamp | None]]:
+def _compute(
+    targets: list[Target], settings: Settings, jobs: int, write: bool, on_done: OnDone | None
+) -> list[tuple[FileResult, Stamp | None]]:
     if not targets:
         return []
     work = [(t, settings, write) for t in targets]

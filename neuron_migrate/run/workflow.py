@@ -30,6 +30,7 @@ from neuron_migrate.run.shard import select_shard
 if TYPE_CHECKING:
     from neuron_migrate.run import gitdiff
 
+
 class UsageError(ValueError):
     """Flags that cannot be combined."""
 
@@ -43,6 +44,7 @@ def __getattr__(name: str) -> Any:
 
         return (ConfigError, gitdiff.GitError, baseline.BaselineError, UsageError)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 ProgressFactory = Callable[[int], Callable[[FileResult], object] | None]
 
@@ -149,7 +151,10 @@ def settings_for(request: Request) -> list[tuple[Path | None, tuple[Path, ...], 
     from neuron_migrate.engine.check import enabled_codes
 
     groups = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)
-    return [(_config_for(paths[0], request.config_file).path, paths, replace(settings, enabled=enabled_codes(settings))) for paths, settings in groups]
+    return [
+        (_config_for(paths[0], request.config_file).path, paths, replace(settings, enabled=enabled_codes(settings)))
+        for paths, settings in groups
+    ]
 
 
 def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = None) -> list[FileResult]:
@@ -174,7 +179,9 @@ def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = 
     results: list[FileResult] = []
     for targets, settings in batches:
         cache = open_cache(request.cache_dir, settings, cwd) if request.cache_dir is not None else None
-        results.extend(run_targets(targets, settings, jobs=request.jobs, write=request.write, on_done=on_done, cache=cache))
+        results.extend(
+            run_targets(targets, settings, jobs=request.jobs, write=request.write, on_done=on_done, cache=cache)
+        )
     results.sort(key=lambda r: r.path)
     return _filter(results, request, cwd, changes, known)
 
@@ -187,7 +194,9 @@ def _load_baseline(path: Path) -> Any:
     return baseline.load(path)
 
 
-def _filter(results: list[FileResult], request: Request, cwd: Path, changes: gitdiff.Changes | None, known: Any) -> list[FileResult]:
+def _filter(
+    results: list[FileResult], request: Request, cwd: Path, changes: gitdiff.Changes | None, known: Any
+) -> list[FileResult]:
     if not (request.since or request.baseline):
         return results
     from neuron_migrate.run import baseline, gitdiff
@@ -218,10 +227,18 @@ def check_stdin(data: bytes, name: str, request: Request, cwd: Path) -> tuple[Fi
     try:
         text, how = decode(data)
     except DecodeError as exc:
-        return FileResult(display, (tool_finding(display, "NM902", f"Save this file in the encoding it declares; {exc}"),)), data
+        return FileResult(
+            display, (tool_finding(display, "NM902", f"Save this file in the encoding it declares; {exc}"),)
+        ), data
     result = check_source(text, display, settings)
     output = encode(result.fixed_source or "", how) if result.changed else data
     known = baseline.load(request.baseline) if request.baseline else None
     changes = gitdiff.changed_lines(request.since, cwd) if request.since else None
-    (result,) = _filter([result], Request(request.paths, request.overrides, write=False, since=request.since, baseline=request.baseline), cwd, changes, known)
+    (result,) = _filter(
+        [result],
+        Request(request.paths, request.overrides, write=False, since=request.since, baseline=request.baseline),
+        cwd,
+        changes,
+        known,
+    )
     return result, output

@@ -48,9 +48,7 @@ def _eligible(value: Any) -> bool:
     )
 
 
-def _call_below_autocast(
-    op: Any, cast: Callable[[Any], Any], args: Any, kwargs: Any
-) -> Any:
+def _call_below_autocast(op: Any, cast: Callable[[Any], Any], args: Any, kwargs: Any) -> Any:
     keys = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastPrivateUse1)  # type: ignore[attr-defined]
     with torch._C._ExcludeDispatchKeyGuard(keys):
         return op(*tree_map(cast, args), **tree_map(cast, kwargs))
@@ -64,23 +62,17 @@ def _kernel(op: Any, policy: str) -> Callable[..., Any]:
             dtype = torch.float32
         else:
             dtypes = [v.dtype for v in tree_leaves((args, kwargs)) if _eligible(v)]
-            dtype = max(
-                dtypes, key=lambda d: torch.finfo(d).bits, default=torch.float32
-            )
+            dtype = max(dtypes, key=lambda d: torch.finfo(d).bits, default=torch.float32)
 
         def cast(value: Any) -> Any:
-            return (
-                value.to(dtype) if _eligible(value) and value.dtype != dtype else value
-            )
+            return value.to(dtype) if _eligible(value) and value.dtype != dtype else value
 
         return _call_below_autocast(op, cast, args, kwargs)
 
     return kernel
 
 
-def _register_policy(
-    lib: torch.library.Library, names: tuple[str, ...], policy: str
-) -> None:
+def _register_policy(lib: torch.library.Library, names: tuple[str, ...], policy: str) -> None:
     for name in names:
         packet = getattr(torch.ops.aten, name, None)
         if packet is None:

@@ -30,9 +30,7 @@ from neuron_migrate.smoke.sites import Site
 
 _SEVERITY = {ERROR: 0, FAILED: 1, TIMEOUT: 2, OK: 3}
 MEASURED_SOURCE = "torch_neuronx.get_fallback_ops()"
-_PEER_LOST = re.compile(
-    r"Connection (closed|reset) by peer|remote worker", re.IGNORECASE
-)
+_PEER_LOST = re.compile(r"Connection (closed|reset) by peer|remote worker", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -66,9 +64,7 @@ class ReportContext:
     base_dir: Path | None = None
 
 
-def build_report(
-    ctx: ReportContext, main: Launch, reference: Launch | None
-) -> SmokeReport:
+def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> SmokeReport:
     """Merge the ranks of `main`, add fallbacks from compat data and parity from `reference`."""
     ops_compat = compat.load_ops(ctx.target_version)
     datas = [r.data for r in main.ranks if r.data is not None]
@@ -98,9 +94,7 @@ def build_report(
         measured_executed_ops=_measured_names(datas, "executed_ops"),
         collectives=merge_collectives(datas),
         replicas=compare_replicas(datas, ctx.nproc) if status == OK else None,
-        step_site=Site.from_json(first["step_site"])
-        if first.get("step_site")
-        else None,
+        step_site=Site.from_json(first["step_site"]) if first.get("step_site") else None,
     )
     return relativize(report, ctx.base_dir)
 
@@ -108,13 +102,10 @@ def build_report(
 def _status(launch: Launch, timeout_s: float) -> tuple[str, Failure | None]:
     outcomes = [_rank_status(r) for r in launch.ranks]
     if launch.killed_at_timeout and not any(
-        r.data is not None and s in (ERROR, FAILED)
-        for r, (s, _) in zip(launch.ranks, outcomes)
+        r.data is not None and s in (ERROR, FAILED) for r, (s, _) in zip(launch.ranks, outcomes)
     ):
         message = f"killed after {timeout_s:g} s; the script did not stop in time"
-        return TIMEOUT, Failure(
-            "Timeout", message, "", likely_cause("RunTimeout", message)
-        )
+        return TIMEOUT, Failure("Timeout", message, "", likely_cause("RunTimeout", message))
     status = min((s for s, _ in outcomes), key=_SEVERITY.__getitem__, default=ERROR)
     candidates = [f for s, f in outcomes if s == status and f is not None]
     # A rank that lost its peer reports a gloo connection error; the peer's own error is the cause.
@@ -125,9 +116,7 @@ def _status(launch: Launch, timeout_s: float) -> tuple[str, Failure | None]:
 def _rank_status(outcome: RankOutcome) -> tuple[str, Failure | None]:
     data = outcome.data
     if data is None:
-        message = (
-            f"rank {outcome.rank} exited with code {outcome.exit_code} without a report"
-        )
+        message = f"rank {outcome.rank} exited with code {outcome.exit_code} without a report"
         return FAILED, Failure(
             "Exit",
             message,
@@ -148,9 +137,7 @@ def _rank_status(outcome: RankOutcome) -> tuple[str, Failure | None]:
     return status, failure
 
 
-def _merge_ops(
-    datas: Sequence[Mapping[str, Any]], ops_compat: Mapping[str, compat.OpCompat]
-) -> tuple[OpRecord, ...]:
+def _merge_ops(datas: Sequence[Mapping[str, Any]], ops_compat: Mapping[str, compat.OpCompat]) -> tuple[OpRecord, ...]:
     """The ops of every rank, by name, with their status and the first few user lines."""
     return tuple(
         OpRecord(name, count, compat.status_of(ops_compat, name), sites)
@@ -184,11 +171,7 @@ def _fallbacks(
 
 def _measured_names(datas: Sequence[Mapping[str, Any]], key: str) -> tuple[str, ...]:
     """Base names torch_neuronx reported under `key` on any rank (empty when emulated)."""
-    names = {
-        compat.base_op_name(op)
-        for d in datas
-        for op in (d.get("measured") or {}).get(key, ())
-    }
+    names = {compat.base_op_name(op) for d in datas for op in (d.get("measured") or {}).get(key, ())}
     return tuple(sorted(names))
 
 
@@ -206,10 +189,7 @@ def _merge_events(datas: Sequence[Mapping[str, Any]]) -> tuple[Event, ...]:
             key = (str(raw["kind"]), str(raw["op"]), site)
             count = int(raw["count"]) + (merged[key].count if key in merged else 0)
             merged[key] = Event(key[0], key[1], str(raw["detail"]), count, site)
-    return tuple(
-        merged[k]
-        for k in sorted(merged, key=lambda k: (k[0], k[2] or Site("", 0), k[1]))
-    )
+    return tuple(merged[k] for k in sorted(merged, key=lambda k: (k[0], k[2] or Site("", 0), k[1])))
 
 
 def _parity(first: Mapping[str, Any], reference: Launch) -> Any:
@@ -230,11 +210,7 @@ def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
 
     def rel(path: str) -> str:
         try:
-            return (
-                Path(os.path.relpath(path, base)).as_posix()
-                if Path(path).is_relative_to(base)
-                else path
-            )
+            return Path(os.path.relpath(path, base)).as_posix() if Path(path).is_relative_to(base) else path
         except ValueError:
             return path
 
@@ -252,9 +228,7 @@ def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
         events=tuple(replace(e, site=site(e.site)) for e in report.events),
         collectives=tuple(replace(c, sites=sites(c.sites)) for c in report.collectives),
         step_site=site(report.step_site),
-        failure=replace(report.failure, site=site(report.failure.site))
-        if report.failure
-        else None,
+        failure=replace(report.failure, site=site(report.failure.site)) if report.failure else None,
         parity=replace(
             report.parity,
             steps=tuple(replace(s, site=site(s.site)) for s in report.parity.steps),

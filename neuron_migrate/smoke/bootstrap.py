@@ -53,9 +53,7 @@ def setup_device(config: ChildConfig) -> DeviceSession:
         return DeviceSession("neuron", neuronx=torch_neuronx)
     from neuron_migrate.smoke import device_module, emulate
 
-    keep = emulate.install(
-        emulate.EmulationConfig(config.device_count, autocast=not config.reference)
-    )
+    keep = emulate.install(emulate.EmulationConfig(config.device_count, autocast=not config.reference))
     sys.modules["torch_neuronx"] = device_module.build_torch_neuronx_stub()
     session = DeviceSession("emulated", keep)
     _make_compile_eager(session)
@@ -82,14 +80,8 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
     started = time.monotonic()
     files = UserFiles.for_script(config.script, config.user_roots)
     session = setup_device(config)
-    rec = (
-        recorder.EmulatedOpRecorder(files)
-        if session.name == "emulated"
-        else recorder.OpRecorder(files)
-    )
-    state = hooks.RunState(
-        config.steps, files, quiet=rec.suspended, triggered_by=rec.triggered_by
-    )
+    rec = recorder.EmulatedOpRecorder(files) if session.name == "emulated" else recorder.OpRecorder(files)
+    state = hooks.RunState(config.steps, files, quiet=rec.suspended, triggered_by=rec.triggered_by)
     # Ranks get different seeds, as separate processes do: replicas that agree at the end agree
     # because the ranks exchanged data, not because each drew the same numbers.
     hooks.seed_everything(config.seed + rank)
@@ -111,9 +103,7 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
         "stop_reason": state.stop_reason,
         "wall_time_s": round(time.monotonic() - started, 3),
         **recorder.to_json(rec),
-        "losses": [
-            {"value": v, "site": s.to_json() if s else None} for v, s in state.losses
-        ],
+        "losses": [{"value": v, "site": s.to_json() if s else None} for v, s in state.losses],
         "output": hooks.output_values(state),
         "checksums": checksums,
         "step_site": state.step_site.to_json() if state.step_site else None,
@@ -133,9 +123,7 @@ def _add_device_notes(session: DeviceSession) -> None:
         session.notes.append(note)
 
 
-def _run_script(
-    config: ChildConfig, rec: Any, files: UserFiles
-) -> tuple[str, dict[str, Any] | None]:
+def _run_script(config: ChildConfig, rec: Any, files: UserFiles) -> tuple[str, dict[str, Any] | None]:
     from neuron_migrate.smoke import hooks
 
     sys.argv = [config.script, *config.args]
@@ -183,9 +171,7 @@ def describe_failure(exc: BaseException, files: UserFiles) -> dict[str, Any]:
     return {
         "type": type(exc).__name__,
         "message": message,
-        "traceback": _format_traceback(
-            exc, files, user_only=type(exc).__name__ == "RunTimeout"
-        ),
+        "traceback": _format_traceback(exc, files, user_only=type(exc).__name__ == "RunTimeout"),
         "site": sites[-1].to_json() if sites else None,
     }
 
@@ -198,16 +184,9 @@ def _format_traceback(exc: BaseException, files: UserFiles, user_only: bool) -> 
     return "".join(te.format())
 
 
-def _prune(
-    te: traceback.TracebackException, files: UserFiles, user_only: bool, seen: set[int]
-) -> None:
+def _prune(te: traceback.TracebackException, files: UserFiles, user_only: bool, seen: set[int]) -> None:
     seen.add(id(te))
-    kept = [
-        f
-        for f in te.stack
-        if not _is_internal(f.filename)
-        and (files.contains(f.filename) or not user_only)
-    ]
+    kept = [f for f in te.stack if not _is_internal(f.filename) and (files.contains(f.filename) or not user_only)]
     te.stack = traceback.StackSummary.from_list(kept)
     for nested in (te.__cause__, te.__context__):
         if nested is not None and id(nested) not in seen:
@@ -215,10 +194,7 @@ def _prune(
 
 
 def _is_internal(filename: str) -> bool:
-    return (
-        filename.startswith((_HERE, "<frozen runpy"))
-        or os.path.basename(filename) == "runpy.py"
-    )
+    return filename.startswith((_HERE, "<frozen runpy")) or os.path.basename(filename) == "runpy.py"
 
 
 def write_report(config: ChildConfig, rank: int, data: dict[str, Any]) -> None:

@@ -49,15 +49,11 @@ def load_ops(version: str) -> Mapping[str, OpCompat]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CompatDataError(
-            f"{path}: no op compat data for target version {version}"
-        ) from None
+        raise CompatDataError(f"{path}: no op compat data for target version {version}") from None
     except tomllib.TOMLDecodeError as exc:
         raise CompatDataError(f"{path}: {exc}") from None
     entries = data.get("ops", {})
-    return MappingProxyType(
-        {op: _entry(path, op, raw) for op, raw in sorted(entries.items())}
-    )
+    return MappingProxyType({op: _entry(path, op, raw) for op, raw in sorted(entries.items())})
 
 
 def _entry(path: Path, op: str, raw: object) -> OpCompat:
@@ -65,13 +61,9 @@ def _entry(path: Path, op: str, raw: object) -> OpCompat:
         raise CompatDataError(f"{path}: ops.{op!r} must be a table")
     status, source = raw.get("status"), raw.get("source")
     if status not in STATUSES:
-        raise CompatDataError(
-            f"{path}: ops.{op!r}.status must be one of {', '.join(STATUSES)}"
-        )
+        raise CompatDataError(f"{path}: ops.{op!r}.status must be one of {', '.join(STATUSES)}")
     if not isinstance(source, str) or not source.strip():
-        raise CompatDataError(
-            f"{path}: ops.{op!r}.source must cite where the status comes from"
-        )
+        raise CompatDataError(f"{path}: ops.{op!r}.source must cite where the status comes from")
     return OpCompat(op, status, source)
 
 

@@ -72,9 +72,7 @@ class Stream(torch.Stream):
 class Event:
     """An event that is complete as soon as it is recorded."""
 
-    def __init__(
-        self, enable_timing: bool = False, blocking: bool = False, **_: Any
-    ) -> None:
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, **_: Any) -> None:
         self.enable_timing = enable_timing
 
     def record(self, stream: Any = None) -> None:
@@ -122,9 +120,7 @@ def _stream(stream: Any) -> Iterator[None]:
 
 
 def _properties(count: int) -> Any:
-    return types.SimpleNamespace(
-        name="neuron (emulated on CPU)", total_memory=0, count=count
-    )
+    return types.SimpleNamespace(name="neuron (emulated on CPU)", total_memory=0, count=count)
 
 
 def _zero(*_: Any, **__: Any) -> int:
@@ -143,9 +139,7 @@ def build_module(device_count: int) -> types.ModuleType:
     """A `torch.neuron` module for an emulated device with `device_count` devices."""
     _STATE["current"] = 0
     _STATE["count"] = device_count
-    mod = types.ModuleType(
-        "torch.neuron", "Emulated TorchNeuron device module (neuron-migrate smoke)"
-    )
+    mod = types.ModuleType("torch.neuron", "Emulated TorchNeuron device module (neuron-migrate smoke)")
     functions: dict[str, Any] = {
         "is_available": lambda: True,
         "device_count": lambda: device_count,
@@ -188,9 +182,7 @@ def build_module(device_count: int) -> types.ModuleType:
     ):
         functions[name] = _zero
     functions["memory_stats"] = lambda device=None: {}
-    functions["memory_summary"] = lambda device=None, abbreviated=False: (
-        "emulated neuron device"
-    )
+    functions["memory_summary"] = lambda device=None, abbreviated=False: "emulated neuron device"
     functions["reset_peak_memory_stats"] = _none
     functions["reset_accumulated_memory_stats"] = _none
     for name, value in functions.items():
@@ -224,14 +216,10 @@ def build_torch_neuronx_stub() -> types.ModuleType:
     """A `torch_neuronx` module for scripts that import it explicitly under emulation."""
     import torch
 
-    mod = types.ModuleType(
-        "torch_neuronx", "neuron-migrate emulation stub of torch_neuronx"
-    )
+    mod = types.ModuleType("torch_neuronx", "neuron-migrate emulation stub of torch_neuronx")
     # Libraries probe with `importlib.util.find_spec("torch_neuronx")`, which raises for a module
     # in `sys.modules` whose `__spec__` is None; a loader-less spec says "present, built in".
-    mod.__spec__ = importlib.machinery.ModuleSpec(
-        "torch_neuronx", None, origin="neuron-migrate smoke emulation"
-    )
+    mod.__spec__ = importlib.machinery.ModuleSpec("torch_neuronx", None, origin="neuron-migrate smoke emulation")
     neuron = torch.neuron  # type: ignore[attr-defined]
     for name in (
         "device_count", "current_device", "set_device", "synchronize", "empty_cache",
@@ -243,9 +231,7 @@ def build_torch_neuronx_stub() -> types.ModuleType:
     mod.clear_op_tracking = lambda: None  # type: ignore[attr-defined]
 
     def missing(name: str) -> Any:
-        raise AttributeError(
-            f"`torch_neuronx.{name}` is not available on the emulated device"
-        )
+        raise AttributeError(f"`torch_neuronx.{name}` is not available on the emulated device")
 
     mod.__getattr__ = missing  # type: ignore[method-assign]
     return mod

@@ -158,9 +158,7 @@ def _op_facts(func: Any) -> tuple[str, bool]:
     return schema.name, schema.is_mutable
 
 
-def _target_device(
-    on_neuron: bool, kwargs: dict[str, Any]
-) -> tuple[int | None, dict[str, Any]]:
+def _target_device(on_neuron: bool, kwargs: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
     """0 when the outputs belong on `neuron` (None: CPU), and kwargs with `device` on the CPU.
 
     Every `neuron:N` tensor lives on `neuron:0`: PyTorch's Python device guard reports a single
@@ -172,9 +170,7 @@ def _target_device(
         kwargs = {**kwargs, "device": torch.device("cpu")}
         if device.type != DEVICE_TYPE:
             return None, kwargs
-        device_module.note_index(
-            device.index if device.index is not None else device_module.current_index()
-        )
+        device_module.note_index(device.index if device.index is not None else device_module.current_index())
         return 0, kwargs
     return (0 if on_neuron else None), kwargs
 
@@ -209,9 +205,7 @@ def _check_metadata(name: str, originals: dict[int, Any]) -> None:
     for raw_id, original in originals.items():
         is_wrapper = isinstance(original, NeuronTensor) and id(original._raw) == raw_id
         if is_wrapper and original._raw.shape != original.shape:
-            raise EmulationError(
-                f"the CPU emulation cannot resize a `neuron` tensor in place ({name})"
-            )
+            raise EmulationError(f"the CPU emulation cannot resize a `neuron` tensor in place ({name})")
 
 
 _SKIPPED_FACTORY_PREFIXES = (
@@ -236,12 +230,8 @@ def composite_factories() -> list[str]:
             continue
         if not any(arg.name == "device" for arg in schema.arguments):
             continue
-        qualified = schema.name + (
-            f".{schema.overload_name}" if schema.overload_name else ""
-        )
-        if _is_explicit_composite(qualified) and not qualified[6:].startswith(
-            _SKIPPED_FACTORY_PREFIXES
-        ):
+        qualified = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+        if _is_explicit_composite(qualified) and not qualified[6:].startswith(_SKIPPED_FACTORY_PREFIXES):
             names.append(qualified[6:])
     return names
 

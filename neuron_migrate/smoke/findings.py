@@ -122,7 +122,9 @@ def _parity(report: SmokeReport) -> Iterator[Finding]:
         )
     for step in parity.steps:
         if not step.ok:
-            message = f"Check the numerics on `neuron`: {step.label} differs from the CPU run by {step.max_abs_diff:.1e}"
+            message = (
+                f"Check the numerics on `neuron`: {step.label} differs from the CPU run by {step.max_abs_diff:.1e}"
+            )
             yield _finding(PARITY_MISMATCH, step.site, report.script, message)
 
 
@@ -151,6 +153,4 @@ def _independent(report: SmokeReport) -> Iterator[Finding]:
 
 def _detail(text: str) -> str:
     first = (text.strip().splitlines() or [""])[0].rstrip(". ")
-    return (
-        first if len(first) <= MAX_DETAIL else first[: MAX_DETAIL - 3].rstrip() + "..."
-    )
+    return first if len(first) <= MAX_DETAIL else first[: MAX_DETAIL - 3].rstrip() + "..."

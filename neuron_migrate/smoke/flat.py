@@ -41,15 +41,11 @@ def map_leaves(fn: Callable[[Any], Any], tree: Any) -> Any:
     """`tree` with `fn` applied to every leaf, as `tree_map(fn, tree)` builds it."""
     kind = type(tree)
     if kind is tuple or kind is list:
-        mapped = [
-            map_leaves(fn, item) if isinstance(item, _CONTAINERS) else fn(item)
-            for item in tree
-        ]
+        mapped = [map_leaves(fn, item) if isinstance(item, _CONTAINERS) else fn(item) for item in tree]
         return tuple(mapped) if kind is tuple else mapped
     if kind is dict:
         return {
-            key: map_leaves(fn, value) if isinstance(value, _CONTAINERS) else fn(value)
-            for key, value in tree.items()
+            key: map_leaves(fn, value) if isinstance(value, _CONTAINERS) else fn(value) for key, value in tree.items()
         }
     if isinstance(tree, _CONTAINERS):
         return tree_map(fn, tree)

@@ -52,11 +52,7 @@ def _user_files(failure: Failure, script: Path) -> list[Path]:
     found: dict[Path, None] = {}
     for path in named:
         path = path if path.is_absolute() else root / path
-        if (
-            path.suffix == ".py"
-            and path.is_file()
-            and path.resolve().is_relative_to(root)
-        ):
+        if path.suffix == ".py" and path.is_file() and path.resolve().is_relative_to(root):
             found.setdefault(path.resolve(), None)
     return list(found)
 
@@ -98,11 +94,7 @@ def _listed(findings: Iterable[Finding]) -> str:
 
 
 def _xla_string_cause(files: Sequence[Path], base: Path | None) -> str:
-    places = [
-        f"{_display(path, base)}:{line}"
-        for path in files
-        for line in _xla_strings(path)
-    ]
+    places = [f"{_display(path, base)}:{line}" for path in files for line in _xla_strings(path)]
     if not places:
         return ""
     shown = ", ".join(places[:MAX_LISTED]) + (

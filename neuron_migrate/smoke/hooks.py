@@ -57,9 +57,7 @@ class RunState:
     last_output: list[torch.Tensor] = field(default_factory=list)
     forward_site: Site | None = None
     quiet: Any = contextlib.nullcontext  # context that pauses op recording
-    triggered_by: Any = lambda site: (
-        contextlib.nullcontext()
-    )  # collectives belong to `site`
+    triggered_by: Any = lambda site: contextlib.nullcontext()  # collectives belong to `site`
 
     @property
     def training(self) -> bool:
@@ -121,9 +119,7 @@ def _forward_hook(state: RunState) -> Any:
         if state.depth == 0 and output is not None and _is_top_module(state, module):
             state.forwards += 1
             leaves = tree_leaves(output)
-            state.last_output = [
-                t.detach() for t in leaves if isinstance(t, torch.Tensor)
-            ]
+            state.last_output = [t.detach() for t in leaves if isinstance(t, torch.Tensor)]
 
     return hook
 
@@ -168,11 +164,7 @@ def output_values(state: RunState) -> dict[str, Any] | None:
     if not state.last_output:
         return None
     with state.quiet():
-        flat = [
-            t.float().cpu().reshape(-1)
-            for t in state.last_output
-            if t.is_floating_point()
-        ]
+        flat = [t.float().cpu().reshape(-1) for t in state.last_output if t.is_floating_point()]
         if not flat:
             return None
         values = torch.cat(flat)[:MAX_OUTPUT_VALUES].tolist()

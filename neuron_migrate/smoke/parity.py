@@ -28,9 +28,7 @@ def compare(main: Mapping[str, Any], reference: Mapping[str, Any] | None) -> Par
     precision = "bf16/fp16" if low else "fp32"
     if reference is None or reference.get("status") != "ok":
         reason = _failure_text(reference)
-        return Parity(
-            "skipped", precision, rtol, atol, message=f"the CPU reference run {reason}"
-        )
+        return Parity("skipped", precision, rtol, atol, message=f"the CPU reference run {reason}")
     steps = [*_loss_steps(main, reference, rtol, atol)]
     output = _output_step(main.get("output"), reference.get("output"), rtol, atol)
     if output is not None:
@@ -45,33 +43,23 @@ def compare(main: Mapping[str, Any], reference: Mapping[str, Any] | None) -> Par
             message="no loss and no module output to compare",
         )
     ok = not message and all(step.ok for step in steps)
-    return Parity(
-        "ok" if ok else "mismatch", precision, rtol, atol, tuple(steps), message
-    )
+    return Parity("ok" if ok else "mismatch", precision, rtol, atol, tuple(steps), message)
 
 
 def _failure_text(reference: Mapping[str, Any] | None) -> str:
     if reference is None:
         return "did not run"
     failure = reference.get("failure") or {}
-    return f"failed: {failure.get('type', '')}: {failure.get('message', '')}".rstrip(
-        ": "
-    )
+    return f"failed: {failure.get('type', '')}: {failure.get('message', '')}".rstrip(": ")
 
 
-def _loss_steps(
-    main: Mapping[str, Any], reference: Mapping[str, Any], rtol: float, atol: float
-) -> list[ParityStep]:
+def _loss_steps(main: Mapping[str, Any], reference: Mapping[str, Any], rtol: float, atol: float) -> list[ParityStep]:
     steps = []
     pairs = zip(main.get("losses", ()), reference.get("losses", ()))
     for number, (ours, theirs) in enumerate(pairs, start=1):
         a, b = float(ours["value"]), float(theirs["value"])
         site = Site.from_json(ours["site"]) if ours.get("site") else None
-        steps.append(
-            ParityStep(
-                f"loss {number}", a, b, abs(a - b), close(a, b, rtol, atol), site
-            )
-        )
+        steps.append(ParityStep(f"loss {number}", a, b, abs(a - b), close(a, b, rtol, atol), site))
     return steps
 
 

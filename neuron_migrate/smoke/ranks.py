@@ -35,9 +35,7 @@ def count_by_op(datas: Sequence[Mapping[str, Any]], key: str) -> dict[str, tuple
 
 def merge_collectives(datas: Sequence[Mapping[str, Any]]) -> tuple[Collective, ...]:
     """The collectives of every rank, by op, with the first few user lines that ran them."""
-    return tuple(
-        Collective(name, count, sites) for name, (count, sites) in count_by_op(datas, "collectives").items()
-    )
+    return tuple(Collective(name, count, sites) for name, (count, sites) in count_by_op(datas, "collectives").items())
 
 
 def compare_replicas(datas: Sequence[Mapping[str, Any]], nproc: int) -> Replicas | None:
@@ -50,9 +48,7 @@ def compare_replicas(datas: Sequence[Mapping[str, Any]], nproc: int) -> Replicas
     first, *others = sums
     names = [str(c["name"]) for c in first]
     if any([str(c["name"]) for c in other] != names for other in others):
-        return Replicas(
-            "differ", 0, detail="the ranks train different sets of parameters"
-        )
+        return Replicas("differ", 0, detail="the ranks train different sets of parameters")
     sharded = sum(1 for c in first if c.get("sharded"))
     for index, entry in enumerate(first):
         if entry.get("sharded"):

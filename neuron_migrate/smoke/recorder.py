@@ -60,9 +60,7 @@ _NOT_EXCHANGES = frozenset(
         "_c10d_functional::_wrap_tensor_autograd",
     }
 )
-_ProcessGroup: Any = (
-    torch.distributed.ProcessGroup if torch.distributed.is_available() else ()
-)
+_ProcessGroup: Any = torch.distributed.ProcessGroup if torch.distributed.is_available() else ()
 
 
 @dataclass
@@ -137,9 +135,7 @@ class OpRecorder(TorchDispatchMode):
     ) -> Any:
         return _record(self, func, args, kwargs)
 
-    def _safe_observe(
-        self, func: Any, args: Any, kwargs: dict[str, Any], out: Any
-    ) -> None:
+    def _safe_observe(self, func: Any, args: Any, kwargs: dict[str, Any], out: Any) -> None:
         if self._paused:
             return
         try:
@@ -150,9 +146,7 @@ class OpRecorder(TorchDispatchMode):
     def _observe(self, name: str, args: Any, kwargs: dict[str, Any], out: Any) -> None:
         if _exchanges_data(name, args, kwargs):
             _count(self.collectives, name, self._site(name))
-        inputs = [
-            t for t in (*leaves(args), *leaves(kwargs)) if isinstance(t, torch.Tensor)
-        ]
+        inputs = [t for t in (*leaves(args), *leaves(kwargs)) if isinstance(t, torch.Tensor)]
         outputs = [t for t in leaves(out) if isinstance(t, torch.Tensor)]
         on_neuron = [t for t in (*inputs, *outputs) if t.device.type == DEVICE_TYPE]
         if not on_neuron:
@@ -164,9 +158,7 @@ class OpRecorder(TorchDispatchMode):
         if any(t.dtype in _LOW_PRECISION for t in on_neuron):
             self.low_precision = True
         if name not in _MIXING_EXEMPT and _mixes_cpu(inputs):
-            self._event(
-                "device-mixing", name, site, "mixes a `neuron` tensor and a CPU tensor"
-            )
+            self._event("device-mixing", name, site, "mixes a `neuron` tensor and a CPU tensor")
 
     def _event(self, kind: str, op: str, site: Site | None, detail: str) -> None:
         key = (kind, op, site)
@@ -243,11 +235,7 @@ def _exchanges_data(name: str, args: Any, kwargs: dict[str, Any]) -> bool:
     """
     if not name.startswith(_COLLECTIVE_NAMESPACES) or name in _NOT_EXCHANGES:
         return False
-    groups = [
-        g
-        for g in map(_process_group, (*leaves(args), *leaves(kwargs)))
-        if g is not None
-    ]
+    groups = [g for g in map(_process_group, (*leaves(args), *leaves(kwargs))) if g is not None]
     return not groups or any(g.size() > 1 for g in groups)
 
 
@@ -368,9 +356,7 @@ def _stats_json(table: dict[str, OpStats]) -> list[dict[str, Any]]:
         {
             "op": name,
             "count": stats.count,
-            "sites": [
-                dict(s.to_json(), count=n) for s, n in sorted(stats.sites.items())
-            ],
+            "sites": [dict(s.to_json(), count=n) for s, n in sorted(stats.sites.items())],
         }
         for name, stats in sorted(table.items())
     ]

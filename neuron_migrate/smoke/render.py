@@ -30,12 +30,8 @@ def render_text(report: SmokeReport) -> str:
         lines += _failure_lines(report)
     lines += _summary_lines(report)
     lines += _fallback_lines(report)
-    lines += _event_lines(
-        "float64 use (Neuron computes float64 as float32)", report, "float64"
-    )
-    lines += _event_lines(
-        "device mixing (an error on real `neuron` hardware)", report, "device-mixing"
-    )
+    lines += _event_lines("float64 use (Neuron computes float64 as float32)", report, "float64")
+    lines += _event_lines("device mixing (an error on real `neuron` hardware)", report, "device-mixing")
     lines += _parity_lines(report)
     lines += _rank_lines(report)
     lines += _op_lines(report)
@@ -61,11 +57,7 @@ def _failure_lines(report: SmokeReport) -> list[str]:
     if report.nproc > 1:
         lines.append(f"  on rank {failure.rank}")
     lines.append(f"  likely cause: {failure.likely_cause}")
-    if (
-        report.status != OK
-        and report.output_tail.strip()
-        and not failure.traceback.strip()
-    ):
+    if report.status != OK and report.output_tail.strip() and not failure.traceback.strip():
         lines += [
             "  output (last lines):",
             *("    " + l for l in report.output_tail.splitlines()[-20:]),
@@ -74,11 +66,7 @@ def _failure_lines(report: SmokeReport) -> list[str]:
 
 
 def _summary_lines(report: SmokeReport) -> list[str]:
-    device = (
-        "emulated `neuron` (computed on the CPU)"
-        if report.device == EMULATED
-        else report.device
-    )
+    device = "emulated `neuron` (computed on the CPU)" if report.device == EMULATED else report.device
     steps = f"{report.steps} optimizer steps, {report.forwards} forward calls, {report.backwards} backward calls"
     lines = [
         f"script: {report.script}",
@@ -137,9 +125,7 @@ def _parity_lines(report: SmokeReport) -> list[str]:
         lines.append(f"  {parity.message}")
     for step in parity.steps:
         mark = "ok" if step.ok else "MISMATCH"
-        lines.append(
-            f"  {step.label}: max |diff| {step.max_abs_diff:.3e} {mark} ({_pair(step.value, step.reference)})"
-        )
+        lines.append(f"  {step.label}: max |diff| {step.max_abs_diff:.3e} {mark} ({_pair(step.value, step.reference)})")
     return lines
 
 
@@ -177,7 +163,5 @@ def _op_lines(report: SmokeReport) -> list[str]:
         first = _where(op.sites[0]) if op.sites else ""
         lines.append(f"  {op.op} x{op.count} [{op.status}] {first}".rstrip())
     if len(report.ops) > MAX_TEXT_OPS:
-        lines.append(
-            f"  ... {len(report.ops) - MAX_TEXT_OPS} more (see --output-format json)"
-        )
+        lines.append(f"  ... {len(report.ops) - MAX_TEXT_OPS} more (see --output-format json)")
     return lines

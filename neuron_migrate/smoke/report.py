@@ -125,9 +125,7 @@ class SmokeReport:
     failure: Failure | None = None
     notes: tuple[str, ...] = ()
     output_tail: str = ""
-    measured_executed_ops: tuple[
-        str, ...
-    ] = ()  # torch_neuronx.get_executed_ops() on hardware
+    measured_executed_ops: tuple[str, ...] = ()  # torch_neuronx.get_executed_ops() on hardware
     collectives: tuple[Collective, ...] = ()
     replicas: Replicas | None = None  # None for a one-rank run
     step_site: Site | None = None  # the first optimizer step of the script
@@ -150,14 +148,10 @@ class SmokeReport:
     @property
     def problems(self) -> tuple[str, ...]:
         """Why the smoke test fails; empty when it passes."""
-        found = (
-            [] if self.status == OK else [f"the run ended with status `{self.status}`"]
-        )
+        found = [] if self.status == OK else [f"the run ended with status `{self.status}`"]
         mixing = sum(1 for e in self.events if e.kind == "device-mixing")
         if mixing:
-            found.append(
-                f"device mixing at {mixing} place(s), an error on real `neuron` hardware"
-            )
+            found.append(f"device mixing at {mixing} place(s), an error on real `neuron` hardware")
         if self.parity is not None and self.parity.status == "mismatch":
             found.append("the numbers differ from the CPU run")
         if self.independent:

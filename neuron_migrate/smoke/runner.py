@@ -60,13 +60,9 @@ class SmokeOptions:
     target_version: str = "2.14"
     seed: int = 0
     base_dir: Path | None = None  # report paths under this folder are made relative
-    env: Mapping[str, str] | None = (
-        None  # the children's environment; None inherits ours
-    )
+    env: Mapping[str, str] | None = None  # the children's environment; None inherits ours
     python: str | None = None  # interpreter for the children; None is this one
-    kill_grace_s: float = (
-        10.0  # after the children's own time limit, before they are killed
-    )
+    kill_grace_s: float = 10.0  # after the children's own time limit, before they are killed
 
 
 def torch_available() -> bool:
@@ -88,20 +84,14 @@ def run_smoke(script: Path, args: Sequence[str], options: SmokeOptions) -> Smoke
     if device is None:
         return _device_error(ctx, problem)
     with tempfile.TemporaryDirectory(prefix="neuron-migrate-smoke-") as tmp:
-        main = _launch(
-            script, args, options, env, device, Path(tmp, "main"), reference=False
-        )
+        main = _launch(script, args, options, env, device, Path(tmp, "main"), reference=False)
         reference = None
         if options.compare_cpu and all(r.exit_code == 0 for r in main.ranks):
-            reference = _launch(
-                script, args, options, env, EMULATED, Path(tmp, "ref"), reference=True
-            )
+            reference = _launch(script, args, options, env, EMULATED, Path(tmp, "ref"), reference=True)
     return build_report(ctx, main, reference)
 
 
-def resolve_device(
-    options: SmokeOptions, env: Mapping[str, str]
-) -> tuple[str | None, str]:
+def resolve_device(options: SmokeOptions, env: Mapping[str, str]) -> tuple[str | None, str]:
     """("neuron" | "emulated", "") or (None, why no device can be used)."""
     if options.device == "emulate":
         return EMULATED, ""
@@ -155,9 +145,7 @@ def _child_env(options: SmokeOptions) -> dict[str, str]:
     env = dict(os.environ if options.env is None else options.env)
     root = Path(neuron_migrate.__file__).resolve().parent.parent
     if not {"site-packages", "dist-packages"} & set(root.parts):
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(root), env.get("PYTHONPATH", "")) if p
-        )
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     env["PYTHONHASHSEED"] = str(options.seed)
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -194,9 +182,7 @@ def _launch(
     return _run_ranks(command, child_env, options, workdir)
 
 
-def _rank_env(
-    env: Mapping[str, str], rank: int, nproc: int, port: int
-) -> dict[str, str]:
+def _rank_env(env: Mapping[str, str], rank: int, nproc: int, port: int) -> dict[str, str]:
     return {
         **env,
         "RANK": str(rank),
@@ -216,9 +202,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _run_ranks(
-    command: list[str], env: Mapping[str, str], options: SmokeOptions, workdir: Path
-) -> Launch:
+def _run_ranks(command: list[str], env: Mapping[str, str], options: SmokeOptions, workdir: Path) -> Launch:
     started = time.monotonic()
     port = free_port()
     procs: list[subprocess.Popen[bytes]] = []

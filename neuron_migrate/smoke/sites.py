@@ -11,9 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import CodeType, FrameType, TracebackType
 
-_FRAME_LINE = re.compile(
-    r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>[^\n]+)'
-)
+_FRAME_LINE = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>[^\n]+)')
 _LIBRARY_MARKERS = ("site-packages", "dist-packages")
 MAX_SITES = 5  # user lines kept per op, per collective and per rank-merged op
 # Code objects and (code, line) pairs remembered; beyond, each op's site is built again.
@@ -74,9 +72,7 @@ class UserFiles:
             *map(os.path.abspath, extra_roots),
         )
         excluded = tuple(p for p in (package, stdlib) if p)
-        return cls(
-            tuple(_as_dir(r) for r in roots), tuple(_as_dir(e) for e in excluded)
-        )
+        return cls(tuple(_as_dir(r) for r in roots), tuple(_as_dir(e) for e in excluded))
 
     def contains(self, filename: str) -> bool:
         return _is_user_file(filename, self.roots, self.excluded)
@@ -87,9 +83,7 @@ def _as_dir(path: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _is_user_file(
-    filename: str, roots: tuple[str, ...], excluded: tuple[str, ...]
-) -> bool:
+def _is_user_file(filename: str, roots: tuple[str, ...], excluded: tuple[str, ...]) -> bool:
     if not filename or filename.startswith("<"):
         return False
     path = os.path.normpath(os.path.abspath(filename))
@@ -161,9 +155,7 @@ def site_from_formatted_stack(lines: Iterable[str], files: UserFiles) -> Site | 
     for chunk in lines:
         match = _FRAME_LINE.search(chunk)
         if match and files.contains(match["path"]):
-            found = make_site(
-                match["path"], int(match["line"]), match["function"].strip()
-            )
+            found = make_site(match["path"], int(match["line"]), match["function"].strip())
     return found
 
 

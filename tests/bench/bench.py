@@ -32,7 +32,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 # `tests/` (not this folder, where `bench` would be this script) makes `bench.corpus` importable.
-sys.path[:] = [str(REPO), str(REPO / "tests")] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent]
+sys.path[:] = [str(REPO), str(REPO / "tests")] + [
+    p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent
+]
 
 from bench import smoke_bench  # noqa: E402
 from bench.corpus import write_corpus  # noqa: E402
@@ -82,7 +84,9 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def measure(label: str, argv: list[str], cwd: Path, repeat: int = 1, timeout: float = 600.0, before: object = None) -> Run:
+def measure(
+    label: str, argv: list[str], cwd: Path, repeat: int = 1, timeout: float = 600.0, before: object = None
+) -> Run:
     """Run `argv` `repeat` times; keep the fastest run. `before()` runs untimed before each."""
     best: Run | None = None
     for _ in range(repeat):
@@ -222,7 +226,11 @@ def measure_floor(kind: str, paths: list[Path], work: Path, repeat: int) -> Run:
     best = None
     for _ in range(repeat):
         done = subprocess.run(
-            [sys.executable, __file__, "_floor", kind, str(list_file)], capture_output=True, text=True, env=_child_env(), check=True
+            [sys.executable, __file__, "_floor", kind, str(list_file)],
+            capture_output=True,
+            text=True,
+            env=_child_env(),
+            check=True,
         )
         seconds = json.loads(done.stdout)["seconds"]
         best = seconds if best is None else min(best, seconds)
@@ -245,7 +253,9 @@ def tools_venv(work: Path, skip_torchfix: bool) -> dict[str, str]:
         if not (venv / "bin" / exe).exists():
             done = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", spec], capture_output=True, text=True)
             if done.returncode != 0:
-                found[exe] = f"not installed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'pip failed'}"
+                found[exe] = (
+                    f"not installed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'pip failed'}"
+                )
                 continue
         found[exe] = str(venv / "bin" / exe)
     return found
@@ -285,9 +295,13 @@ def bench_corpus(report: CorpusReport, root: Path, work: Path, tools: dict[str, 
     runs["floor_libcst"] = measure_floor("libcst", parsed, work, r)
     runs["floor_ast"] = measure_floor("ast", parsed, work, r)
     report.trigger_files = trigger_counts(root)
-    runs["ruff"] = _tool_run("ruff check --no-cache", tools.get("ruff"), ["check", "--no-cache", "--exit-zero", "-q", "."], root, r, 600)
+    runs["ruff"] = _tool_run(
+        "ruff check --no-cache", tools.get("ruff"), ["check", "--no-cache", "--exit-zero", "-q", "."], root, r, 600
+    )
     if report.name in opts.torchfix_on.split(","):
-        runs["torchfix"] = _tool_run("TorchFix -j 1", tools.get("torchfix"), ["-j", "1", "."], root, 1, opts.torchfix_timeout)
+        runs["torchfix"] = _tool_run(
+            "TorchFix -j 1", tools.get("torchfix"), ["-j", "1", "."], root, 1, opts.torchfix_timeout
+        )
 
 
 def _measure_fix(root: Path, work: Path) -> Run:
@@ -342,7 +356,12 @@ def startup(work: Path, repeat: int) -> dict[str, Run]:
         )
     version = [sys.executable, "-m", "neuron_migrate", "--version"]
     return {
-        "floor": measure("python -c 'import click' (the floor under every run)", [sys.executable, "-c", "import click"], folder, max(repeat, 5)),
+        "floor": measure(
+            "python -c 'import click' (the floor under every run)",
+            [sys.executable, "-c", "import click"],
+            folder,
+            max(repeat, 5),
+        ),
         "version": measure("neuron-migrate --version", version, folder, max(repeat, 5)),
         "check5": measure("check 5 small files (--no-cache)", ours("--no-cache"), folder, max(repeat, 5)),
     }
@@ -432,7 +451,10 @@ def table(report: CorpusReport) -> str:
     if report.trigger_files:
         shown = ", ".join(f"{name} {count}" for name, count in list(report.trigger_files.items())[:12])
         rows.append(f"\nFiles let through, by prefilter trigger: {shown}.")
-    ratio_lines = [f"- {name}: {_fmt(value, 3)}{' (bound: TorchFix was stopped)' if 'torchfix' in name and report.runs.get('torchfix', Run('')).timed_out else ''}" for name, value in ratios(report).items()]
+    ratio_lines = [
+        f"- {name}: {_fmt(value, 3)}{' (bound: TorchFix was stopped)' if 'torchfix' in name and report.runs.get('torchfix', Run('')).timed_out else ''}"
+        for name, value in ratios(report).items()
+    ]
     return head + "\n".join(rows) + "\n\n" + "\n".join(ratio_lines) + "\n"
 
 
@@ -442,20 +464,36 @@ def _fmt(value: float | None, digits: int) -> str:
     return f"{value:,.{digits}f}"
 
 
-def targets(reports: dict[str, CorpusReport], start: dict[str, Run], linear: dict[str, object] | None) -> list[tuple[str, str, bool | None]]:
+def targets(
+    reports: dict[str, CorpusReport], start: dict[str, Run], linear: dict[str, object] | None
+) -> list[tuple[str, str, bool | None]]:
     """Each target of the issue: (what, measured, met?)."""
     out: list[tuple[str, str, bool | None]] = []
     a, b = reports.get("a"), reports.get("b")
     for name, report in sorted(reports.items()):
         if name in ("a", "b"):  # the issue's parser-speed target (read + ast.parse of the same files)
             parse = ratios(report)["ours_jobs1/floor_ast"]
-            out.append((f"({name}) cold check --jobs 1 <= 2.5x read + ast.parse", f"{_fmt(parse, 2)}x", None if parse is None else parse <= 2.5))
+            out.append(
+                (
+                    f"({name}) cold check --jobs 1 <= 2.5x read + ast.parse",
+                    f"{_fmt(parse, 2)}x",
+                    None if parse is None else parse <= 2.5,
+                )
+            )
     if a:
         ra = ratios(a)
         fix = ra["fix/ours_jobs1"]
-        out.append(("(a) --fix --unsafe-fixes <= 2x the cold check", f"{_fmt(fix, 2)}x", None if fix is None else fix <= 2.0))
+        out.append(
+            ("(a) --fix --unsafe-fixes <= 2x the cold check", f"{_fmt(fix, 2)}x", None if fix is None else fix <= 2.0)
+        )
         floor = ra["ours_jobs1/floor_libcst"]
-        out.append(("(a) cold --jobs 1 <= 2.0x LibCST parse floor", f"{_fmt(floor, 2)}x", None if floor is None else floor <= 2.0))
+        out.append(
+            (
+                "(a) cold --jobs 1 <= 2.0x LibCST parse floor",
+                f"{_fmt(floor, 2)}x",
+                None if floor is None else floor <= 2.0,
+            )
+        )
         tf = ra["torchfix/ours_cold"]
         out.append(("(a) >= 5x faster than TorchFix", f"{_fmt(tf, 1)}x", None if tf is None else tf >= 5))
         speed = ra["jobs1/jobs2 (speed-up)"]
@@ -464,21 +502,46 @@ def targets(reports: dict[str, CorpusReport], start: dict[str, Run], linear: dic
         rb = ratios(b)
         tf = rb["torchfix/ours_cold"]
         bound = b.runs.get("torchfix", Run("")).timed_out
-        out.append(("(b) cold >= 20x faster than TorchFix", f"{'>=' if bound else ''}{_fmt(tf, 1)}x", None if tf is None else tf >= 20))
+        out.append(
+            (
+                "(b) cold >= 20x faster than TorchFix",
+                f"{'>=' if bound else ''}{_fmt(tf, 1)}x",
+                None if tf is None else tf >= 20,
+            )
+        )
         rss = max((r.peak_rss_mb or 0) for r in b.runs.values() if r.label.startswith("ours"))
         out.append(("(b) peak RSS < 500 MB", f"{rss:.0f} MB", rss < 500))
     for name, report in sorted(reports.items()):
         warm = ratios(report)["warm/cold"]
         floor = start.get("floor")
-        share = f"; `python -c 'import click'` alone is {floor.wall_s / report.runs['cold'].wall_s * 100:.1f}%" if floor and floor.wall_s and report.runs.get("cold") and report.runs["cold"].wall_s else ""
-        out.append((f"({name}) warm, nothing changed: <= 5% of cold", f"{_fmt(warm and warm * 100, 1)}%{share}", None if warm is None else warm <= 0.05))
-    for key, label in (("version", f"--version < {STARTUP_LIMIT_S} s"), ("check5", f"check of 5 small files < {STARTUP_LIMIT_S} s")):
+        share = (
+            f"; `python -c 'import click'` alone is {floor.wall_s / report.runs['cold'].wall_s * 100:.1f}%"
+            if floor and floor.wall_s and report.runs.get("cold") and report.runs["cold"].wall_s
+            else ""
+        )
+        out.append(
+            (
+                f"({name}) warm, nothing changed: <= 5% of cold",
+                f"{_fmt(warm and warm * 100, 1)}%{share}",
+                None if warm is None else warm <= 0.05,
+            )
+        )
+    for key, label in (
+        ("version", f"--version < {STARTUP_LIMIT_S} s"),
+        ("check5", f"check of 5 small files < {STARTUP_LIMIT_S} s"),
+    ):
         run = start.get(key)
         if run and run.wall_s is not None:
             out.append((label, f"{run.wall_s:.3f} s", run.wall_s < STARTUP_LIMIT_S))
     if linear and linear.get("ratio"):
         ratio = float(linear["ratio"])  # type: ignore[arg-type]
-        out.append((f"linear: time per file at {linear['files_big']} vs {linear['files_1x']} files", f"{ratio:.2f}x", ratio <= 1.1))
+        out.append(
+            (
+                f"linear: time per file at {linear['files_big']} vs {linear['files_1x']} files",
+                f"{ratio:.2f}x",
+                ratio <= 1.1,
+            )
+        )
         warm = float(linear["warm/cold_big"])  # type: ignore[arg-type]
         out.append((f"(a) at {linear['files_big']} files: warm <= 5% of cold", f"{warm * 100:.1f}%", warm <= 0.05))
     return out
@@ -492,13 +555,26 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--files", type=int, default=300, help="files in generated corpus (a)")
     parser.add_argument("--scale", type=int, default=4, help="linearity: corpus (a) at this many times --files")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
-    parser.add_argument("--corpora", default="a,b,c", help="which corpora: a (generated), b (transformers), c (optimum-neuron)")
+    parser.add_argument(
+        "--corpora", default="a,b,c", help="which corpora: a (generated), b (transformers), c (optimum-neuron)"
+    )
     parser.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "neuron-migrate-bench")
-    parser.add_argument("--json", type=Path, default=None, help="where to write the results [default: WORK_DIR/results.json]")
-    parser.add_argument("--b-files", type=int, default=200, help="corpus (b): a sample of this many transformers files (0: all 1,813)")
-    parser.add_argument("--long-run", type=float, default=15.0, help="seconds after which a corpus's runs are not repeated")
+    parser.add_argument(
+        "--json", type=Path, default=None, help="where to write the results [default: WORK_DIR/results.json]"
+    )
+    parser.add_argument(
+        "--b-files", type=int, default=200, help="corpus (b): a sample of this many transformers files (0: all 1,813)"
+    )
+    parser.add_argument(
+        "--long-run", type=float, default=15.0, help="seconds after which a corpus's runs are not repeated"
+    )
     parser.add_argument("--skip-torchfix", action="store_true")
-    parser.add_argument("--torchfix-timeout", type=float, default=300.0, help="seconds before TorchFix is stopped (the ratio is then a bound)")
+    parser.add_argument(
+        "--torchfix-timeout",
+        type=float,
+        default=300.0,
+        help="seconds before TorchFix is stopped (the ratio is then a bound)",
+    )
     parser.add_argument("--torchfix-on", default="a,b,c", help="corpora TorchFix runs on")
     parser.add_argument("--skip-smoke", action="store_true", help="skip the smoke section (tests/bench/smoke_bench.py)")
     smoke_bench.add_arguments(parser, prefix="smoke-")
@@ -516,15 +592,22 @@ def main(argv: list[str]) -> None:
     tools = tools_venv(work, opts.skip_torchfix)
     if opts.skip_torchfix:
         opts.torchfix_on = ""
-    subprocess.run([sys.executable, "-m", "neuron_migrate", "--version"], env=_child_env(), check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "neuron_migrate", "--version"], env=_child_env(), check=True, capture_output=True
+    )
     start = startup(work, opts.repeat)
     reports: dict[str, CorpusReport] = {}
     linear = None
     chosen = opts.corpora.split(",")
     sources = {
-        "a": (f"generated torch_xla-heavy corpus, {opts.files} files (seed 0)", lambda: generated_corpus(work, opts.files)),
+        "a": (
+            f"generated torch_xla-heavy corpus, {opts.files} files (seed 0)",
+            lambda: generated_corpus(work, opts.files),
+        ),
         "b": (
-            f"`{TRANSFORMERS}`, " + (f"a sample of {opts.b_files} files" if opts.b_files else "all files") + " (few touch torch_xla)",
+            f"`{TRANSFORMERS}`, "
+            + (f"a sample of {opts.b_files} files" if opts.b_files else "all files")
+            + " (few touch torch_xla)",
             lambda: sampled(download_package(TRANSFORMERS, work), work, opts.b_files),
         ),
         "c": (f"`{OPTIMUM_NEURON}` (torch_xla-heavy)", lambda: download_package(OPTIMUM_NEURON, work)),
@@ -543,9 +626,16 @@ def main(argv: list[str]) -> None:
     if not opts.skip_smoke:
         print("[bench] smoke: --device emulate against the plain CPU run", file=sys.stderr, flush=True)
         baseline = opts.smoke_baseline.resolve() if opts.smoke_baseline else None
-        smoke = smoke_bench.bench(opts.smoke_scripts.split(","), opts.repeat, opts.smoke_threads, baseline, opts.smoke_timeout)
+        smoke = smoke_bench.bench(
+            opts.smoke_scripts.split(","), opts.repeat, opts.smoke_threads, baseline, opts.smoke_timeout
+        )
     results = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(), "load_average_end": os.getloadavg()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_average_end": os.getloadavg(),
+        },
         "versions": _versions(tools),
         "command": "python3 tests/bench/bench.py " + " ".join(argv),
         "startup": {k: asdict(v) for k, v in start.items()},
@@ -553,7 +643,8 @@ def main(argv: list[str]) -> None:
         "linearity": linear,
         "smoke": smoke_bench.as_json(smoke, argv) if smoke else None,
         "targets": [
-            {"target": t, "measured": m, "met": ok} for t, m, ok in targets(reports, start, linear) + (smoke_bench.targets(smoke) if smoke else [])
+            {"target": t, "measured": m, "met": ok}
+            for t, m, ok in targets(reports, start, linear) + (smoke_bench.targets(smoke) if smoke else [])
         ],
         "bench_wall_s": time.perf_counter() - began,
     }
@@ -580,7 +671,10 @@ def _versions(tools: dict[str, str]) -> dict[str, str]:
 
 
 def _markdown(
-    results: dict[str, object], reports: dict[str, CorpusReport], start: dict[str, Run], linear: dict[str, object] | None,
+    results: dict[str, object],
+    reports: dict[str, CorpusReport],
+    start: dict[str, Run],
+    linear: dict[str, object] | None,
     smoke: dict[str, dict[str, smoke_bench.Run]] | None = None,
 ) -> str:
     machine = results["machine"]

@@ -96,7 +96,9 @@ def startup_runs(tree: Path, work: Path) -> dict[str, float]:
     env = _env(tree, "startup")
     return {
         "--version": _timed([sys.executable, "-m", "neuron_migrate", "--version"], folder, env),
-        "check of 5 small files": _timed([sys.executable, "-m", "neuron_migrate", "check", ".", "-q", "--exit-zero", "--no-cache"], folder, env),
+        "check of 5 small files": _timed(
+            [sys.executable, "-m", "neuron_migrate", "check", ".", "-q", "--exit-zero", "--no-cache"], folder, env
+        ),
     }
 
 
@@ -159,7 +161,9 @@ def _corpus_free(modes: list[str], trees: dict[str, Path], work: Path, repeat: i
                 for what, seconds in startup_runs(tree, work).items():
                     best[label, what] = min(seconds, best.get((label, what), seconds))
     if ("-", "python") in best:
-        print(f"| - | `python -c 'import click'` (the floor) | {best['-', 'python']:.3f} | {best['-', 'python']:.3f} | |")
+        print(
+            f"| - | `python -c 'import click'` (the floor) | {best['-', 'python']:.3f} | {best['-', 'python']:.3f} | |"
+        )
     for what in ("--version", "check of 5 small files"):
         if ("base", what) in best:
             base, this = best["base", what], best["this", what]

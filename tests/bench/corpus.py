@@ -105,7 +105,7 @@ class {name}Dataset(Dataset):
 '''
 
 _HELPERS = (
-    '''
+    """
 
 def get_device():
     return xm.xla_device()
@@ -113,8 +113,8 @@ def get_device():
 
 def world():
     return xr.world_size(), xr.global_ordinal()
-''',
-    '''
+""",
+    """
 
 def log(*args):
     xm.master_print(*args)
@@ -122,8 +122,8 @@ def log(*args):
 
 def is_main() -> bool:
     return xm.is_master_ordinal()
-''',
-    '''
+""",
+    """
 
 def reduce_mean(value: torch.Tensor) -> torch.Tensor:
     total = xm.all_reduce(xm.REDUCE_SUM, value)
@@ -132,8 +132,8 @@ def reduce_mean(value: torch.Tensor) -> torch.Tensor:
 
 def barrier(tag: str) -> None:
     xm.rendezvous(tag)
-''',
-    '''
+""",
+    """
 
 def save_checkpoint(model: nn.Module, path: str) -> None:
     xm.save(model.state_dict(), path)
@@ -142,10 +142,10 @@ def save_checkpoint(model: nn.Module, path: str) -> None:
 
 def rank() -> int:
     return xm.get_ordinal()
-''',
+""",
 )
 
-_TRAIN = '''
+_TRAIN = """
 
 def train_{name}(args: argparse.Namespace) -> float:
     device = xm.xla_device()
@@ -184,10 +184,10 @@ def train_{name}(args: argparse.Namespace) -> float:
 
 def _report(step: int, loss: torch.Tensor) -> None:
     print(f"step {{step}} loss {{loss.item():.4f}} ordinal {{xm.get_ordinal()}}")
-'''
+"""
 
 _EXTRAS = (
-    '''
+    """
 
 def evaluate_{name}(model: nn.Module, loader: DataLoader) -> float:
     model.eval()
@@ -200,31 +200,31 @@ def evaluate_{name}(model: nn.Module, loader: DataLoader) -> float:
             torch_xla.sync()
     mean = torch.stack(losses).mean()
     return xm.mesh_reduce("eval_loss", mean.item(), lambda xs: sum(xs) / len(xs))
-''',
-    '''
+""",
+    """
 
 def compiled_{name}(model: nn.Module) -> nn.Module:
     if os.environ.get("XLA_USE_SPMD") == "1":
         xr.use_spmd()
     return torch.compile(model, backend="openxla")
-''',
-    '''
+""",
+    """
 
 def gather_{name}(values: torch.Tensor) -> torch.Tensor:
     gathered = xm.all_gather(values, dim=0)
     xm.mark_step()
     return gathered.to("cpu")
-''',
-    '''
+""",
+    """
 
 def seed_{name}(seed: int) -> None:
     torch.manual_seed(seed)
     xm.set_rng_state(seed)
     print(xm.xla_device_hw(xm.xla_device()), torch_xla.device_count())
-''',
+""",
 )
 
-_MAIN = '''
+_MAIN = """
 
 def _mp_fn(index: int, args: argparse.Namespace) -> None:
     torch.manual_seed(args.seed + index)
@@ -247,7 +247,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
 def render_file(index: int, seed: int = 0) -> str:

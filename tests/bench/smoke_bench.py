@@ -158,7 +158,9 @@ def commands(name: str, work: Path, python: str) -> dict[str, list[str]]:
     }
 
 
-def bench(names: list[str], repeat: int, threads: int, baseline: Path | None, timeout: float) -> dict[str, dict[str, Run]]:
+def bench(
+    names: list[str], repeat: int, threads: int, baseline: Path | None, timeout: float
+) -> dict[str, dict[str, Run]]:
     """Best of `repeat` for every (script, variant), the variants interleaved in each round."""
     checkouts = {"": REPO, **({"base ": baseline} if baseline else {})}
     results: dict[str, dict[str, Run]] = {name: {} for name in names}
@@ -212,11 +214,25 @@ def targets(results: dict[str, dict[str, Run]]) -> list[tuple[str, str, bool | N
         failed = any(r.exit_code != 0 for r in (plain, smoke) if r)
         t, m = ratio(smoke, plain, "wall_s"), ratio(smoke, plain, "peak_rss_mb")
         cpu = f"{_fmt(t, 2)}x (CPU time {_fmt(ratio(smoke, plain, 'cpu_s'), 2)}x)"
-        out.append((f"smoke {name}: wall <= {TIME_TARGET}x plain CPU", cpu, None if t is None or failed else t <= TIME_TARGET))
+        out.append(
+            (f"smoke {name}: wall <= {TIME_TARGET}x plain CPU", cpu, None if t is None or failed else t <= TIME_TARGET)
+        )
         strict = ratio(smoke, runs.get("plain_exit"), "wall_s")
         strict_cpu = f"{_fmt(strict, 2)}x (CPU time {_fmt(ratio(smoke, runs.get('plain_exit'), 'cpu_s'), 2)}x)"
-        out.append((f"smoke {name}: wall <= {TIME_TARGET}x plain CPU ending in `os._exit`", strict_cpu, None if strict is None or failed else strict <= TIME_TARGET))
-        out.append((f"smoke {name}: peak RSS <= {RSS_TARGET}x plain CPU", _fmt(m, 2) + "x", None if m is None or failed else m <= RSS_TARGET))
+        out.append(
+            (
+                f"smoke {name}: wall <= {TIME_TARGET}x plain CPU ending in `os._exit`",
+                strict_cpu,
+                None if strict is None or failed else strict <= TIME_TARGET,
+            )
+        )
+        out.append(
+            (
+                f"smoke {name}: peak RSS <= {RSS_TARGET}x plain CPU",
+                _fmt(m, 2) + "x",
+                None if m is None or failed else m <= RSS_TARGET,
+            )
+        )
     return out
 
 
@@ -250,12 +266,20 @@ def markdown(results: dict[str, dict[str, Run]]) -> str:
 
 def as_json(results: dict[str, dict[str, Run]], argv: list[str]) -> dict[str, object]:
     return {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(), "load_average_end": os.getloadavg()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_average_end": os.getloadavg(),
+        },
         "command": "python3 tests/bench/smoke_bench.py " + " ".join(argv),
         "scripts": {name: {label: asdict(run) for label, run in runs.items()} for name, runs in results.items()},
         "ratios": {
             name: {
-                label: {field: ratio(run, runs.get("plain"), key) for field, key in (("wall", "wall_s"), ("cpu", "cpu_s"), ("rss", "peak_rss_mb"))}
+                label: {
+                    field: ratio(run, runs.get("plain"), key)
+                    for field, key in (("wall", "wall_s"), ("cpu", "cpu_s"), ("rss", "peak_rss_mb"))
+                }
                 for label, run in runs.items()
             }
             for name, runs in results.items()
@@ -265,12 +289,19 @@ def as_json(results: dict[str, dict[str, Run]], argv: list[str]) -> dict[str, ob
 
 
 def add_arguments(parser: argparse.ArgumentParser, prefix: str = "") -> None:
-    parser.add_argument(f"--{prefix}scripts", default="cnn,transformer", help="which benchmark scripts: cnn, transformer")
+    parser.add_argument(
+        f"--{prefix}scripts", default="cnn,transformer", help="which benchmark scripts: cnn, transformer"
+    )
     parser.add_argument(
         f"--{prefix}threads", type=int, default=1,
         help="intra-op threads (OMP/MKL) for every run; 0 keeps torch's default (one per core)",
     )  # fmt: skip
-    parser.add_argument(f"--{prefix}baseline", type=Path, default=None, help="also time the smoke variants of this checkout (before/after in one run)")
+    parser.add_argument(
+        f"--{prefix}baseline",
+        type=Path,
+        default=None,
+        help="also time the smoke variants of this checkout (before/after in one run)",
+    )
     parser.add_argument(f"--{prefix}timeout", type=float, default=600.0, help="seconds before a run is stopped")
 
 

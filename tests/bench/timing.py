@@ -44,4 +44,6 @@ def run_measured(argv: list[str], cwd: Path, env: dict[str, str], timeout: float
     if proc.stderr:
         proc.stderr.close()
     last = err.strip().splitlines()[-1][:200] if err.strip() else ""
-    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), last)
+    return Measured(
+        wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), last
+    )

@@ -79,18 +79,12 @@ def by_name(name: str) -> Program:
 def migrate(program: Program, *, fix: bool, unsafe: bool) -> FileResult:
     """Check (and fix) the program with every rule on, as `neuron-migrate --fix [--unsafe-fixes]`."""
     text = program.path.read_text(encoding="utf-8")
-    return check_source(
-        text, program.path.name, Settings(select=("NM",), fix=fix, unsafe_fixes=unsafe)
-    )
+    return check_source(text, program.path.name, Settings(select=("NM",), fix=fix, unsafe_fixes=unsafe))
 
 
 def fixed_text(program: Program) -> str:
     result = migrate(program, fix=True, unsafe=True)
-    return (
-        result.fixed_source
-        if result.fixed_source is not None
-        else program.path.read_text(encoding="utf-8")
-    )
+    return result.fixed_source if result.fixed_source is not None else program.path.read_text(encoding="utf-8")
 
 
 def codes(result: FileResult) -> Counter[str]:
@@ -102,11 +96,7 @@ def collectives(report: Any) -> dict[str, int]:
     seen = getattr(report, "collectives", ())  # smoke's own list, where it has one
     if seen:
         return {c.op: c.count for c in seen}
-    return {
-        op.op: op.count
-        for op in report.ops
-        if op.op.startswith("c10d::") and "barrier" not in op.op
-    }
+    return {op.op: op.count for op in report.ops if op.op.startswith("c10d::") and "barrier" not in op.op}
 
 
 def problems(program: Program, report: Any, nproc: int) -> list[str]:
@@ -117,28 +107,18 @@ def problems(program: Program, report: Any, nproc: int) -> list[str]:
     nothing to compare); a single-device program trains one copy per rank, which smoke must
     report (NM708) rather than pass.
     """
-    found = (
-        [] if report.status == "ok" else [f"status {report.status}: {report.failure}"]
-    )
+    found = [] if report.status == "ok" else [f"status {report.status}: {report.failure}"]
     if report.steps < 1:
         found.append("no optimizer step")
     independent = getattr(report, "independent", None)  # NM708, where smoke checks it
-    found += [
-        p
-        for p in report.problems
-        if p != independent and not p.startswith("the run ended")
-    ]
+    found += [p for p in report.problems if p != independent and not p.startswith("the run ended")]
     if nproc < 2:
         return found
     if program.distributed:
         if not collectives(report):
             found.append("no collective exchanged a tensor between the ranks")
         replicas = getattr(report, "replicas", None)
-        all_sharded = (
-            replicas is not None
-            and replicas.status == "unchecked"
-            and replicas.sharded > 0
-        )
+        all_sharded = replicas is not None and replicas.status == "unchecked" and replicas.sharded > 0
         if replicas is not None and replicas.status != "agree" and not all_sharded:
             found.append(f"replicas {replicas.status}: {replicas.detail}")
         if independent:
@@ -154,13 +134,7 @@ def run_fixed(program: Program, folder: Path, nproc: int) -> Any:
     from neuron_migrate.smoke.runner import SmokeOptions
 
     script = folder / program.path.name
-    text = (
-        program.ported_path.read_text(encoding="utf-8")
-        if program.ported
-        else fixed_text(program)
-    )
+    text = program.ported_path.read_text(encoding="utf-8") if program.ported else fixed_text(program)
     script.write_text(text, encoding="utf-8")
-    options = SmokeOptions(
-        device="emulate", timeout_s=180.0, nproc=nproc, base_dir=folder
-    )
+    options = SmokeOptions(device="emulate", timeout_s=180.0, nproc=nproc, base_dir=folder)
     return run_smoke(script, (), options)

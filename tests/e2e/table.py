@@ -39,15 +39,10 @@ def row(program: Program) -> str:
     before = len(migrate(program, fix=False, unsafe=False).findings)
     safe = len(migrate(program, fix=True, unsafe=False).findings)
     unsafe = migrate(program, fix=True, unsafe=True).findings
-    left = f"{len(unsafe)}" + (
-        f" ({', '.join(sorted({f.code for f in unsafe}))})" if unsafe else ""
-    )
+    left = f"{len(unsafe)}" + (f" ({', '.join(sorted({f.code for f in unsafe}))})" if unsafe else "")
     one, _ = _ran(program, 1)
     two, seen = _ran(program, 2)
-    ops = (
-        ", ".join(f"{op.removeprefix('c10d::')}×{n}" for op, n in sorted(seen.items()))
-        or "none"
-    )
+    ops = ", ".join(f"{op.removeprefix('c10d::')}×{n}" for op, n in sorted(seen.items())) or "none"
     return f"| {program.name} | {before} | {safe} | {left} | {one} | {two} | {ops} |"
 
 

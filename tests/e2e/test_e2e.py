@@ -23,13 +23,9 @@ IDS = [p.name for p in PROGRAMS]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=IDS)
-def test_fix_leaves_only_the_documented_manual_findings(
-    program: Program, update_fixtures: bool
-) -> None:
+def test_fix_leaves_only_the_documented_manual_findings(program: Program, update_fixtures: bool) -> None:
     before = migrate(program, fix=False, unsafe=False)
-    assert any(f.code != "NM601" for f in before.findings), (
-        "the program must exercise rules"
-    )
+    assert any(f.code != "NM601" for f in before.findings), "the program must exercise rules"
     text = fixed_text(program)
     expect(program.fixed_path, text, update_fixtures)
     ast.parse(text)
@@ -37,9 +33,7 @@ def test_fix_leaves_only_the_documented_manual_findings(
     assert Counter(f.code for f in after.findings) == Counter(program.left), [
         f"{f.start.line}:{f.start.column} {f.code} {f.message}" for f in after.findings
     ]
-    again = check_source(
-        text, program.path.name, Settings(select=("NM",), fix=True, unsafe_fixes=True)
-    )
+    again = check_source(text, program.path.name, Settings(select=("NM",), fix=True, unsafe_fixes=True))
     assert again.fixed_source is None, "a second --fix must change nothing"
 
 
@@ -54,9 +48,7 @@ RUNS = [_run(p, n) for p in PROGRAMS if p.runs or p.ported for n in (1, 2)]
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("program", "nproc"), RUNS)
-def test_migrated_program_runs_under_smoke(
-    program: Program, nproc: int, tmp_path: Path
-) -> None:
+def test_migrated_program_runs_under_smoke(program: Program, nproc: int, tmp_path: Path) -> None:
     pytest.importorskip("torch")
     report = run_fixed(program, tmp_path, nproc)
     found = problems(program, report, nproc)

@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 
 
 def file_kind(path: str) -> str | None:
-    """"requirements", "pyproject", "setup_cfg", "setup_py" or "shell"; None for other files."""
+    """ "requirements", "pyproject", "setup_cfg", "setup_py" or "shell"; None for other files."""
     pure = PurePosixPath(path.replace("\\", "/"))
     name = pure.name
     if name == "pyproject.toml":

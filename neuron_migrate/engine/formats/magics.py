@@ -28,7 +28,9 @@ def prepare(source: str, first_id: int) -> tuple[str, tuple[tuple[int, str], ...
     first = source.split("\n", 1)[0].strip()
     if first.startswith("%%"):
         name, *args = first[2:].split() or [""]
-        python_body = name in PYTHON_CELL_MAGICS or (name in WRITEFILE_MAGICS and bool(args) and args[-1].endswith(".py"))
+        python_body = name in PYTHON_CELL_MAGICS or (
+            name in WRITEFILE_MAGICS and bool(args) and args[-1].endswith(".py")
+        )
         if not python_body:
             return None
     if _parses(source):

@@ -100,7 +100,11 @@ def _is_python(metadata: object) -> bool:
         return True
     kernel = metadata.get("kernelspec")
     info = metadata.get("language_info")
-    language = (kernel.get("language") if isinstance(kernel, dict) else None) or (info.get("name") if isinstance(info, dict) else None) or "python"
+    language = (
+        (kernel.get("language") if isinstance(kernel, dict) else None)
+        or (info.get("name") if isinstance(info, dict) else None)
+        or "python"
+    )
     return str(language).lower() == "python"
 
 
@@ -230,7 +234,9 @@ def check_unit(cells: Sequence[Cell], path: str, settings: Settings, check: Chec
     pieces = split(result.fixed_source, len(cells))
     if pieces is None or any(unmask(body, c.magics) is None for c, body in zip(cells, pieces[0])):
         unfixed = _without_artifacts(check(joined, path, replace(settings, fix=False, add_noqa=False)), joined)
-        problem = tool_finding(path, "NM906", "Fix this notebook by hand; the fixes could not be mapped back to its cells")
+        problem = tool_finding(
+            path, "NM906", "Fix this notebook by hand; the fixes could not be mapped back to its cells"
+        )
         mapped = _mapped(unfixed, cells, starts, starts)
         return UnitResult(replace(mapped, findings=(*mapped.findings, problem)), None)
     return UnitResult(_mapped(result, cells, starts, pieces[1]), tuple(zip(cells, pieces[0])))

@@ -90,7 +90,13 @@ class Style:
     def of(cls, text: str) -> Style:
         escaped = any(int(h, 16) >= 0x80 for h in re.findall(r"\\u([0-9a-fA-F]{4})", text))
         unit = re.match(r"\{\r?\n([ \t]*)", text)
-        return cls(text.isascii() and escaped, newline_of(text), unit.group(1) if unit else " ", unit is not None, _document_separator(text))
+        return cls(
+            text.isascii() and escaped,
+            newline_of(text),
+            unit.group(1) if unit else " ",
+            unit is not None,
+            _document_separator(text),
+        )
 
     def dumps(self, value: str) -> str:
         return json.dumps(value, ensure_ascii=self.ensure_ascii)

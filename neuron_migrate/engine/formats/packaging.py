@@ -183,7 +183,9 @@ def read_setup_cfg(text: str) -> PackageFile:
         continued = line[:1] in (" ", "\t")
         if not continued:
             key, _, value = line.partition("=")
-            in_list = (section == "options" and key.strip() == "install_requires") or section == "options.extras_require"
+            in_list = (
+                section == "options" and key.strip() == "install_requires"
+            ) or section == "options.extras_require"
             value = value.split(" #")[0].strip()
             if in_list and value:
                 req = _requirement(value, offset + line.index(value, len(key) + 1), None)
@@ -202,7 +204,9 @@ def read_setup_py(text: str) -> PackageFile:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return PackageFile((), False, can_hold_index=False)
-    lists = {t.id: s.value for s in tree.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+    lists = {
+        t.id: s.value for s in tree.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)
+    }
     found: list[Requirement] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or not _is_setup(node.func):
@@ -214,7 +218,9 @@ def read_setup_py(text: str) -> PackageFile:
 
 
 def _is_setup(func: ast.AST) -> bool:
-    return (isinstance(func, ast.Name) and func.id == "setup") or (isinstance(func, ast.Attribute) and func.attr == "setup")
+    return (isinstance(func, ast.Name) and func.id == "setup") or (
+        isinstance(func, ast.Attribute) and func.attr == "setup"
+    )
 
 
 def _literal_requirements(text: str, value: ast.AST, lists: Mapping[str, ast.AST]) -> list[Requirement]:
@@ -229,7 +235,11 @@ def _literal_requirements(text: str, value: ast.AST, lists: Mapping[str, ast.AST
         if not isinstance(item, (ast.List, ast.Tuple)):
             continue
         for element in item.elts:
-            if isinstance(element, ast.Constant) and isinstance(element.value, str) and element.lineno == element.end_lineno:
+            if (
+                isinstance(element, ast.Constant)
+                and isinstance(element.value, str)
+                and element.lineno == element.end_lineno
+            ):
                 line = text[starts[element.lineno - 1] :].split("\n", 1)[0]
                 column = len(line.encode("utf-8")[: element.col_offset].decode("utf-8", "ignore"))
                 req = _requirement(element.value, starts[element.lineno - 1] + column + 1, None)

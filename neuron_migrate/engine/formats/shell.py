@@ -203,7 +203,9 @@ def program(command: list[Word]) -> tuple[Word, Word | None] | None:
     the `-m` module word."""
     words = [w for w in command if not _assignment(w)]
     skip = 0
-    while skip < len(words) and (words[skip].value in _WRAPPERS or words[skip].value == "env" or words[skip].value.startswith("-")):
+    while skip < len(words) and (
+        words[skip].value in _WRAPPERS or words[skip].value == "env" or words[skip].value.startswith("-")
+    ):
         skip += 1
     words = words[skip:]
     if not words:

@@ -129,7 +129,12 @@ def shell_launch(rule: RuleSpec, text: str, version: str) -> Iterator[Hit]:
 PackageCheck = Callable[[RuleSpec, packaging.PackageFile, str], Iterator[Hit]]
 ShellCheck = Callable[[RuleSpec, str, str], Iterator[Hit]]
 PACKAGE_CHECKS: Mapping[str, PackageCheck] = MappingProxyType(
-    {"package_name": package_name, "neuronx_xla_pin": neuronx_xla_pin, "neuronx_family": neuronx_family, "neuronx_index": neuronx_index}
+    {
+        "package_name": package_name,
+        "neuronx_xla_pin": neuronx_xla_pin,
+        "neuronx_family": neuronx_family,
+        "neuronx_index": neuronx_index,
+    }
 )
 SHELL_CHECKS: Mapping[str, ShellCheck] = MappingProxyType({"shell_env": shell_env, "shell_launch": shell_launch})
 _READERS = {
@@ -228,8 +233,11 @@ def check_text_file(text: str, path: str, settings: Settings) -> FileResult:
 
 def _check_text(text: str, path: str, settings: Settings, kind: str, reported: Callable[[Finding], bool]) -> FileResult:
     found = text_findings(text, path, settings, kind)
-    chosen = [(f, span) for f, span in found
-              if span is not None and f.fix is not None and settings.allows(f.fix.applicability.value) and reported(f)]
+    chosen = [
+        (f, span)
+        for f, span in found
+        if span is not None and f.fix is not None and settings.allows(f.fix.applicability.value) and reported(f)
+    ]
     if not chosen:
         return FileResult(path, tuple(f for f, _ in found), source=text)
     fixed_text, applied = _delete_spans(text, chosen)
