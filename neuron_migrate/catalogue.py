@@ -43,6 +43,7 @@ _RULE_KEYS = {
     "triggers",
     "compat",
     "from",
+    "blocker",
 }
 _MAP_KEYS = {
     "old",
@@ -58,6 +59,7 @@ _MAP_KEYS = {
     "accelerator_call",
     "accelerator_safety",
     "accelerator_message",
+    "blocker",
 }
 # What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
 # bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
@@ -86,6 +88,7 @@ class MapEntry:
     accelerator_call: str | None = None  # `new_call` under `--target accelerator`
     accelerator_safety: Safety | None = None  # `safety` under `--target accelerator`
     accelerator_message: str | None = None  # `message` under `--target accelerator`
+    blocker: bool | None = None  # overrides the rule's `blocker` for this entry
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,8 @@ class RuleSpec:
     doc: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     maps: tuple[MapEntry, ...] = ()
     families: tuple[str, ...] = ("xla",)  # the `--from` families the rule belongs to
+    # Its findings keep a torch_xla import alive: no TorchNeuron counterpart a tool can write.
+    blocker: bool = False
 
     @property
     def category(self) -> str:
@@ -155,6 +160,7 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         accelerator_call=data.get("accelerator_call"),
         accelerator_safety=_enum(Safety, accel_safety, where, "accelerator_safety") if accel_safety else None,
         accelerator_message=data.get("accelerator_message"),
+        blocker=_flag(data, "blocker", where) if "blocker" in data else None,
     )
 
 
@@ -194,7 +200,15 @@ def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleS
         doc=doc,
         maps=maps,
         families=_families(data, where),
+        blocker=_flag(data, "blocker", where),
     )
+
+
+def _flag(data: dict[str, Any], key: str, where: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise RuleSpecError(f"{where}: `{key}` must be true or false, not {value!r}")
+    return value
 
 
 def _families(data: dict[str, Any], where: str) -> tuple[str, ...]:

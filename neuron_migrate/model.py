@@ -72,6 +72,9 @@ class Finding:
     url: str | None = None
     cell: int | None = None  # notebook cell (1-based) when the file is a notebook
     snippet: str = ""  # the source text the finding points at, for baselines and fingerprints
+    # A genuine blocker: the API has no TorchNeuron counterpart a tool can write (SPMD sharding,
+    # neuronx_distributed, xser, StableHLO export, Pallas), so its torch_xla import stays.
+    blocker: bool = False
 
     @property
     def sort_key(self) -> tuple[str, int, int, int, str]:

@@ -129,3 +129,18 @@ def test_duplicate_code_is_rejected(tmp_path: Path) -> None:
 
 def test_shipped_rules_dir_is_the_checkout() -> None:
     assert rules_dir() == ROOT / "rules"
+
+
+def test_blocker_is_rule_data_and_reaches_the_finding() -> None:
+    from neuron_migrate.engine.pipeline import check_source
+    from neuron_migrate.settings import Settings
+
+    specs = {spec.code: spec for spec in load_catalogue()}
+    assert specs["NM312"].blocker and not specs["NM201"].blocker
+    with pytest.raises(RuleSpecError, match="`blocker` must be true or false"):
+        parse_rule(
+            {"code": "NM100", "name": "x", "message": "M", "severity": "error", "safety": "safe", "blocker": "yes"}, "t"
+        )
+    source = "import torch_xla.core.xla_model as xm\nimport torch_xla.distributed.spmd as xs\n\nxs.mark_sharding(t, mesh, (0, 1))\nxm.mark_step()\n"
+    result = check_source(source, "spmd.py", Settings())
+    assert {(f.code, f.blocker) for f in result.findings} >= {("NM312", True), ("NM201", False)}

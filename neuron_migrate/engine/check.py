@@ -259,6 +259,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             category=match.rule.category,
             url=match.rule.url,
             snippet=analysis.src.text[start:end].strip()[:200],
+            blocker=match.rule.blocker if match.entry is None or match.entry.blocker is None else match.entry.blocker,
         )
         planned.append(Planned(finding, plan if fix is not None else None, safety))
     planned.sort(key=lambda p: p.finding.sort_key)
