@@ -13,6 +13,7 @@ plugins and docs; nothing in the package imports them.
 CONCEPTS = (
     "devices",
     "execution",
+    "optimizer",
     "compilation",
     "ranks",
     "collectives",

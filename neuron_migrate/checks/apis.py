@@ -3,7 +3,8 @@
 Module families (`torch.sparse`, `torch.func`, ...) are plain `[[map]]` data; what is here needs
 an import statement, a keyword value or a method name. Method calls on arbitrary objects
 (`.double()`, `.to_sparse()`) cannot be resolved by name, so they are reported only in modules
-that import torch, and never when the receiver is an imported module."""
+that import torch, and never when the receiver is an imported module.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Analysis,
-    Match,
-    Plan,
-    resolved_only,
-)
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import FixContext, FixFn, keyword_of

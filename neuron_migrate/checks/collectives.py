@@ -4,7 +4,8 @@ Each call keeps its arguments and calls a helper written into the file once, whi
 torch_xla did with `torch.distributed`: a list is reduced in place and returned, a tensor is
 reduced into a new one, `scale=` multiplies the result, and without a process group the call
 acts on one rank. `groups=` other than None, and list forms of the gather and scatter, stay
-findings."""
+findings.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +13,7 @@ import ast
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Match,
-    Plan,
-)
+from neuron_migrate.analysis.analyze import Match, Plan
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call, helper_imports
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, matched_call, plain_args
 

@@ -1,7 +1,8 @@
 """Compilation (NM206, NM501-NM507): `torch_xla.compile` and `torch.compile` arguments.
 
 What the Neuron backend accepts (`modes`, `options` keys, `dynamic`) comes from the target
-version's compat data, so a release that widens support is a data change."""
+version's compat data, so a release that widens support is a data change.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +12,7 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import (
-    Analysis,
-    Match,
-    Plan,
-    resolved_only,
-)
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import (

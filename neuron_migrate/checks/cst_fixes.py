@@ -8,8 +8,9 @@ package imports this module.
 
 from neuron_migrate.checks.compilation_cst import add_keyword
 from neuron_migrate.checks.devices_cst import autocast
-from neuron_migrate.checks.execution_cst import optimizer_step, step_closure
+from neuron_migrate.checks.execution_cst import step_closure
 from neuron_migrate.checks.launch_cst import spawn
+from neuron_migrate.checks.optimizer_cst import optimizer_step
 from neuron_migrate.checks.ranks_cst import guarded_call, master_print, xla_save
 from neuron_migrate.checks.toolkit_cst import append_argument, keyword_arg, realigned, relaid
 from neuron_migrate.checks.utilities_cst import rename_call

@@ -2,7 +2,8 @@
 AMP, and the `"cuda" if ... else "cpu"` idiom.
 
 Each fix writes `neuron` code, or with `--target accelerator` device-agnostic code
-(`torch.accelerator`, `torch.get_device_module`) that runs unchanged on CUDA, Neuron and the CPU."""
+(`torch.accelerator`, `torch.get_device_module`) that runs unchanged on CUDA, Neuron and the CPU.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +12,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Analysis,
-    Match,
-    Plan,
-)
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import (

@@ -2,7 +2,8 @@
 CUDA-only imports, extension builds and cuDNN/CUDA backend flags.
 
 With `--target accelerator` the fixes write code that still runs on CUDA
-(`dist.get_default_backend_for_device`), or leave the finding."""
+(`dist.get_default_backend_for_device`), or leave the finding.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +11,7 @@ import ast
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Analysis,
-    Match,
-    Plan,
-)
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import (

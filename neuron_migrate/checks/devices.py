@@ -5,7 +5,8 @@ the user's own function is rewritten only when that function is in the file and 
 test in it is rewritten too, so the same branch runs. The user's comparisons
 (`device == "xla"`, `x.device.type == "xla"`, `"xla" in str(device)`) are rewritten to
 `"neuron"`: after migration they would otherwise never be true. A device held in a variable
-(`DEVICE = "xla"`, a class attribute, a default argument) is rewritten where it is defined."""
+(`DEVICE = "xla"`, a class attribute, a default argument) is rewritten where it is defined.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Analysis,
-    Match,
-    Plan,
-)
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import (
@@ -36,75 +33,6 @@ from neuron_migrate.checks.toolkit import (
     string_value,
 )
 from neuron_migrate.model import Safety
-
-
-def xla_device(ctx: FixContext, match: Match) -> Plan | None:
-    """`xm.xla_device()` -> `torch.device("neuron")`; with an index, an unsafe `torch.device("neuron", n)`."""
-    call = match.node
-    if not isinstance(call, ast.Call):
-        return None  # referenced, not called: a finding without a fix
-    if not only_args(call, {"n": 0, "index": 0, "devkind": 1}) or keyword_of(call, "devkind") or len(call.args) > 1:
-        return None
-    index = argument(call, "n", 0) or argument(call, "index", 0)
-    if ctx.analysis.target == "accelerator":
-        return _accelerator_device(ctx, match, call, index)
-    if index is None or literal(index) is None:
-        rendered = ctx.render('{torch}.device("neuron")', match)
-        return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
-    rendered = ctx.render('{torch}.device("neuron", {n})', match, {"n": ctx.segment(index)})
-    if rendered is None:
-        return None
-    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE)
-
-
-def _accelerator_device(ctx: FixContext, match: Match, call: ast.Call, index: ast.expr | None) -> Plan | None:
-    """`--target accelerator`: the current accelerator, else the CPU; an index is dropped (unsafe)."""
-    rendered = ctx.render(ACCEL_DEVICE, match)
-    if rendered is None:
-        return None
-    dropped = index is not None and literal(index) is not None
-    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if dropped else None)
-
-
-def autocast(ctx: FixContext, match: Match) -> Plan | None:
-    """`torch_xla.amp.autocast(device, ...)` -> `torch.autocast("neuron", ..., dtype=torch.bfloat16)`.
-
-    torch_xla's autocast defaulted to bfloat16 on the device; `torch.autocast("neuron")` has a
-    default of its own, so the dtype is always written. Positional arguments become keywords:
-    the two signatures order them differently.
-    """
-    call = match.node
-    if not isinstance(call, ast.Call):
-        return None  # referenced, not called: a finding without a fix
-    allowed = {"device": 0, "enabled": 1, "dtype": 2, "cache_enabled": 3}
-    if not call.args or not only_args(call, allowed):
-        return None
-    keywords, values = [], {}
-    for name in ("enabled", "dtype", "cache_enabled"):
-        value = argument(call, name, allowed[name])
-        if value is not None:
-            keywords.append(f"{name}={{{name}}}")  # filled from `values`: user text is no template
-            values[name] = ctx.segment(value)
-        elif name == "dtype":
-            keywords.append("dtype={torch}.bfloat16")
-    accelerator = ctx.analysis.target == "accelerator"  # also autocasts on the CPU now: unsafe
-    device = ACCEL_TYPE if accelerator else '"neuron"'
-    rendered = ctx.render("{torch}.autocast(" + ", ".join([device, *keywords]) + ")", match, values)
-    names = ctx.render("{torch}|" + device, match)
-    if rendered is None or names is None:
-        return None
-    plan = ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if accelerator else None)
-    torch, device_text = names[0].split("|", 1)
-    dtype = "" if argument(call, "dtype", allowed["dtype"]) is not None else f"{torch}.bfloat16"
-    return ctx.with_rewrite(
-        plan,
-        call,
-        "neuron_migrate.checks.devices_cst:autocast",
-        func=f"{torch}.autocast",
-        device=device_text,
-        dtype=dtype,
-    )
-
 
 DEVICE_STRING = re.compile(r"^xla(?::(\d+))?$")
 
@@ -387,7 +315,75 @@ def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:
     return None
 
 
-# -- execution model --------------------------------------------------------------------
+# -- fixes ------------------------------------------------------------------------------------
+def xla_device(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.xla_device()` -> `torch.device("neuron")`; with an index, an unsafe `torch.device("neuron", n)`."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    if not only_args(call, {"n": 0, "index": 0, "devkind": 1}) or keyword_of(call, "devkind") or len(call.args) > 1:
+        return None
+    index = argument(call, "n", 0) or argument(call, "index", 0)
+    if ctx.analysis.target == "accelerator":
+        return _accelerator_device(ctx, match, call, index)
+    if index is None or literal(index) is None:
+        rendered = ctx.render('{torch}.device("neuron")', match)
+        return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+    rendered = ctx.render('{torch}.device("neuron", {n})', match, {"n": ctx.segment(index)})
+    if rendered is None:
+        return None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE)
+
+
+def _accelerator_device(ctx: FixContext, match: Match, call: ast.Call, index: ast.expr | None) -> Plan | None:
+    """`--target accelerator`: the current accelerator, else the CPU; an index is dropped (unsafe)."""
+    rendered = ctx.render(ACCEL_DEVICE, match)
+    if rendered is None:
+        return None
+    dropped = index is not None and literal(index) is not None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if dropped else None)
+
+
+def autocast(ctx: FixContext, match: Match) -> Plan | None:
+    """`torch_xla.amp.autocast(device, ...)` -> `torch.autocast("neuron", ..., dtype=torch.bfloat16)`.
+
+    torch_xla's autocast defaulted to bfloat16 on the device; `torch.autocast("neuron")` has a
+    default of its own, so the dtype is always written. Positional arguments become keywords:
+    the two signatures order them differently.
+    """
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    allowed = {"device": 0, "enabled": 1, "dtype": 2, "cache_enabled": 3}
+    if not call.args or not only_args(call, allowed):
+        return None
+    keywords, values = [], {}
+    for name in ("enabled", "dtype", "cache_enabled"):
+        value = argument(call, name, allowed[name])
+        if value is not None:
+            keywords.append(f"{name}={{{name}}}")  # filled from `values`: user text is no template
+            values[name] = ctx.segment(value)
+        elif name == "dtype":
+            keywords.append("dtype={torch}.bfloat16")
+    accelerator = ctx.analysis.target == "accelerator"  # also autocasts on the CPU now: unsafe
+    device = ACCEL_TYPE if accelerator else '"neuron"'
+    rendered = ctx.render("{torch}.autocast(" + ", ".join([device, *keywords]) + ")", match, values)
+    names = ctx.render("{torch}|" + device, match)
+    if rendered is None or names is None:
+        return None
+    plan = ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if accelerator else None)
+    torch, device_text = names[0].split("|", 1)
+    dtype = "" if argument(call, "dtype", allowed["dtype"]) is not None else f"{torch}.bfloat16"
+    return ctx.with_rewrite(
+        plan,
+        call,
+        "neuron_migrate.checks.devices_cst:autocast",
+        func=f"{torch}.autocast",
+        device=device_text,
+        dtype=dtype,
+    )
+
+
 _DEVICE_TYPES = {"NEURON": "neuron", "CUDA": "cuda", "GPU": "cuda", "TPU": "tpu"}
 
 

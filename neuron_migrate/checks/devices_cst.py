@@ -7,7 +7,7 @@ import libcst as cst
 from neuron_migrate.analysis.transform import Decline
 from neuron_migrate.checks.toolkit_cst import as_keyword, by_name, keyword_arg, relaid
 
-# -- NM105, NM204, NM210, NM309 ------------------------------------------------------------------
+# -- NM105 ---------------------------------------------------------------------------------------
 _AUTOCAST = ("device", "enabled", "dtype", "cache_enabled")
 
 

@@ -2,7 +2,8 @@
 
 `is_torch_xla_available()`, `"torch_xla" in sys.modules`, `importlib.util.find_spec("torch_xla")`,
 `DistributedType.XLA` and reads of torch_xla-era variables are reported with the lines they
-guard; statements that only set an XLA variable are removed."""
+guard; statements that only set an XLA variable are removed.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +12,7 @@ import functools
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Analysis,
-    Match,
-    Plan,
-    resolved_only,
-)
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, entry_for, string_value

@@ -2,7 +2,8 @@
 
 A fix asks for a helper with the import key `helper:<name>:<module name>`; `engine/check.py`
 writes `helper_text(key)`: `HELPERS[name]`'s template with the module's name filled in.
-`HELPER_NAMES` is the function or class each helper defines, which the fix calls."""
+`HELPER_NAMES` is the function or class each helper defines, which the fix calls.
+"""
 
 from __future__ import annotations
 
@@ -11,26 +12,24 @@ import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Match,
-    Plan,
-)
+from neuron_migrate.analysis.analyze import Match, Plan
 from neuron_migrate.checks.toolkit import FixContext
 
 
 def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
     """The import keys that write helper `name` into the file; () when this file has it already.
 
-    None when the helper's name is bound to something else here, or torch's name is taken at
-    module scope, where the helper lives.
+    None when the helper's name is bound to something else here, or its module's name (torch's,
+    or `dist`'s for the optimizer step) is taken at module scope, where the helper lives.
     """
+    template, defined, module = HELPERS[name]
     resolver = ctx.analysis.resolver
-    bindings = resolver.lookup(HELPER_NAMES[name], resolver.module_scope)
+    bindings = resolver.lookup(defined, resolver.module_scope)
     if bindings:
         node = bindings[0].node
         ours = len(bindings) == 1 and isinstance(node, (ast.FunctionDef, ast.ClassDef))
-        return () if ours and ast.get_docstring(node) == _docstring(HELPER_TEMPLATES[name]) else None  # type: ignore[arg-type]
-    rendered = ctx.render("{torch}", dataclasses.replace(match, scope=resolver.module_scope))
+        return () if ours and ast.get_docstring(node) == _docstring(template) else None  # type: ignore[arg-type]
+    rendered = ctx.render("{" + module + "}", dataclasses.replace(match, scope=resolver.module_scope))
     if rendered is None:
         return None
     return (f"helper:{name}:{rendered[0]}", *rendered[1])
@@ -251,25 +250,6 @@ TO_CPU = '''def _to_cpu(data):
         return type(data)(_to_cpu(v) for v in data)
     return data
 '''
-
-
-def named_helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
-    """The import keys that define helper `name` in the file; () when it is there already.
-
-    None when the helper's name means something else here, or its module's name is taken.
-    """
-    template, defined, module = HELPERS[name]
-    resolver = ctx.analysis.resolver
-    bindings = resolver.lookup(defined, resolver.module_scope)
-    if bindings:
-        ours = len(bindings) == 1 and isinstance(bindings[0].node, ast.FunctionDef)
-        docstring = template.split('"""')[1]
-        return () if ours and ast.get_docstring(bindings[0].node) == docstring else None
-    at_module = dataclasses.replace(match, scope=resolver.module_scope)  # the helper lives there
-    rendered = ctx.render("{" + module + "}", at_module)
-    if rendered is None:
-        return None
-    return (f"helper:{name}:{rendered[0]}", *rendered[1])
 
 
 # A drop-in for MpDeviceLoader, written into the migrated file once. It imports what it needs

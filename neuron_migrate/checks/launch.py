@@ -1,7 +1,8 @@
 """Launching and process groups (NM309, NM310): `xmp.spawn` / `torch_xla.launch`, `xla` backends.
 
 The spawned function runs once per torchrun process; `init_process_group("xla")` and
-`init_method="xla://"` become the `neuron` backend."""
+`init_method="xla://"` become the `neuron` backend.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Analysis,
-    Match,
-    Plan,
-    resolved_only,
-)
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.devices import string_source, variable_safety
@@ -35,7 +31,7 @@ from neuron_migrate.checks.toolkit import (
 )
 from neuron_migrate.model import Safety
 
-# -- process groups and compile backends ------------------------------------------------------
+# -- process groups ------------------------------------------------------------------------
 _INIT_PG = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
 
 

@@ -1,7 +1,8 @@
 """Ranks, printing and saving (NM210, NM301-NM305): rank-0 guards and barriers.
 
 `xm.master_print`, `xm.save`, `xm.rendezvous` and `xm.is_master_ordinal` become explicit
-`torch.distributed` rank tests, merged into an existing rank-0 `if` where there is one."""
+`torch.distributed` rank tests, merged into an existing rank-0 `if` where there is one.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +11,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Match,
-    Plan,
-)
-from neuron_migrate.checks.helpers import named_helper_imports
+from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks.helpers import helper_imports
 from neuron_migrate.checks.toolkit import (
     DetectorFn,
     FixContext,
@@ -110,7 +108,7 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     master_only, global_master, sync = (
         default if value is None else value for value, default in zip(options, (True, False, True))
     )
-    helper = named_helper_imports(ctx, match, "to_cpu")
+    helper = helper_imports(ctx, match, "to_cpu")
     save = ctx.render(
         "{torch}.save(_to_cpu({data}), {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)}
     )

@@ -6,10 +6,7 @@ import ast
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Match,
-    Plan,
-)
+from neuron_migrate.analysis.analyze import Match, Plan
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.model import Safety
 

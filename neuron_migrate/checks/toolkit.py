@@ -4,7 +4,8 @@
 (`replace`, `delete_statement`, `render`, `with_rewrite`). A fix is a pure function
 (FixContext, Match) -> Plan | None (`FixFn`); None means "a human must decide", and the finding
 stays with its guidance. A detector is (rule, analysis, node, scope) -> matches (`DetectorFn`).
-Rewrites edit only the text they replace, so the rest of the file keeps its formatting."""
+Rewrites edit only the text they replace, so the rest of the file keeps its formatting.
+"""
 
 from __future__ import annotations
 
@@ -17,36 +18,13 @@ import tokenize
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from neuron_migrate.analysis.analyze import (
-    EXPRESSION,
-    IMPORTS,
-    STATEMENT,
-    Analysis,
-    Match,
-    Plan,
-    Rewrite,
-)
+from neuron_migrate.analysis.analyze import EXPRESSION, IMPORTS, STATEMENT, Analysis, Match, Plan, Rewrite
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
-
-
-def entry_for(rule: RuleSpec, value: str) -> MapEntry | None:
-    """The rule's map entry for an exact value, or the longest matching `prefix` entry."""
-    best: MapEntry | None = None
-    for entry in rule.maps:
-        if entry.old == value:
-            return entry
-        if entry.prefix and value.startswith(entry.old) and (best is None or len(entry.old) > len(best.old)):
-            best = entry
-    return best
-
-
-def string_value(node: ast.AST | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -303,13 +281,13 @@ class FixContext:
         return None
 
 
+FixFn = Callable[[FixContext, Match], Plan | None]
+
+
 CST_FIXES = "neuron_migrate.checks.cst_fixes:"  # bare transform names (plugins); imported only when fixing
 
 
-def imports_module(bindings: list, module: str) -> bool:
-    return bool(bindings) and all(b.kind == "import" and b.target == module for b in bindings)
-
-
+# -- arguments and calls -------------------------------------------------------------------
 def keyword_of(call: ast.Call, name: str) -> ast.keyword | None:
     return next((k for k in call.keywords if k.arg == name), None)
 
@@ -331,14 +309,19 @@ def only_args(call: ast.Call, allowed: dict[str, int]) -> bool:
     return all(k.arg in allowed and k.arg not in positional for k in call.keywords)
 
 
+def plain_args(call: ast.Call) -> bool:
+    return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
+
+
+def matched_call(match: Match) -> ast.Call | None:
+    return match.node if isinstance(match.node, ast.Call) else None
+
+
 def literal(node: ast.AST | None) -> object:
     try:
         return ast.literal_eval(node) if node is not None else None
     except ValueError:
         return ...
-
-
-FixFn = Callable[[FixContext, Match], Plan | None]
 
 
 def operand(ctx: FixContext, node: ast.AST) -> str:
@@ -348,15 +331,76 @@ def operand(ctx: FixContext, node: ast.AST) -> str:
     return f"({text})"
 
 
+def keyword_insertion(ctx: FixContext, call: ast.Call, keyword: str) -> tuple[int, int, str]:
+    """The text edit that appends `keyword` to a call's arguments (LibCST keeps the layout)."""
+    inner = ctx.args_text(call)
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    if "#" in inner and arguments:  # after the last argument, never inside a comment
+        end = ctx.src.node_span(max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset)))[1]
+        return end, end, f", {keyword}"
+    content_end = ctx.src.node_span(call)[1] - 1 - (len(inner) - len(inner.rstrip()))
+    stripped = inner.strip()
+    sep = "" if not stripped else " " if stripped.endswith(",") else ", "
+    return content_end, content_end, f"{sep}{keyword}"
+
+
+def entry_for(rule: RuleSpec, value: str) -> MapEntry | None:
+    """The rule's map entry for an exact value, or the longest matching `prefix` entry."""
+    best: MapEntry | None = None
+    for entry in rule.maps:
+        if entry.old == value:
+            return entry
+        if entry.prefix and value.startswith(entry.old) and (best is None or len(entry.old) > len(best.old)):
+            best = entry
+    return best
+
+
+def imports_module(bindings: list, module: str) -> bool:
+    return bool(bindings) and all(b.kind == "import" and b.target == module for b in bindings)
+
+
 def line_length(text: str) -> int:
     """The file's apparent line length: its longest line, but at least 79 (PEP 8)."""
     return max([79, *(len(line) for line in text.splitlines())])
 
 
-# -- strings, environment, process groups ------------------------------------------------
+# -- strings -------------------------------------------------------------------------------
+def string_value(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
 STRING_LITERAL = re.compile(r"([rRuU]?)('''|\"\"\"|'|\")(.*)\2", re.S)
 
 
+def string_literal(ctx: FixContext, node: ast.AST, value: str) -> str | None:
+    """`value` as a string literal in the quote style of `node`, or None for f-strings and concatenation."""
+    found = STRING_LITERAL.fullmatch(ctx.segment(node))
+    return f"{found.group(1)}{found.group(2)}{value}{found.group(2)}" if found else None
+
+
+def replace_node(
+    ctx: FixContext, match: Match, node: ast.AST, template: str, safety: Safety | None = None
+) -> Plan | None:
+    rendered = ctx.render(template, match)
+    if rendered is None:
+        return None
+    return ctx.replace(node, rendered[0], rendered[1], safety=safety)
+
+
+# -- the current accelerator (`--target accelerator`) ---------------------------------------
+# The current accelerator, or the CPU where there is none (check_available: a CUDA build on a
+# machine without a GPU counts as none). Both APIs exist in torch 2.13 and 2.14.
+ACCEL_DEVICE = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
+
+
+ACCEL_TYPE = f"({ACCEL_DEVICE}).type"
+
+
+def wants_accelerator(ctx: FixContext, match: Match) -> bool:
+    return ctx.analysis.target == "accelerator"
+
+
+# -- a fix several concepts name (`fix = "replace_string"`) ---------------------------------
 def replace_string(ctx: FixContext, match: Match) -> Plan | None:
     """Swap a string literal's value, keeping its prefix and quote style."""
     new = dict(match.extra).get("new")
@@ -394,51 +438,3 @@ def _autocast_without_dtype(ctx: FixContext, match: Match) -> ast.Call | None:
     if len(call.args) > 1 or any(k.arg in ("dtype", None) for k in call.keywords):
         return None  # a dtype is given (positionally, by keyword, or maybe in **kwargs)
     return call
-
-
-# The current accelerator, or the CPU where there is none (check_available: a CUDA build on a
-# machine without a GPU counts as none). Both APIs exist in torch 2.13 and 2.14.
-ACCEL_DEVICE = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
-
-
-ACCEL_TYPE = f"({ACCEL_DEVICE}).type"
-
-
-def wants_accelerator(ctx: FixContext, match: Match) -> bool:
-    return ctx.analysis.target == "accelerator"
-
-
-def string_literal(ctx: FixContext, node: ast.AST, value: str) -> str | None:
-    """`value` as a string literal in the quote style of `node`, or None for f-strings and concatenation."""
-    found = STRING_LITERAL.fullmatch(ctx.segment(node))
-    return f"{found.group(1)}{found.group(2)}{value}{found.group(2)}" if found else None
-
-
-def replace_node(
-    ctx: FixContext, match: Match, node: ast.AST, template: str, safety: Safety | None = None
-) -> Plan | None:
-    rendered = ctx.render(template, match)
-    if rendered is None:
-        return None
-    return ctx.replace(node, rendered[0], rendered[1], safety=safety)
-
-
-def keyword_insertion(ctx: FixContext, call: ast.Call, keyword: str) -> tuple[int, int, str]:
-    """The text edit that appends `keyword` to a call's arguments (LibCST keeps the layout)."""
-    inner = ctx.args_text(call)
-    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
-    if "#" in inner and arguments:  # after the last argument, never inside a comment
-        end = ctx.src.node_span(max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset)))[1]
-        return end, end, f", {keyword}"
-    content_end = ctx.src.node_span(call)[1] - 1 - (len(inner) - len(inner.rstrip()))
-    stripped = inner.strip()
-    sep = "" if not stripped else " " if stripped.endswith(",") else ", "
-    return content_end, content_end, f"{sep}{keyword}"
-
-
-def matched_call(match: Match) -> ast.Call | None:
-    return match.node if isinstance(match.node, ast.Call) else None
-
-
-def plain_args(call: ast.Call) -> bool:
-    return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)

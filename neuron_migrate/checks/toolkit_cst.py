@@ -1,7 +1,8 @@
 """LibCST layout helpers shared by the concept modules' `_cst` transforms.
 
 Transforms that build a call from the old call's arguments use `relaid`: one argument per line
-stays one per line, a call that fits stays on one line. Imported only when a file is fixed."""
+stays one per line, a call that fits stays on one line. Imported only when a file is fixed.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Utilities, debugging and internals (NM207, NM209, NM213): what training scripts import from torch_xla.
 
 `SampleGenerator`, `RateTracker`, test_utils logging, metrics reports, profiler traces and
-gradient checkpointing get plain PyTorch equivalents, most through helpers written into the file."""
+gradient checkpointing get plain PyTorch equivalents, most through helpers written into the file.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +11,7 @@ import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    Match,
-    Plan,
-)
+from neuron_migrate.analysis.analyze import Match, Plan
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call
 from neuron_migrate.checks.toolkit import (
     DetectorFn,

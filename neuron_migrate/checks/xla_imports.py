@@ -2,7 +2,8 @@
 
 The detector and `remove_import` ask the same questions here (uses per scope, side effects,
 star imports, names kept by strings), so a finding's message says why an import stays exactly
-when the fix declines to remove it."""
+when the fix declines to remove it.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import (
-    XLA_ROOT,
-    Analysis,
-    Match,
-    Plan,
-    import_rule,
-)
+from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match, Plan, import_rule
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, entry_for
@@ -217,7 +212,7 @@ def _is_patcher(func: ast.AST) -> bool:
     return any(chain == p or chain.endswith("." + p) for p in _PATCHERS) and "patch" in parts
 
 
-# -- imports -----------------------------------------------------------------------------
+# -- the detector and the fix -----------------------------------------------------------
 def _xla_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     if isinstance(node, ast.ImportFrom):
         module = node.module or ""
