@@ -48,7 +48,6 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     )
 
 
-# -- utilities --------------------------------------------------------------------------
 def sample_generator(ctx: FixContext, match: Match) -> Plan | None:
     """`xu.SampleGenerator(data=d, sample_count=n)` -> `[d] * n`: re-iterable, with a length, like the original."""
     call = matched_call(match)
