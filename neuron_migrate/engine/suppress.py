@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import os
+import re
 import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +28,7 @@ from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.engine.check import enabled_codes, tool_finding
 from neuron_migrate.engine.directives import (
+    RAW_DIRECTIVES,
     Directive,
     Layout,
     layout_of,
@@ -71,7 +73,8 @@ class Suppressor:
         self.ignored = ignored_prefixes(path, settings)
         # Text that does not tokenize has no comments we can trust (a directive may sit inside a
         # string), and its only findings say it is broken: nothing is suppressed by comment.
-        mentioned = _mentions_noqa(text) and self.layout.line_ends is not None
+        relevant = _mentions_noqa(text) if settings.add_noqa else _mentions_our_noqa(text)
+        mentioned = relevant and self.layout.line_ends is not None
         self.directives = parse_directives(self.src, self.layout) if mentioned else ()
         self.by_line: dict[int, list[Directive]] = {}
         for directive in self.directives:
@@ -110,6 +113,22 @@ class Suppressor:
 
 def _mentions_noqa(text: str) -> bool:
     return "noqa" in text.lower()
+
+
+def _mentions_our_noqa(text: str) -> bool:
+    """Whether a directive here can matter without `--add-noqa`: a bare one, or one naming an
+    `NM` code. `# noqa: E501` and its like cover no finding of ours and are never reported, so
+    a file that has only those needs no tokenize pass (most of a check's time on real code that
+    uses other linters' directives). A cheap over-approximation: directives inside strings count.
+    """
+    if not _mentions_noqa(text):
+        return False
+    for pattern in RAW_DIRECTIVES:
+        for match in pattern.finditer(text):
+            codes = match.group("codes")
+            if not codes or any(code.upper().startswith("NM") for code in re.split(r"[\s,]+", codes)):
+                return True
+    return False
 
 
 @dataclass(frozen=True)
