@@ -113,7 +113,7 @@ def example(code: str, folder: Path | None = None, case: str = "basic") -> tuple
     return strip(before.read_text(encoding="utf-8")), fixed
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def migrated(code: str) -> str:
     """The rule's fixed example with every other rule's fixes applied too, so that "Use instead"
     shows finished TorchNeuron code (no torch_xla import left behind by a one-rule fixture)."""

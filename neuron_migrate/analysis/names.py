@@ -334,9 +334,9 @@ class Resolver:
         current: Scope | None = scope
         first = True
         while current is not None:
-            if (first or not current.is_class) and name in current.bindings:
-                if name not in current.nonlocals:
-                    return current.bindings[name]
+            visible = first or not current.is_class
+            if visible and name in current.bindings and name not in current.nonlocals:
+                return current.bindings[name]
             first = False
             current = current.parent
         return self._star_lookup(name)

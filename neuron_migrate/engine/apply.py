@@ -185,9 +185,9 @@ def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
         at_line_start = start == 0 or text[start - 1] in "\r\n"
         before_blank = start == 0 or _blank_line_before(text, start)
         after = _line_at(text, end)
-        if at_line_start and before_blank and after is not None and not after[1].strip():
-            if not _edit_at(ordered, starts, end):
-                extra.append((end, end + len(after[1]) + len(after[0]), ""))
+        blank_after = after is not None and not after[1].strip()
+        if at_line_start and before_blank and blank_after and not _edit_at(ordered, starts, end):
+            extra.append((end, end + len(after[1]) + len(after[0]), ""))
     return edits + extra
 
 

@@ -92,7 +92,7 @@ def _builder(cls: type) -> Callable[[list[Any]], Any]:
         "builders": _BUILDERS,
         "decode_tuple": _decode_tuple,
     }
-    exec("\n".join(lines), namespace)  # noqa: S102 - the code is built from field names only
+    exec("\n".join(lines), namespace)  # the code is built from field names only
     return namespace["build"]  # type: ignore[no-any-return]
 
 

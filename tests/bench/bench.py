@@ -251,7 +251,9 @@ def tools_venv(work: Path, skip_torchfix: bool) -> dict[str, str]:
             found[exe] = "skipped (--skip-torchfix)"
             continue
         if not (venv / "bin" / exe).exists():
-            done = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", spec], capture_output=True, text=True)
+            done = subprocess.run(
+                [str(venv / "bin" / "pip"), "install", "-q", spec], capture_output=True, check=False, text=True
+            )
             if done.returncode != 0:
                 found[exe] = (
                     f"not installed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'pip failed'}"
@@ -663,7 +665,7 @@ def _versions(tools: dict[str, str]) -> dict[str, str]:
     for exe in ("torchfix", "ruff"):
         path = tools.get(exe, "")
         if path.startswith("/"):
-            done = subprocess.run([path, "--version"], capture_output=True, text=True)
+            done = subprocess.run([path, "--version"], capture_output=True, check=False, text=True)
             found[exe] = (done.stdout or done.stderr).strip()
         else:
             found[exe] = path
