@@ -248,7 +248,7 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _node_classes(base: type = ast.AST) -> Iterator[type]:
+def _node_classes(base: type[ast.AST] = ast.AST) -> Iterator[type[ast.AST]]:
     for cls in base.__subclasses__():
         yield cls
         yield from _node_classes(cls)

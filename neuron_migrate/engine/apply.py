@@ -185,8 +185,13 @@ def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
         at_line_start = start == 0 or text[start - 1] in "\r\n"
         before_blank = start == 0 or _blank_line_before(text, start)
         after = _line_at(text, end)
-        blank_after = after is not None and not after[1].strip()
-        if at_line_start and before_blank and blank_after and not _edit_at(ordered, starts, end):
+        if (
+            at_line_start
+            and before_blank
+            and after is not None
+            and not after[1].strip()
+            and not _edit_at(ordered, starts, end)
+        ):
             extra.append((end, end + len(after[1]) + len(after[0]), ""))
     return edits + extra
 
@@ -265,12 +270,12 @@ def _repair_empty_blocks(
         parent = analysis.parent(block[0])
         if parent is analysis.tree or parent is None:
             continue
-        span = _guard_span(analysis, parent, block, starts, len(entries))
-        if span is not None:
+        span = _guard_span(analysis, parent, block, starts, len(entries)) if isinstance(parent, ast.If) else None
+        if isinstance(parent, ast.If) and span is not None:
             for index in entries:
                 edits[index] = (edits[index][0], edits[index][0], "")
             edits.append((*span, _comment_lines(analysis, parent, span)))
-            outer = _block_holding(analysis, parent, where)  # type: ignore[arg-type]
+            outer = _block_holding(analysis, parent, where)
             if outer is not None:
                 deleted.setdefault(id(outer), []).append(len(edits) - 1)
                 blocks[id(outer)] = outer
@@ -285,10 +290,10 @@ def _repair_empty_blocks(
 
 
 def _guard_span(
-    analysis: Analysis, parent: ast.AST, block: list[ast.stmt], starts: list[int], inside: int
+    analysis: Analysis, parent: ast.If, block: list[ast.stmt], starts: list[int], inside: int
 ) -> tuple[int, int] | None:
     """The lines of `if <torch_xla is available>:` whose body is `block`, when it can go whole."""
-    if not isinstance(parent, ast.If) or parent.orelse or parent.body is not block or not is_xla_guard(parent.test):
+    if parent.orelse or parent.body is not block or not is_xla_guard(parent.test):
         return None
     src = analysis.src
     if not src.line_text(parent.lineno).lstrip().startswith("if"):

@@ -251,7 +251,7 @@ def _process_group(value: Any) -> Any:
         if isinstance(value, str):
             from torch.distributed.distributed_c10d import _resolve_process_group
 
-            return _resolve_process_group(value)
+            return _resolve_process_group(value)  # type: ignore[arg-type]  # torch's GroupName is a NewType of str
     except Exception:  # noqa: BLE001 - another boxed type, or not a group name
         return None
     return value if isinstance(value, _ProcessGroup) else None
