@@ -358,10 +358,10 @@ class Resolver:
         """Every dotted name a Name/Attribute chain may refer to (empty when local-only)."""
         head = node
         while type(head) is ast.Attribute:
-            head = head.value  # type: ignore[attr-defined]
+            head = head.value
         if type(head) is not ast.Name:
             return set()
-        bases = self._names_of(self.lookup(head.id, scope), scope)  # type: ignore[attr-defined]
+        bases = self._names_of(self.lookup(head.id, scope), scope)
         if not bases:
             return set()  # a local name: no need to spell the chain out
         rest = (dotted(node) or "").partition(".")[2]

@@ -69,7 +69,7 @@ def _make_compile_eager(session: DeviceSession) -> None:
             session.notes.append(note)
         return (lambda fn: fn) if model is None else model
 
-    torch.compile = compile  # type: ignore[assignment]
+    torch.compile = compile
     torch.nn.Module.compile = lambda self, *a, **k: compile(self)  # type: ignore[method-assign]
 
 

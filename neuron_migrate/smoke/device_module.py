@@ -38,7 +38,7 @@ def remapped_note() -> str:
 
 
 def _private_use1_type() -> int:
-    return int(torch._C._autograd.DeviceType.PrivateUse1)  # type: ignore[attr-defined,call-overload]
+    return int(torch._C._autograd.DeviceType.PrivateUse1)  # type: ignore[call-overload]  # a pybind11 enum: no __int__ in its stub
 
 
 class Stream(torch.Stream):
@@ -46,9 +46,7 @@ class Stream(torch.Stream):
 
     def __new__(cls, device: Any = None, priority: int = 0, **_: Any) -> Stream:  # noqa: PYI034
         index = _index_of(device)
-        return super().__new__(  # type: ignore[call-arg]
-            cls, stream_id=0, device_index=index, device_type=_private_use1_type()
-        )
+        return super().__new__(cls, stream_id=0, device_index=index, device_type=_private_use1_type())
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -205,11 +203,11 @@ def patch_accelerator(module: types.ModuleType) -> None:
         _set_device(device)
         original_set(device)
 
-    accel.synchronize = synchronize  # type: ignore[assignment]
-    accel.current_device_index = current_device_index  # type: ignore[assignment]
-    accel.current_device_idx = current_device_index  # type: ignore[attr-defined]
-    accel.set_device_index = set_device_index  # type: ignore[assignment]
-    accel.set_device_idx = set_device_index  # type: ignore[attr-defined]
+    accel.synchronize = synchronize
+    accel.current_device_index = current_device_index
+    accel.current_device_idx = current_device_index
+    accel.set_device_index = set_device_index
+    accel.set_device_idx = set_device_index
 
 
 def build_torch_neuronx_stub() -> types.ModuleType:

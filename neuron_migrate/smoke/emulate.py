@@ -98,10 +98,10 @@ class NeuronTensor(torch.Tensor):
                 setattr(new, key, copy.deepcopy(value, memo))
         return new
 
-    def tolist(self) -> Any:  # type: ignore[override]
+    def tolist(self) -> Any:
         return self._raw.tolist()
 
-    def numpy(self, *, force: bool = False) -> Any:  # type: ignore[override]
+    def numpy(self, *, force: bool = False) -> Any:
         if not force:
             raise TypeError(
                 f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
@@ -109,13 +109,13 @@ class NeuronTensor(torch.Tensor):
             )
         return self._raw.detach().numpy()
 
-    def data_ptr(self) -> int:  # type: ignore[override]
+    def data_ptr(self) -> int:
         return self._raw.data_ptr()
 
-    def untyped_storage(self) -> torch.UntypedStorage:  # type: ignore[override]
+    def untyped_storage(self) -> torch.UntypedStorage:
         return self._raw.untyped_storage()
 
-    @property  # type: ignore[override]
+    @property
     def data(self) -> torch.Tensor:
         return torch._C.TensorBase.data.__get__(self)  # type: ignore[attr-defined]
 

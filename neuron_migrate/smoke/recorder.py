@@ -322,7 +322,7 @@ def enable_forward_tracebacks(finder: SiteFinder) -> None:
                 stacks[site] = stack
         return stack
 
-    fx_traceback.format_stack = format_stack  # type: ignore[assignment]
+    fx_traceback.format_stack = format_stack
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.autograd.set_detect_anomaly(True, check_nan=False)
