@@ -24,7 +24,7 @@ def examples_dir() -> Path:
     `basic.fixed.py` (or `basic/<file>` for a packaging file or script), and `accel_basic`.
 
     They are the rule's fixtures; the wheel ships only these files of `fixtures/`, as
-    `neuron_migrate/examples/` (see pyproject.toml), and a source checkout reads `fixtures/`.
+    `neuron_migrate/examples/` (hatch_build.py), and a source checkout reads `fixtures/`.
     """
     package = Path(__file__).resolve().parent
     packaged = package / "examples"
