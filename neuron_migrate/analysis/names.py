@@ -142,8 +142,8 @@ class _Collector(ast.NodeVisitor):
         self._bind(node.name, Binding("local", node=node))
         self._run_in(self._enter(node, is_class=True), node.body)
 
-    def _visit_comprehension(self, node: ast.AST) -> None:
-        generators = node.generators  # type: ignore[attr-defined]
+    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        generators = node.generators
         self.visit(generators[0].iter)  # evaluated in the enclosing scope
         scope = self._enter(node)
         rest: list[ast.AST] = []
@@ -155,7 +155,7 @@ class _Collector(ast.NodeVisitor):
         if isinstance(node, ast.DictComp):
             rest.extend([node.key, node.value])
         else:
-            rest.append(node.elt)  # type: ignore[attr-defined]
+            rest.append(node.elt)
         self._run_in(scope, rest)
 
     visit_ListComp = _visit_comprehension

@@ -42,9 +42,9 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     layout): enough to learn what a fix run would do, without importing LibCST.
     """
     accepted = _accept(chosen)
-    planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
+    planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]  # chosen items have plans
     edits = _repair_empty_blocks(analysis, accepted, planned_edits)
-    imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
+    imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]  # as above
     fixed = tuple(item.finding for item in accepted)
     if imports and not text_only:
         text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports)
@@ -141,8 +141,9 @@ def _accept(chosen: list[Planned]) -> list[Planned]:
     """
     accepted: list[Planned] = []
     taken: list[tuple[int, int]] = []
+    # Callers choose only findings with a plan (Planned.plan is None for findings without a fix).
     for item in sorted(chosen, key=lambda p: min(e[0] for e in p.plan.edits)):  # type: ignore[union-attr]
-        spans = [(s, e) for s, e, _ in item.plan.edits]  # type: ignore[union-attr]
+        spans = [(s, e) for s, e, _ in item.plan.edits]  # type: ignore[union-attr]  # as above
         if any(_conflicts(span, taken) for span in spans):
             continue  # applied in the next round, once the text has settled
         accepted.append(item)

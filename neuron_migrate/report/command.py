@@ -69,7 +69,7 @@ def collect(
     if smoke is not None:
         from neuron_migrate.smoke.findings import report_findings
 
-        results = _join(results, report_findings(smoke))  # type: ignore[arg-type]
+        results = _join(results, report_findings(smoke))  # type: ignore[arg-type]  # a SmokeReport, typed object so start-up skips smoke/
     return build(results, run, smoke, kinds)
 
 

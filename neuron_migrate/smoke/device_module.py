@@ -218,18 +218,19 @@ def build_torch_neuronx_stub() -> types.ModuleType:
     # Libraries probe with `importlib.util.find_spec("torch_neuronx")`, which raises for a module
     # in `sys.modules` whose `__spec__` is None; a loader-less spec says "present, built in".
     mod.__spec__ = importlib.machinery.ModuleSpec("torch_neuronx", None, origin="neuron-migrate smoke emulation")
-    neuron = torch.neuron  # type: ignore[attr-defined]
+    neuron = torch.neuron  # type: ignore[attr-defined]  # registered by this emulation at run time
     for name in (
         "device_count", "current_device", "set_device", "synchronize", "empty_cache",
         "get_device_properties", "memory_allocated", "max_memory_allocated", "Stream", "Event",
     ):  # fmt: skip
         setattr(mod, name, getattr(neuron, name))
+    # The stand-in torch_neuronx module gets attributes mypy cannot know.
     mod.get_fallback_ops = list  # type: ignore[attr-defined]
-    mod.get_executed_ops = list  # type: ignore[attr-defined]
-    mod.clear_op_tracking = lambda: None  # type: ignore[attr-defined]
+    mod.get_executed_ops = list  # type: ignore[attr-defined]  # as above
+    mod.clear_op_tracking = lambda: None  # type: ignore[attr-defined]  # as above
 
     def missing(name: str) -> Any:
         raise AttributeError(f"`torch_neuronx.{name}` is not available on the emulated device")
 
-    mod.__getattr__ = missing  # type: ignore[method-assign]
+    mod.__getattr__ = missing  # type: ignore[method-assign]  # a module-level __getattr__ (PEP 562)
     return mod

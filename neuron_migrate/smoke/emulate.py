@@ -58,10 +58,10 @@ class NeuronTensor(torch.Tensor):
         wrapper._raw = raw
         return wrapper
 
-    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
+    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]  # the subclass recipe in torch docs
 
     @classmethod
-    def __torch_dispatch__(  # type: ignore[override]
+    def __torch_dispatch__(  # type: ignore[override]  # torch types it narrower than it calls it
         cls,
         func: Any,
         types: Any,
@@ -70,7 +70,7 @@ class NeuronTensor(torch.Tensor):
     ) -> Any:
         return run_on_cpu(func, args, kwargs or {})
 
-    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
+    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]  # Tensor.__repr__'s own keyword
         with torch._C.DisableTorchFunctionSubclass():
             contents = torch._tensor_str._tensor_str(self._raw.detach(), len("tensor("))
         text = torch._tensor_str._str(self, tensor_contents=contents)
@@ -117,12 +117,12 @@ class NeuronTensor(torch.Tensor):
 
     @property
     def data(self) -> torch.Tensor:
-        return torch._C.TensorBase.data.__get__(self)  # type: ignore[attr-defined]
+        return torch._C.TensorBase.data.__get__(self)  # type: ignore[attr-defined]  # the C descriptor is untyped
 
     @data.setter
     def data(self, new: torch.Tensor) -> None:
         # `.data =` copies TensorImpl metadata only; the CPU copy must follow it.
-        torch._C.TensorBase.data.__set__(self, new)  # type: ignore[attr-defined]
+        torch._C.TensorBase.data.__set__(self, new)  # type: ignore[attr-defined]  # the C descriptor is untyped
         if isinstance(new, NeuronTensor):
             self._raw = new._raw
 
