@@ -139,7 +139,8 @@ class Analysis:
         """A whole-module fact that several rules need: `compute(self)`, once, kept in `memo`."""
         if key not in self.memo:
             self.memo[key] = compute(self)
-        return self.memo[key]  # type: ignore[return-value]  # memo holds every fact as object; `compute` made this one a T
+        # `memo` holds every fact as object; `compute` made this one a T (the ignore below).
+        return self.memo[key]  # type: ignore[return-value]
 
     # -- tree -------------------------------------------------------------------------
     def nodes(self, *types: type[N]) -> list[N]:

@@ -42,9 +42,10 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     layout): enough to learn what a fix run would do, without importing LibCST.
     """
     accepted = _accept(chosen)
-    planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]  # chosen items have plans
+    # The two union-attr ignores: callers choose only findings with a plan.
+    planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
     edits = _repair_empty_blocks(analysis, accepted, planned_edits)
-    imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]  # as above
+    imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
     fixed = tuple(item.finding for item in accepted)
     if imports and not text_only:
         text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports)

@@ -38,12 +38,14 @@ def remapped_note() -> str:
 
 
 def _private_use1_type() -> int:
-    return int(torch._C._autograd.DeviceType.PrivateUse1)  # type: ignore[call-overload]  # a pybind11 enum: no __int__ in its stub
+    # A pybind11 enum: no __int__ in its stub (the ignore below).
+    return int(torch._C._autograd.DeviceType.PrivateUse1)  # type: ignore[call-overload]
 
 
 class Stream(torch.Stream):
     """A stream that is always idle: the emulation runs every op synchronously."""
 
+    # A final class: nothing subclasses it (the ignore below).
     def __new__(cls, device: Any = None, priority: int = 0, **_: Any) -> Stream:  # noqa: PYI034
         index = _index_of(device)
         return super().__new__(cls, stream_id=0, device_index=index, device_type=_private_use1_type())

@@ -44,6 +44,7 @@ class NeuronTensor(torch.Tensor):
     _raw: torch.Tensor
 
     @staticmethod
+    # A final class: nothing subclasses it (the ignore below).
     def __new__(cls, raw: torch.Tensor, index: int = 0) -> NeuronTensor:  # noqa: PYI034
         wrapper = torch.Tensor._make_wrapper_subclass(
             cls,
@@ -58,7 +59,8 @@ class NeuronTensor(torch.Tensor):
         wrapper._raw = raw
         return wrapper
 
-    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]  # the subclass recipe in torch docs
+    # The subclass recipe in torch docs (the ignore below).
+    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
 
     @classmethod
     def __torch_dispatch__(  # type: ignore[override]  # torch types it narrower than it calls it
@@ -70,7 +72,8 @@ class NeuronTensor(torch.Tensor):
     ) -> Any:
         return run_on_cpu(func, args, kwargs or {})
 
-    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]  # Tensor.__repr__'s own keyword
+    # Tensor.__repr__'s own keyword (the ignore below).
+    def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         with torch._C.DisableTorchFunctionSubclass():
             contents = torch._tensor_str._tensor_str(self._raw.detach(), len("tensor("))
         text = torch._tensor_str._str(self, tensor_contents=contents)

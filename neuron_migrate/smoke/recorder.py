@@ -295,7 +295,7 @@ def warm_up() -> None:
     `torch._dynamo` on its first call: seconds on a loaded machine, charged to the user's first
     `neuron` op (and its timeout) otherwise.
     """
-    import torch._dynamo  # noqa: F401
+    import torch._dynamo  # noqa: F401 - imported now for the cost, as said above
 
 
 def enable_forward_tracebacks(finder: SiteFinder) -> None:

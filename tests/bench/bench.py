@@ -36,9 +36,9 @@ sys.path[:] = [str(REPO), str(REPO / "tests")] + [
     p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent
 ]
 
-from bench import smoke_bench  # noqa: E402
-from bench.corpus import write_corpus  # noqa: E402
-from bench.timing import run_measured  # noqa: E402
+from bench import smoke_bench  # noqa: E402 - after sys.path is set above
+from bench.corpus import write_corpus  # noqa: E402 - as above
+from bench.timing import run_measured  # noqa: E402 - as above
 
 TORCHFIX = "torchfix==0.7.0"
 RUFF = "ruff==0.8.4"
@@ -274,7 +274,7 @@ def bench_corpus(report: CorpusReport, root: Path, work: Path, tools: dict[str, 
     report.files, report.lines, parsed, report.parsed_lines = corpus_stats(root)
     report.parsed_files = len(parsed)
     cache = root / ".neuron_migrate_cache"
-    clear = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+    clear = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731 - a one-line helper used just below
     r, runs = opts.repeat, report.runs
     report.load_average_start = os.getloadavg()[0]
     plan = {
@@ -385,8 +385,8 @@ def linearity(work: Path, small_root: Path, files: int, scale: int, repeat: int)
     warm = measure(f"warm {scale}x", ours(), big_root, repeat)
     shutil.rmtree(big_root, ignore_errors=True)
     big_files = files * scale
-    per = lambda run, n: (run.wall_s or 0) / n  # noqa: E731
-    cpu = lambda run, n: (run.cpu_s or 0) / n  # noqa: E731
+    per = lambda run, n: (run.wall_s or 0) / n  # noqa: E731 - a one-line helper used just below
+    cpu = lambda run, n: (run.cpu_s or 0) / n  # noqa: E731 - a one-line helper used just below
     return {
         "files_1x": files,
         "files_big": big_files,
