@@ -7,6 +7,7 @@ import hashlib
 import re
 import sys
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -152,11 +153,11 @@ class RuleSpec:
         return DOCS_URL.format(code=self.code.lower())
 
 
-def _enum(cls: type, value: Any, where: str, key: str) -> Any:
+def _enum(cls: type[Enum], value: Any, where: str, key: str) -> Any:
     try:
         return cls(value)
     except ValueError:
-        choices = ", ".join(member.value for member in cls)  # type: ignore[attr-defined]
+        choices = ", ".join(str(member.value) for member in cls)
         raise RuleSpecError(f"{where}: `{key}` must be one of {choices}, not {value!r}") from None
 
 

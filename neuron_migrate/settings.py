@@ -57,7 +57,7 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes); see config.anchor_glob
-    add_noqa: bool = False  # write `# noqa: CODE` for each finding instead of reporting it
+    add_noqa: bool = False  # write a noqa comment (`noqa: CODE`) for each finding instead of reporting it
     max_file_bytes: int = 10 * 1024 * 1024
     max_fix_iterations: int = 10
     rule_sources: RuleSources = RuleSources()

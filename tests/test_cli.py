@@ -220,7 +220,7 @@ def test_missing_path_is_an_error(tmp_path: Path) -> None:
 
 def test_huge_file_is_skipped(tmp_path: Path) -> None:
     (tmp_path / "huge.py").write_text("import torch_xla\n" + "x = 1\n" * (2 * 1024 * 1024))
-    code, out = run(["."], tmp_path)
+    _, out = run(["."], tmp_path)
     assert "huge.py:1:1: NM904" in out
 
 

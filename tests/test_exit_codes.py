@@ -21,7 +21,9 @@ CLEAN = "import torch\n\nx = torch.ones(2)\n"
 
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([str(SCRIPT), *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [str(SCRIPT), *map(str, args)], cwd=cwd, env=env, capture_output=True, check=False, text=True, timeout=300
+    )
 
 
 @pytest.fixture

@@ -127,7 +127,7 @@ def add_to_module(
 
 
 @functools.lru_cache(maxsize=256)
-def _helper_statements(source: str) -> tuple[cst.BaseStatement, ...]:
+def _helper_statements(source: str) -> tuple[cst.SimpleStatementLine | cst.BaseCompoundStatement, ...]:
     """A helper's statements, parsed as a module fragment, with two blank lines before it.
 
     Parsed once per process (LibCST nodes are immutable): a run writes the same few helpers
@@ -190,7 +190,9 @@ def _placement(module: cst.Module) -> _Placement:
     last: int | None = None
     for index, statement in enumerate(body):
         imports_only = _imports_of(statement) is not None or (
-            isinstance(statement, cst.Try) and _all_imports(statement.body.body)
+            isinstance(statement, cst.Try)
+            and isinstance(statement.body, cst.IndentedBlock)
+            and _all_imports(statement.body.body)
         )
         if imports_only or (index == 0 and _is_docstring(statement)):
             last = index
@@ -219,10 +221,8 @@ def _imports_of(statement: cst.BaseStatement) -> list[cst.Import | cst.ImportFro
     """The imports of a line that holds only imports (`import os; import sys`), else None."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
-    small = list(statement.body)
-    if not small or not all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in small):
-        return None
-    return small  # type: ignore[return-value]
+    imports = [s for s in statement.body if isinstance(s, (cst.Import, cst.ImportFrom))]
+    return imports if imports and len(imports) == len(statement.body) else None
 
 
 def _all_imports(statements: Sequence[cst.BaseStatement]) -> bool:

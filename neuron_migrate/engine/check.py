@@ -318,9 +318,10 @@ def import_anchor(analysis: Analysis) -> int:
     for index, stmt in enumerate(body):
         value = stmt.value if isinstance(stmt, ast.Expr) else None
         is_docstring = index == 0 and isinstance(value, ast.Constant) and isinstance(value.value, str)
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring:
-            last = stmt
-        elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
+        guarded_import = isinstance(stmt, ast.Try) and all(
+            isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body
+        )
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring or guarded_import:
             last = stmt
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             break

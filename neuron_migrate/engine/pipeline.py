@@ -16,6 +16,7 @@ from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
     IMPORT_GOES_WITH_USES,
     Planned,
+    Ruleset,
     analyze,
     build_ruleset,
     enabled_codes,
@@ -79,7 +80,7 @@ def _check(text: str, path: str, settings: Settings) -> FileResult:
 
 
 def _imports_fixed_later(
-    text: str, path: str, settings: Settings, ruleset: object, planned: list[Planned], analysis: Analysis | None
+    text: str, path: str, settings: Settings, ruleset: Ruleset, planned: list[Planned], analysis: Analysis | None
 ) -> list[Finding]:
     """The findings, with torch_xla imports that `--fix` removes once other fixes leave them unused
     marked as safely fixable (an edit-less fix), so the summary's count is what `--fix` reports.
@@ -89,7 +90,7 @@ def _imports_fixed_later(
     only for files that have such an import and some safe fix.
     """
     findings = [p.finding for p in planned]
-    import_codes = ruleset.index.import_codes  # type: ignore[attr-defined]
+    import_codes = ruleset.index.import_codes
     waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
     if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
         return findings
@@ -105,12 +106,14 @@ def _imports_fixed_later(
     return findings
 
 
-def _plan(text: str, path: str, ruleset: object) -> tuple[list[Planned], Finding | None]:
+def _plan(text: str, path: str, ruleset: Ruleset) -> tuple[list[Planned], Finding | None]:
     planned, error, _ = _plan_with_analysis(text, path, ruleset)
     return planned, error
 
 
-def _plan_with_analysis(text: str, path: str, ruleset: object) -> tuple[list[Planned], Finding | None, Analysis | None]:
+def _plan_with_analysis(
+    text: str, path: str, ruleset: Ruleset
+) -> tuple[list[Planned], Finding | None, Analysis | None]:
     """The planned findings, or the NM9xx finding that stops planning; and the analysis planned on."""
     try:
         with warnings.catch_warnings():
@@ -124,7 +127,7 @@ def _plan_with_analysis(text: str, path: str, ruleset: object) -> tuple[list[Pla
     except ValueError as exc:  # source code string cannot contain null bytes
         return [], tool_finding(path, "NM901", f"Fix the file before migrating: {exc}"), None
     try:
-        analysis, matches = analyze(text, tree, ruleset)  # type: ignore[arg-type]
+        analysis, matches = analyze(text, tree, ruleset)
         return findings_for(path, analysis, matches), None, analysis
     except RecursionError:
         return [], tool_finding(path, "NM905", "Split this file; it is nested too deeply to analyse"), None
@@ -134,7 +137,7 @@ def _fix_loop(
     text: str,
     path: str,
     settings: Settings,
-    ruleset: object,
+    ruleset: Ruleset,
     planned: list[Planned],
     analysis: Analysis | None,
     simulate: bool = False,
@@ -208,8 +211,8 @@ def _fix_loop(
     )
 
 
-def _only_imports(chosen: list[Planned], ruleset: object) -> bool:
-    codes = ruleset.index.import_codes  # type: ignore[attr-defined]
+def _only_imports(chosen: list[Planned], ruleset: Ruleset) -> bool:
+    codes = ruleset.index.import_codes
     return all(p.finding.code in codes for p in chosen)
 
 
@@ -252,7 +255,7 @@ def _dropped_finding(path: str, finding: Finding) -> Finding:
     return tool_finding(path, "NM906", message, finding.start.line, finding.start.column)
 
 
-def _rejected(original: str, path: str, ruleset: object, problem: str) -> FileResult:
+def _rejected(original: str, path: str, ruleset: Ruleset, problem: str) -> FileResult:
     """The fixes broke the file: keep it untouched and say so."""
     planned, _ = _plan(original, path, ruleset)
     message = f"Fix this file by hand; the automatic fixes produced invalid code ({problem})"

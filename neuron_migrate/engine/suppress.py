@@ -68,7 +68,7 @@ class Suppressor:
 
     def __init__(self, text: str, path: str, settings: Settings, line_comments: bool = False) -> None:
         self.src = SourceText(text)
-        if line_comments:  # not Python: find `# noqa` by a line scan, never by tokenizing
+        if line_comments:  # not Python: find noqa comments by a line scan, never by tokenizing
             self.__dict__["layout"] = line_layout(self.src)
         self.ignored = ignored_prefixes(path, settings)
         # Text that does not tokenize has no comments we can trust (a directive may sit inside a

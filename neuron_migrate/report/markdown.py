@@ -43,8 +43,10 @@ def _body(report: Report, limit: int | None) -> str:
         "",
         f"{len(report.files)} files: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".",
         "",
-        f"{sum(totals.values())} findings: {totals['safe']} with a safe fix, {totals['unsafe']} need "
-        f"`--unsafe-fixes`, {totals['manual']} manual.",
+        (
+            f"{sum(totals.values())} findings: {totals['safe']} with a safe fix, {totals['unsafe']} need "
+            f"`--unsafe-fixes`, {totals['manual']} manual."
+        ),
         "",
         "### Files",
         "",

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 from neuron_migrate.engine.writeback import write_atomic
 from neuron_migrate.model import FileResult, Finding
@@ -110,7 +111,7 @@ def load(path: Path) -> Counter[Key]:
             raise BaselineError(
                 f"{path}: entry {index + 1} needs `path`, `code`, `snippet` and a non-negative integer `count`"
             )
-        counts[(fields[0], fields[1], fields[2])] += fields[3]
+        counts[cast(Key, tuple(fields[:3]))] += fields[3]  # three strings: checked above
     return counts
 
 

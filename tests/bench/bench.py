@@ -36,9 +36,9 @@ sys.path[:] = [str(REPO), str(REPO / "tests")] + [
     p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent
 ]
 
-from bench import smoke_bench  # noqa: E402
-from bench.corpus import write_corpus  # noqa: E402
-from bench.timing import run_measured  # noqa: E402
+from bench import smoke_bench  # noqa: E402 - after sys.path is set above
+from bench.corpus import write_corpus  # noqa: E402 - as above
+from bench.timing import run_measured  # noqa: E402 - as above
 
 TORCHFIX = "torchfix==0.7.0"
 RUFF = "ruff==0.8.4"
@@ -261,7 +261,9 @@ def tools_venv(work: Path, skip_torchfix: bool) -> dict[str, str]:
             found[exe] = "skipped (--skip-torchfix)"
             continue
         if not (venv / "bin" / exe).exists():
-            done = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", spec], capture_output=True, text=True)
+            done = subprocess.run(
+                [str(venv / "bin" / "pip"), "install", "-q", spec], capture_output=True, check=False, text=True
+            )
             if done.returncode != 0:
                 found[exe] = (
                     f"not installed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'pip failed'}"
@@ -298,7 +300,7 @@ def bench_corpus(report: CorpusReport, root: Path, work: Path, tools: dict[str, 
     report.files, report.lines, parsed, report.parsed_lines = corpus_stats(root)
     report.parsed_files = len(parsed)
     cache = root / ".neuron_migrate_cache"
-    clear = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+    clear = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731 - a one-line helper used just below
     r, runs = opts.repeat, report.runs
     report.load_average_start = os.getloadavg()[0]
     report_json = work / f"report-{report.name}.json"
@@ -415,8 +417,8 @@ def linearity(work: Path, small_root: Path, files: int, scale: int, repeat: int)
     warm = measure(f"warm {scale}x", ours(), big_root, repeat)
     shutil.rmtree(big_root, ignore_errors=True)
     big_files = files * scale
-    per = lambda run, n: (run.wall_s or 0) / n  # noqa: E731
-    cpu = lambda run, n: (run.cpu_s or 0) / n  # noqa: E731
+    per = lambda run, n: (run.wall_s or 0) / n  # noqa: E731 - a one-line helper used just below
+    cpu = lambda run, n: (run.cpu_s or 0) / n  # noqa: E731 - a one-line helper used just below
     return {
         "files_1x": files,
         "files_big": big_files,
@@ -744,7 +746,7 @@ def _versions(tools: dict[str, str]) -> dict[str, str]:
     for exe in ("torchfix", "ruff"):
         path = tools.get(exe, "")
         if path.startswith("/"):
-            done = subprocess.run([path, "--version"], capture_output=True, text=True)
+            done = subprocess.run([path, "--version"], capture_output=True, check=False, text=True)
             found[exe] = (done.stdout or done.stderr).strip()
         else:
             found[exe] = path
