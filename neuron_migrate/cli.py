@@ -408,7 +408,7 @@ def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
         stdout.flush()
         _emit([result], options, err=True)
     elif options["diff"]:
-        click.echo(_diff([result]), nl=False)
+        click.echo(_diff([result], on_disk=False), nl=False)
     else:
         _emit([result], options)
     sys.exit(_exit_code([result], options))
@@ -552,20 +552,21 @@ def _emit_suppressed(results: Sequence[Any], to_stderr: bool) -> None:
     click.echo("\n".join(lines), err=to_stderr)
 
 
-def _diff(results: Sequence[Any]) -> str:
-    import difflib
+def _diff(results: Sequence[Any], on_disk: bool = True) -> str:
+    """The `--diff` patch; `on_disk`: the results' paths name the files (not stdin)."""
+    from neuron_migrate.output import patch
 
-    chunks = []
-    for result in results:
-        if result.changed:
-            lines = difflib.unified_diff(
-                (result.source or "").splitlines(keepends=True),
-                (result.fixed_source or "").splitlines(keepends=True),
-                fromfile=f"a/{result.path}",
-                tofile=f"b/{result.path}",
-            )
-            chunks.append("".join(line if line.endswith("\n") else line + "\n" for line in lines))
-    return "".join(chunks)
+    changed = [r for r in results if r.changed]
+    return patch.render((r.path, r.source or "", r.fixed_source or "", on_disk and _has_bom(r.path)) for r in changed)
+
+
+def _has_bom(path: str) -> bool:
+    """Whether the file starts with a UTF-8 byte order mark (the decoded text no longer shows it)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(3) == b"\xef\xbb\xbf"
+    except OSError:
+        return False
 
 
 def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
