@@ -157,7 +157,7 @@ def _result(
     if fixes:
         result["fixes"] = fixes
     properties: dict[str, Any] = {"category": finding.category}
-    if finding.fix is not None:
+    if fixes and finding.fix is not None:
         properties["fixApplicability"] = finding.fix.applicability.value
     if cell is not None:
         properties["cell"] = cell
