@@ -153,6 +153,11 @@ def main() -> None:
     "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
 )
 @click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
+)
+@click.option(
     "--target-version",
     type=click.Choice(available_versions()),
     default=None,
@@ -609,6 +614,11 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
 @click.option("--exclude", multiple=True, help="Glob of files or folders to skip (replaces the default excludes).")
 @click.option(
     "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
+)
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
 )
 @click.option(
     "--target-version",

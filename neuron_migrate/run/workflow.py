@@ -76,6 +76,7 @@ def overrides_from(options: Mapping[str, Any]) -> Overrides:
         extend_select=_codes(options["extend_select"], "--extend-select"),
         exclude=tuple(options["exclude"]) or None,
         extend_exclude=tuple(options.get("extend_exclude") or ()),
+        respect_gitignore=options.get("respect_gitignore"),
         target_version=options["target_version"],
         unsafe_fixes=options["unsafe_fixes"],
         output_format=options["output_format"],
