@@ -7,6 +7,7 @@ exit codes stay in `cli.py`.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -179,12 +180,26 @@ def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = 
     on_done = progress(sum(len(t) for t, _ in batches)) if progress else None
     results: list[FileResult] = []
     for targets, settings in batches:
+        missing = [t for t in targets if not os.path.lexists(t.path)]
+        for target in missing:
+            results.append(_missing(target))
+            if on_done is not None:
+                on_done(results[-1])
+        targets = [t for t in targets if t not in missing] if missing else targets
         cache = open_cache(request.cache_dir, settings, cwd) if request.cache_dir is not None else None
         results.extend(
             run_targets(targets, settings, jobs=request.jobs, write=request.write, on_done=on_done, cache=cache)
         )
     results.sort(key=lambda r: r.path)
     return _filter(results, request, cwd, changes, known)
+
+
+def _missing(target: Target) -> FileResult:
+    """A path named on the command line that does not exist: neither a file nor a folder."""
+    from neuron_migrate.engine.check import tool_finding
+
+    message = "Check this path; there is no file or folder by this name"
+    return FileResult(target.display, (tool_finding(target.display, "NM903", message),))
 
 
 def _load_baseline(path: Path) -> Any:
