@@ -136,14 +136,23 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
-@click.option("--output-format", type=click.Choice(FORMATS), default=None, help="Report format  [default: text]")
+@click.option(
+    "--output-format",
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Report format  [default: text]",
+)
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
 @click.option(
     "--show-fixes", is_flag=True, help="List the fixes applied, per file (to stderr for machine-readable formats)."
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
+)
 @click.option(
     "--exclude",
     multiple=True,
@@ -589,6 +598,7 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--format",
+    "--output-format",
     "fmt",
     type=click.Choice(("html", "md", "json")),
     default="html",
@@ -632,7 +642,9 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
 )
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
+)
 def report_command(
     paths: tuple[Path, ...], fmt: str, output: Path | None, smoke_script: Path | None, **options: Any
 ) -> None:
@@ -687,7 +699,15 @@ def _project_rules(config_file: Path | None) -> Any:
 
 
 @main.command("rules")
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
+@click.option(
+    "--format",
+    "--output-format",
+    "fmt",
+    type=click.Choice(("text", "json", "markdown")),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
 @_CONFIG_OPTION
 def rules_command(fmt: str, config_file: Path | None) -> None:
     """List every rule (the project's own too): code, name, severity, fix safety and summary."""

@@ -25,7 +25,7 @@ from neuron_migrate.config import (
 from neuron_migrate.model import FileResult
 from neuron_migrate.run.cache import CACHE_DIR_NAME, open_cache
 from neuron_migrate.run.discover import Target, discover, display_path, resolve
-from neuron_migrate.run.parallel import run_targets
+from neuron_migrate.run.parallel import run_targets, usable_cores
 from neuron_migrate.run.shard import select_shard
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def request_from(paths: Sequence[Path], options: Mapping[str, Any]) -> Request:
         paths=tuple(paths),
         overrides=overrides_from(options),
         config_file=options["config_file"],
-        jobs=options["jobs"],
+        jobs=options["jobs"] or usable_cores(),
         write=not options["diff"],
         since=options["since"],
         baseline=options["baseline"],
