@@ -136,14 +136,23 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
-@click.option("--output-format", type=click.Choice(FORMATS), default=None, help="Report format  [default: text]")
+@click.option(
+    "--output-format",
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Report format  [default: text]",
+)
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
 @click.option(
     "--show-fixes", is_flag=True, help="List the fixes applied, per file (to stderr for machine-readable formats)."
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
+)
 @click.option(
     "--exclude",
     multiple=True,
@@ -151,6 +160,11 @@ def main() -> None:
 )
 @click.option(
     "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
+)
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
 )
 @click.option(
     "--target-version",
@@ -408,7 +422,7 @@ def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
         stdout.flush()
         _emit([result], options, err=True)
     elif options["diff"]:
-        click.echo(_diff([result]), nl=False)
+        click.echo(_diff([result], on_disk=False), nl=False)
     else:
         _emit([result], options)
     sys.exit(_exit_code([result], options))
@@ -552,20 +566,21 @@ def _emit_suppressed(results: Sequence[Any], to_stderr: bool) -> None:
     click.echo("\n".join(lines), err=to_stderr)
 
 
-def _diff(results: Sequence[Any]) -> str:
-    import difflib
+def _diff(results: Sequence[Any], on_disk: bool = True) -> str:
+    """The `--diff` patch; `on_disk`: the results' paths name the files (not stdin)."""
+    from neuron_migrate.output import patch
 
-    chunks = []
-    for result in results:
-        if result.changed:
-            lines = difflib.unified_diff(
-                (result.source or "").splitlines(keepends=True),
-                (result.fixed_source or "").splitlines(keepends=True),
-                fromfile=f"a/{result.path}",
-                tofile=f"b/{result.path}",
-            )
-            chunks.append("".join(line if line.endswith("\n") else line + "\n" for line in lines))
-    return "".join(chunks)
+    changed = [r for r in results if r.changed]
+    return patch.render((r.path, r.source or "", r.fixed_source or "", on_disk and _has_bom(r.path)) for r in changed)
+
+
+def _has_bom(path: str) -> bool:
+    """Whether the file starts with a UTF-8 byte order mark (the decoded text no longer shows it)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(3) == b"\xef\xbb\xbf"
+    except OSError:
+        return False
 
 
 def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
@@ -583,6 +598,7 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--format",
+    "--output-format",
     "fmt",
     type=click.Choice(("html", "md", "json")),
     default="html",
@@ -610,6 +626,11 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
 )
 @click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
+)
+@click.option(
     "--target-version",
     type=click.Choice(available_versions()),
     default=None,
@@ -621,7 +642,9 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
 )
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
+)
 def report_command(
     paths: tuple[Path, ...], fmt: str, output: Path | None, smoke_script: Path | None, **options: Any
 ) -> None:
@@ -676,7 +699,15 @@ def _project_rules(config_file: Path | None) -> Any:
 
 
 @main.command("rules")
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
+@click.option(
+    "--format",
+    "--output-format",
+    "fmt",
+    type=click.Choice(("text", "json", "markdown")),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
 @_CONFIG_OPTION
 def rules_command(fmt: str, config_file: Path | None) -> None:
     """List every rule (the project's own too): code, name, severity, fix safety and summary."""

@@ -10,6 +10,7 @@ file's selection.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ _SELECTOR = re.compile(r"^(ALL|NM\d{0,3}|NM[A-Z]\d{0,3})$")  # NMX001: a project
 _CODE_LISTS = ("select", "ignore", "extend-select")
 _GLOB_LISTS = ("exclude", "extend-exclude")
 KEYS = (
-    *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format",
+    *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "respect-gitignore", "target-version", "unsafe-fixes", "output-format",
     "extend-rules", "plugins", "from", "target", "report-effort",
 )  # fmt: skip
 
@@ -58,6 +59,7 @@ class Config:
     extend_select: tuple[str, ...] = ()
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool | None = None
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     target_version: str | None = None
     unsafe_fixes: bool | None = None
@@ -81,6 +83,7 @@ class Overrides:
     extend_select: tuple[str, ...] = ()
     exclude: tuple[str, ...] | None = None  # replaces the config's (or the default) excludes, as in Ruff
     extend_exclude: tuple[str, ...] = ()  # added to them
+    respect_gitignore: bool | None = None  # `--no-respect-gitignore`
     target_version: str | None = None
     unsafe_fixes: bool | None = None
     output_format: str | None = None
@@ -166,7 +169,13 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
             values[key.replace("-", "_")] = _codes(data[key], where, key)
     for key in _GLOB_LISTS:
         if key in data:
-            values[key.replace("-", "_")] = _strings(data[key], where, key)
+            values[key.replace("-", "_")] = tuple(anchor_glob(g, path.parent) for g in _strings(data[key], where, key))
+    if "respect-gitignore" in data:
+        if not isinstance(data["respect-gitignore"], bool):
+            raise ConfigError(
+                f"{where}: `respect-gitignore` must be true or false, not {_type(data['respect-gitignore'])}"
+            )
+        values["respect_gitignore"] = data["respect-gitignore"]
     if "per-file-ignores" in data:
         values["per_file_ignores"] = _per_file_ignores(data["per-file-ignores"], where, path.parent)
     if "target-version" in data:
@@ -308,14 +317,17 @@ def _per_file_ignores(value: object, where: str, root: Path) -> tuple[tuple[str,
 
 
 def anchor_glob(glob: str, root: Path) -> str:
-    """A per-file-ignores glob made absolute against the config's folder.
+    """A settings glob (`exclude`, `per-file-ignores`) made absolute against the config's folder.
 
-    A glob without `/` matches a file name anywhere (as in Ruff); a leading `!` negates it.
+    A glob without `/` matches a file or folder name anywhere (as in Ruff); a leading `!` negates
+    it (per-file-ignores). The glob is matched as git's wildmatch (`neuron_migrate.patterns`).
     """
     negate = glob.startswith("!")
     body = glob[1:] if negate else glob
-    if "/" in body and not os.path.isabs(body):
-        body = (root.resolve() / body).as_posix()
+    if "/" in body.rstrip("/") and not os.path.isabs(body):
+        body = posixpath.normpath(Path(os.path.abspath(root)).as_posix() + "/" + body) + (
+            "/" if body.endswith("/") else ""
+        )
     return ("!" if negate else "") + body
 
 
@@ -375,6 +387,7 @@ def merge(config: Config, cli: Overrides) -> Settings:
         target_version=cli.target_version or config.target_version or Settings.target_version,
         exclude=tuple(excludes),
         extend_exclude=(*config.extend_exclude, *cli.extend_exclude),
+        respect_gitignore=_first(cli.respect_gitignore, config.respect_gitignore, Settings.respect_gitignore),
         per_file_ignores=config.per_file_ignores,
         add_noqa=cli.add_noqa,
         rule_sources=config.rule_sources,
@@ -382,6 +395,10 @@ def merge(config: Config, cli: Overrides) -> Settings:
         families=families,
         target=cli.target or config.target or Settings.target,
     )
+
+
+def _first(*values: bool | None) -> bool:
+    return next(bool(v) for v in values if v is not None)
 
 
 def output_format(config: Config, cli: Overrides) -> str:

@@ -64,6 +64,15 @@ def test_exit_code(project: Path, args: tuple[str, ...], code: int) -> None:
     assert done.returncode == code, (done.stdout[-2000:], done.stderr[-2000:])
 
 
+@pytest.mark.parametrize("name", ["missing.py", "missing_folder", "missing_folder/"])
+def test_a_missing_path_says_so_and_exits_2(project: Path, name: str) -> None:
+    done = run("check", name, cwd=project)
+    assert done.returncode == 2
+    (line,) = [x for x in done.stdout.splitlines() if "NM903" in x]
+    assert line.endswith("NM903 Check this path; there is no file or folder by this name"), line
+    assert "readable" not in done.stdout
+
+
 def test_fix_exits_0_when_everything_was_fixed(project: Path) -> None:
     assert run("check", "--fix", "xla.py", cwd=project).returncode == 0
     assert run("check", "xla.py", cwd=project).returncode == 0

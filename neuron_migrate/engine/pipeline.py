@@ -83,7 +83,11 @@ def _imports_fixed_later(
     text: str, path: str, settings: Settings, ruleset: Ruleset, planned: list[Planned], analysis: Analysis | None
 ) -> list[Finding]:
     """The findings, with torch_xla imports that `--fix` removes once other fixes leave them unused
-    marked as safely fixable (an edit-less fix), so the summary's count is what `--fix` reports.
+    marked as safely fixable (an edit-less fix), so the summary's count is what `--fix` reports, and
+    their message saying so (it said why the import stays, which is true only before the fixes).
+
+    The fix has no edits of its own (alone they would break the uses), so the formats a tool
+    applies fixes from (JSON, SARIF, rdjson) show no fix and no applicability for it.
 
     Whether an import goes depends on every other fix (its uses, the `"xla"` strings a backend
     import serves, names from a star import), so it is found by running the safe fixes in memory,
@@ -102,8 +106,27 @@ def _imports_fixed_later(
         finding = findings[index]
         if gone[(finding.code, finding.snippet)] > 0:
             gone[(finding.code, finding.snippet)] -= 1
-            findings[index] = replace(finding, fix=Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ()))
+            fix = Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ())
+            message = finding.message
+            if not message.startswith("Remove the "):  # it said why the import stays (`Keep ...`)
+                message = goes_with_uses(finding.snippet)
+            findings[index] = replace(finding, message=message, fix=fix)
     return findings
+
+
+def goes_with_uses(snippet: str) -> str:
+    """The message of an import `--fix` removes with the fixes of its uses, naming the module."""
+    try:
+        (stmt,) = ast.parse(snippet.strip()).body
+    except (SyntaxError, ValueError):
+        stmt = None
+    if isinstance(stmt, ast.Import):
+        what = f"the `{', '.join(a.name for a in stmt.names)}` import"
+    elif isinstance(stmt, ast.ImportFrom) and stmt.module:
+        what = f"the `{stmt.module}` import"
+    else:
+        what = "this import"
+    return f"Remove {what}; `--fix` removes it once the other fixes in this file leave it unneeded"
 
 
 def _plan(text: str, path: str, ruleset: Ruleset) -> tuple[list[Planned], Finding | None]:
@@ -259,7 +282,9 @@ def _rejected(original: str, path: str, ruleset: Ruleset, problem: str) -> FileR
     """The fixes broke the file: keep it untouched and say so."""
     planned, _ = _plan(original, path, ruleset)
     message = f"Fix this file by hand; the automatic fixes produced invalid code ({problem})"
-    findings = [p.finding for p in planned] + [tool_finding(path, "NM906", message.replace("\n", " "))]
+    # The fixes were rolled back: `--fix` cannot fix these findings, so they carry no fix.
+    findings = [replace(p.finding, fix=None) for p in planned]
+    findings.append(tool_finding(path, "NM906", message.replace("\n", " ")))
     return FileResult(path, tuple(findings), source=original)
 
 
@@ -324,5 +349,6 @@ def process_file(
 def _unwritten(text: str, display: str, settings: Settings, problem: str) -> FileResult:
     """The file was not written: its findings as a check reports them, and why it was skipped."""
     result = check_source(text, display, replace(settings, fix=False, add_noqa=False))
-    findings = sorted((*result.findings, tool_finding(display, "NM903", problem)), key=lambda f: f.sort_key)
+    unfixed = (replace(f, fix=None) for f in result.findings)  # `--fix` could not write them
+    findings = sorted((*unfixed, tool_finding(display, "NM903", problem)), key=lambda f: f.sort_key)
     return replace(result, findings=tuple(findings))

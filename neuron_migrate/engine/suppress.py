@@ -15,7 +15,7 @@ tell whether they are needed.
 from __future__ import annotations
 
 import ast
-import fnmatch
+import functools
 import os
 import re
 import warnings
@@ -38,6 +38,7 @@ from neuron_migrate.engine.directives import (
     removal_edit,
 )
 from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, TextEdit
+from neuron_migrate.patterns import PathMatcher
 from neuron_migrate.registry import registry
 from neuron_migrate.settings import Settings
 
@@ -50,17 +51,19 @@ def ignored_prefixes(path: str, settings: Settings) -> tuple[str, ...]:
     """The code prefixes `per-file-ignores` turns off for `path`."""
     if not settings.per_file_ignores:
         return ()
-    absolute = os.path.abspath(path).replace(os.sep, "/")
-    name = absolute.rsplit("/", 1)[-1]
     out: list[str] = []
     for glob, codes in settings.per_file_ignores:
         negate = glob.startswith("!")
         body = glob[1:] if negate else glob
-        subject = absolute if "/" in body else name
-        hit = any(fnmatch.fnmatchcase(subject, g) for g in {body, body.replace("**/", "")})
+        hit = _glob(body, os.getcwd()).match(path)  # anchored at the config's folder already
         if hit != negate:
             out.extend(codes)
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _glob(glob: str, cwd: str) -> PathMatcher:
+    return PathMatcher((glob,), cwd)
 
 
 class Suppressor:

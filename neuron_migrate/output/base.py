@@ -49,9 +49,19 @@ def all_fixed(results: Sequence[FileResult]) -> list[Finding]:
 
 
 def applicable(finding: Finding, unsafe_fixes: bool) -> bool:
-    """Whether `--fix` (with `--unsafe-fixes` when given) would apply this finding's fix."""
+    """Whether `--fix` (with `--unsafe-fixes` when given) would resolve this finding.
+
+    True also for an import `--fix` removes with the fixes of its uses (an edit-less fix); the
+    formats fixes are applied from carry a fix only with edits (`fix_edits`).
+    """
     fix = finding.fix
     return fix is not None and (fix.applicability is Safety.SAFE or unsafe_fixes)
+
+
+def needs_unsafe(finding: Finding, unsafe_fixes: bool) -> bool:
+    """Whether only `--unsafe-fixes` would apply this finding's fix."""
+    fix = finding.fix
+    return fix is not None and fix.applicability is Safety.UNSAFE and not unsafe_fixes
 
 
 def repo_path(path: str, root: str | None, cwd: str | None) -> str:

@@ -16,6 +16,7 @@ from neuron_migrate.output.base import (
     located_message,
     repo_path,
 )
+from neuron_migrate.output.raw_notebook import notebook_texts, raw_findings
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -51,7 +52,8 @@ def annotation(finding: Finding, path: str) -> str:
 
 def render(results: Sequence[FileResult], root: str | None = None, cwd: str | None = None) -> str:
     """Every finding as an annotation, most important first."""
-    findings = sorted(all_findings(results), key=priority)
+    placed = raw_findings(all_findings(results), notebook_texts(results))
+    findings = sorted(placed, key=priority)
     return "".join(annotation(f, repo_path(f.path, root, cwd)) + "\n" for f in findings)
 
 

@@ -19,6 +19,7 @@ from neuron_migrate.output.base import (
     repo_path,
     sources,
 )
+from neuron_migrate.output.raw_notebook import notebook_texts, raw_findings
 
 _SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "minor"}
 
@@ -50,7 +51,8 @@ def render(results: Sequence[FileResult], root: str | None = None, cwd: str | No
     findings = all_findings(results)
     hashes = line_hashes(findings, sources(results))
     issues = []
-    for finding, (digest, occurrence) in zip(findings, hashes):
+    placed = raw_findings(findings, notebook_texts(results))
+    for finding, (digest, occurrence) in zip(placed, hashes):
         path = repo_path(finding.path, root, cwd)
         issues.append(issue(finding, path, fingerprint(path, finding.code, digest, occurrence)))
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
