@@ -398,9 +398,14 @@ def _stderr() -> Any:
 
 def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
     """`--stdin-filename NAME`: with --fix only the code goes to stdout, the report to stderr."""
+    from neuron_migrate.fsio import read_stream
     from neuron_migrate.run import workflow
+    from neuron_migrate.settings import Settings
 
-    data = sys.stdin.buffer.read()
+    limit = Settings.max_file_bytes
+    data = read_stream(sys.stdin.buffer, limit)  # at most limit + 1 bytes: `< /dev/zero` ends too
+    if data is None and options["fix"]:  # no fixed code to print: the caller must keep its text
+        _fail(f"stdin holds more than {limit // 2**20} MiB; check a file that large by its path, or split it")
     result, output = workflow.check_stdin(data, options["stdin_filename"], request, cwd)
     if options["fix"]:
         stdout = sys.stdout.buffer

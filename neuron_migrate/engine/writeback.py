@@ -103,7 +103,9 @@ def _changed(path: Path, read: Snapshot) -> bool:
         info = path.stat()
         if (info.st_size, info.st_mtime_ns) != (read.size, read.mtime_ns):
             return True
-        return hashlib.sha256(path.read_bytes()).digest() != read.digest
+        from neuron_migrate.fsio import read_regular
+
+        return hashlib.sha256(read_regular(path, read.size)[0]).digest() != read.digest
     except OSError:
         return True
 

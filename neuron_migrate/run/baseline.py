@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from neuron_migrate.engine.writeback import write_atomic
+from neuron_migrate.fsio import BASELINE_LIMIT, read_text_regular
 from neuron_migrate.model import FileResult, Finding
 
 FORMAT = "neuron-migrate-baseline"
@@ -86,7 +87,7 @@ def write(path: Path, results: Sequence[FileResult]) -> int:
 def load(path: Path) -> Counter[Key]:
     """The recorded counts per key; BaselineError names the file and what is wrong."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text_regular(path, BASELINE_LIMIT))
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
     except ValueError as exc:
