@@ -42,6 +42,7 @@ class DefaultCheckGroup(click.Group):
     ) -> Any:
         """Click's own errors (a bad option, a missing value) in our one style:
         `neuron-migrate: error: ...` on stderr and exit code 2."""
+        _names_never_stop_output()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
@@ -69,6 +70,17 @@ class DefaultCheckGroup(click.Group):
             module, attribute = _LAZY_COMMANDS[name]
             self.add_command(getattr(importlib.import_module(module), attribute), name)
         return super().get_command(ctx, name)
+
+
+def _names_never_stop_output() -> None:
+    """Text on stdout keeps the bytes of file names that are not UTF-8 (as `ls` prints them)
+    instead of raising UnicodeEncodeError; stderr already escapes them."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and getattr(sys.stdout, "errors", "") == "strict":
+        try:
+            reconfigure(errors="surrogateescape")
+        except (ValueError, OSError):
+            pass
 
 
 def _lower_first(text: str) -> str:
@@ -313,16 +325,30 @@ def _shown_value(value: object) -> str:
     return repr(value)
 
 
-def _write_output(text: str, options: dict[str, Any]) -> None:
-    """The report: to `--output-file` when given, else stdout."""
-    target = options.get("output_file")
+def _write_output(text: str, options: dict[str, Any], fmt: str = "text", target: Path | None = None) -> None:
+    """The report: to `--output-file` (or `target`) when given, else stdout. Bytes either way:
+    file names that are not UTF-8 never stop a report (`fsio.report_bytes`)."""
+    from neuron_migrate.fsio import report_bytes
+
+    data = report_bytes(text, fmt)
+    target = target if target is not None else options.get("output_file")
     if target is None:
-        click.echo(text, nl=False)
+        click.echo(data, nl=False)
         return
+    from neuron_migrate.engine.writeback import OutputRefused, write_output
+
     try:
-        Path(target).write_text(text, encoding="utf-8")
+        write_output(Path(target), data)
+    except OutputRefused as exc:
+        _fail(f"cannot write {_shown(target)}: {exc}; name a regular file or a new path")
     except OSError as exc:
-        _fail(f"cannot write {target}: {exc.strerror or exc}")
+        _fail(f"cannot write {_shown(target)}: {exc.strerror or exc}")
+
+
+def _shown(path: Path) -> str:
+    from neuron_migrate.fsio import visible_name
+
+    return visible_name(os.fspath(path))
 
 
 def _smoke(results: list[Any], options: dict[str, Any], request: Any, cwd: Path) -> tuple[list[Any], bool]:
@@ -424,7 +450,7 @@ def _write_baseline(path: Path, results: Sequence[Any]) -> NoReturn:
 
     count = baseline.write(path, results)
     noun = "finding" if count == 1 else "findings"
-    click.echo(f"Wrote {count} {noun} to the baseline {path}.")
+    click.echo(f"Wrote {count} {noun} to the baseline {_shown(path)}.")
     sys.exit(EXIT_CLEAN)
 
 
@@ -477,9 +503,11 @@ def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) ->
         report = _report(fmt, results, options)
     if report is not None:
         if err:
-            click.echo(report, nl=False, err=True)
+            from neuron_migrate.fsio import report_bytes
+
+            click.echo(report_bytes(report, fmt), nl=False, err=True)
         else:
-            _write_output(report, options)
+            _write_output(report, options, fmt)
     if options["show_fixes"]:
         from neuron_migrate.output import show_fixes
 
@@ -531,8 +559,12 @@ def _repository_root(cwd: Path) -> Path:
 
 def _append_step_summary(path: Path, results: Sequence[Any], options: Any) -> None:
     """Append the Markdown summary, keeping the file under GitHub's 1 MiB limit."""
+    from neuron_migrate.fsio import is_regular, visible_name
     from neuron_migrate.output import github
 
+    if os.path.lexists(path) and not is_regular(path):
+        click.echo(f"neuron-migrate: warning: {path} is not a regular file; no step summary written", err=True)
+        return
     try:
         used = path.stat().st_size if path.exists() else 0
         room = github.SUMMARY_LIMIT - used - 1
@@ -541,8 +573,8 @@ def _append_step_summary(path: Path, results: Sequence[Any], options: Any) -> No
             return
         separator = "\n" if used else ""
         text = github.summary(results, root=options.root, cwd=options.cwd, limit=room - len(separator))
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(separator + text)
+        with path.open("ab") as handle:
+            handle.write(visible_name(separator + text).encode("utf-8"))
     except OSError as exc:
         click.echo(f"neuron-migrate: warning: cannot write the step summary to {path}: {exc.strerror or exc}", err=True)
 
@@ -642,14 +674,9 @@ def report_command(
         text = report.render(fmt, collect(paths, options, cwd, smoke=smoke))
     except workflow.USER_ERRORS as exc:
         _fail(str(exc))
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        _fail(f"cannot write {output}: {exc.strerror or exc}")
-    click.echo(f"Wrote the {fmt} report to {output}", err=True)
+    _write_output(text, {}, fmt, output)
+    if output is not None:
+        click.echo(f"Wrote the {fmt} report to {_shown(output)}", err=True)
 
 
 def _smoke_report(script: Path, options: dict[str, Any], cwd: Path) -> Any:

@@ -11,6 +11,7 @@ descriptor, so a file swapped for a special one after a `stat` is still caught),
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -103,3 +104,33 @@ def is_regular(path: Path) -> bool:
 CONFIG_LIMIT = 16 * 1024 * 1024  # a config, rule or baseline file beyond this is refused
 BASELINE_LIMIT = 256 * 1024 * 1024
 INDEX_LIMIT = 1024 * 1024 * 1024
+
+
+# -- names that are not UTF-8 ----------------------------------------------------------------
+# A file name is bytes on POSIX; Python decodes it with `os.fsdecode`, which keeps each byte
+# that is not UTF-8 as a lone surrogate (U+DC80..U+DCFF). Such a string cannot be encoded as
+# UTF-8, so every report is turned into bytes here: JSON documents get the surrogate as a JSON
+# `\udcXX` escape (valid JSON that decodes back to the same name), XML and HTML a visible `\xNN`,
+# and plain text the original bytes (as `ls` and `git` print them).
+_SURROGATES = re.compile("[\udc80-\udcff]")
+JSON_FORMATS = frozenset({"json", "json-lines", "sarif", "gitlab", "rdjson"})
+MARKUP_FORMATS = frozenset({"junit", "html", "md"})
+
+
+def json_escape_surrogates(text: str) -> str:
+    """JSON text with each lone surrogate written as a `\\udcXX` escape (only names hold them)."""
+    return _SURROGATES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def visible_name(name: str) -> str:
+    """A name with each byte that is not UTF-8 shown as `\\xNN` (for markup and messages)."""
+    return _SURROGATES.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", name)
+
+
+def report_bytes(text: str, fmt: str) -> bytes:
+    """A rendered report as the bytes to print or write, whatever its file names hold."""
+    if fmt in JSON_FORMATS:
+        text = json_escape_surrogates(text)
+    elif fmt in MARKUP_FORMATS:
+        text = visible_name(text)
+    return text.encode("utf-8", "surrogateescape")

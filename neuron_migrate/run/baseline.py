@@ -17,8 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from neuron_migrate.engine.writeback import write_atomic
-from neuron_migrate.fsio import BASELINE_LIMIT, read_text_regular
+from neuron_migrate.engine.writeback import OutputRefused, write_output
+from neuron_migrate.fsio import BASELINE_LIMIT, json_escape_surrogates, read_text_regular, visible_name
 from neuron_migrate.model import FileResult, Finding
 
 FORMAT = "neuron-migrate-baseline"
@@ -77,10 +77,15 @@ def write(path: Path, results: Sequence[FileResult]) -> int:
     """Record every remaining finding of `results` in `path`; returns how many."""
     findings = [f for r in results for f in r.findings]
     document = build(findings, path.resolve().parent)
-    try:
-        write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    try:  # a name that is not UTF-8 is kept as a `\udcXX` escape, which `load` reads back as it was
+        write_output(path, json_escape_surrogates(text).encode("utf-8"))
+    except OutputRefused as exc:
+        raise BaselineError(
+            f"{visible_name(str(path))}: cannot write the baseline: {exc}; name a regular file or a new path"
+        ) from None
     except OSError as exc:
-        raise BaselineError(f"{path}: cannot write the baseline: {exc.strerror or exc}") from None
+        raise BaselineError(f"{visible_name(str(path))}: cannot write the baseline: {exc.strerror or exc}") from None
     return len(findings)
 
 
