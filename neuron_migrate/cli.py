@@ -121,6 +121,23 @@ def _families_option(ctx: click.Context, param: click.Parameter, value: str | No
         raise click.BadParameter(str(exc).removeprefix("--from: ")) from None
 
 
+def _allow_plugins(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from neuron_migrate.run import trust
+
+        trust.allow()
+
+
+_ALLOW_PLUGINS = click.option(
+    "--allow-plugins",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_allow_plugins,
+    help="Trust the config: import the Python modules its `plugins` names (also NEURON_MIGRATE_ALLOW_PLUGINS=1).",
+)
+
+
 @click.group(cls=DefaultCheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="neuron-migrate", message="%(prog)s %(version)s")
 def main() -> None:
@@ -245,6 +262,7 @@ def main() -> None:
     is_flag=True,
     help="Print the settings (after config and flags) each path is checked with, and exit.",
 )
+@_ALLOW_PLUGINS
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
     from neuron_migrate.run.parallel import fewer_collections
@@ -659,6 +677,7 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
 )
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+@_ALLOW_PLUGINS
 def report_command(
     paths: tuple[Path, ...], fmt: str, output: Path | None, smoke_script: Path | None, **options: Any
 ) -> None:
@@ -710,6 +729,7 @@ def _project_rules(config_file: Path | None) -> Any:
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
 @_CONFIG_OPTION
+@_ALLOW_PLUGINS
 def rules_command(fmt: str, config_file: Path | None) -> None:
     """List every rule (the project's own too): code, name, severity, fix safety and summary."""
     from neuron_migrate import docs
@@ -720,6 +740,7 @@ def rules_command(fmt: str, config_file: Path | None) -> None:
 @main.command("explain")
 @click.argument("code")
 @_CONFIG_OPTION
+@_ALLOW_PLUGINS
 def explain(code: str, config_file: Path | None) -> None:
     """Explain a rule: what it flags, why, an example and the fix."""
     from neuron_migrate import docs

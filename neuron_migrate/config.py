@@ -230,6 +230,11 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
     sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
     if not (folders or plugins):
         return sources
+    from neuron_migrate.run.trust import refusal
+
+    refused = refusal(plugins)
+    if refused is not None:
+        raise ConfigError(f"{where}: {refused}")
     from neuron_migrate.catalogue import RuleSpecError
     from neuron_migrate.registry import registry
 

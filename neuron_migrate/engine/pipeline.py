@@ -307,7 +307,7 @@ def process_file(
     text, how = decoded
     try:
         result = check_source(text, display, settings)
-    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - one file's bug (a plugin's `sys.exit`) must not stop the run
         message = f"Report this bug; neuron-migrate failed on this file: {type(exc).__name__}: {exc}"
         return FileResult(display, (tool_finding(display, "NM908", message.replace("\n", " ")[:300]),), source=text)
     if write and result.changed:
