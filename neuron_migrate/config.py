@@ -122,8 +122,10 @@ def _has_table(pyproject: Path) -> bool:
 
 
 def _read(path: Path) -> str:
+    from neuron_migrate.fsio import CONFIG_LIMIT, read_text_regular
+
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text_regular(path, CONFIG_LIMIT)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{shown(path)}: cannot read the config file: {exc}") from None
 
@@ -138,13 +140,15 @@ def _parse_toml(text: str, path: Path) -> dict[str, Any]:
         return toml.loads(text)
     except toml.TOMLDecodeError as exc:
         raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
+    except ValueError as exc:  # an integer of thousands of digits: Python refuses to convert it
+        raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{shown(path)}: invalid TOML: nested too deeply") from None
 
 
 def load_config(path: Path) -> Config:
     """Read and validate one config file (a `pyproject.toml` or a `neuron-migrate.toml`)."""
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"{shown(path)}: config file not found")
     data = _parse_toml(_read(path), path)
     if path.name == PYPROJECT:
@@ -235,6 +239,11 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
     sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
     if not (folders or plugins):
         return sources
+    from neuron_migrate.run.trust import refusal
+
+    refused = refusal(plugins)
+    if refused is not None:
+        raise ConfigError(f"{where}: {refused}")
     from neuron_migrate.catalogue import RuleSpecError
     from neuron_migrate.registry import registry
 

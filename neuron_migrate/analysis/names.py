@@ -223,7 +223,10 @@ class _Collector(ast.NodeVisitor):
             visits.get(type(value), _Collector.generic_visit)(self, value)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, (ast.Store, ast.Del)):
+        if isinstance(node.ctx, ast.Del):  # `del xm` reads the binding it removes: an import it names stays
+            self.scope.loads[node.id] = self.scope.loads.get(node.id, 0) + 1
+            self._bind(node.id, Binding("local", node=node))
+        elif isinstance(node.ctx, ast.Store):
             self._bind(node.id, Binding("local", node=node))
         else:
             self.scope.loads[node.id] = self.scope.loads.get(node.id, 0) + 1

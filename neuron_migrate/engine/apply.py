@@ -51,7 +51,8 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
         text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports)
         if text is not None:
             return Applied(text, fixed)
-    edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True))
+    first = min((s for item in accepted if item.plan.imports for s, _, _ in item.plan.edits), default=None)  # type: ignore[union-attr]
+    edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True, before=first))
     edits = _collapse_blank_lines(analysis.text, edits)
     text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
     return Applied(text, fixed)

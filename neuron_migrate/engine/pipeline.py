@@ -31,6 +31,7 @@ from neuron_migrate.engine.formats.textfiles import (
     packaging_findings,
 )
 from neuron_migrate.engine.writeback import snapshot, write_back
+from neuron_migrate.fsio import NotRegularFile, TooLarge, read_regular
 from neuron_migrate.model import FileResult, Finding, Fix, Safety
 from neuron_migrate.settings import Settings
 
@@ -306,13 +307,14 @@ def read_source(
 def read_bytes(path: Path, display: str, settings: Settings) -> bytes | Finding:
     """A file's bytes, or the NM9xx finding that says why they cannot be read."""
     try:
-        if path.is_dir():
+        return read_regular(path, settings.max_file_bytes)[0]
+    except TooLarge:
+        limit = settings.max_file_bytes // (1024 * 1024)
+        return tool_finding(display, "NM904", f"Exclude this file or split it; it is larger than {limit} MiB")
+    except NotRegularFile as exc:
+        if exc.kind == "a folder":
             return tool_finding(display, "NM903", "Rename or exclude this directory; it is named like a Python file")
-        size = path.stat().st_size
-        if size > settings.max_file_bytes:
-            limit = settings.max_file_bytes // (1024 * 1024)
-            return tool_finding(display, "NM904", f"Exclude this file or split it; it is larger than {limit} MiB")
-        return path.read_bytes()
+        return tool_finding(display, "NM903", f"Remove or exclude this file; {exc}")
     except OSError as exc:
         return tool_finding(display, "NM903", f"Make this file readable; {exc.strerror or exc}")
 
@@ -333,7 +335,7 @@ def process_file(
     text, how = decoded
     try:
         result = check_source(text, display, settings)
-    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - one file's bug (a plugin's `sys.exit`) must not stop the run
         message = f"Report this bug; neuron-migrate failed on this file: {type(exc).__name__}: {exc}"
         return FileResult(display, (tool_finding(display, "NM908", message.replace("\n", " ")[:300]),), source=text)
     if write and result.changed:

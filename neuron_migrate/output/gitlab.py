@@ -26,7 +26,9 @@ _SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INF
 
 def fingerprint(path: str, code: str, line_hash: str, occurrence: int) -> str:
     """Stable across line moves (no line number) and unique within a report (the occurrence)."""
-    return hashlib.sha256(f"{path}\0{code}\0{line_hash}\0{occurrence}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{path}\0{code}\0{line_hash}\0{occurrence}".encode("utf-8", "surrogateescape")).hexdigest()[
+        :32
+    ]
 
 
 def issue(finding: Finding, path: str, print_id: str) -> dict[str, Any]:

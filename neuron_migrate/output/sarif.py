@@ -112,7 +112,9 @@ def _artifact(path: str, root: str | None, cwd: str | None) -> dict[str, str]:
     relative = repo_path(path, root, cwd)
     if PurePath(relative).is_absolute():  # outside the repository: an absolute file URI
         return {"uri": PurePath(relative).as_uri()}
-    return {"uri": quote(relative, safe="/"), "uriBaseId": SRCROOT}
+    # RFC 3986: a URI is bytes percent-encoded; a name's bytes that are not UTF-8 come back from
+    # their surrogate escapes (os.fsdecode), so `b\xff.py` is `b%FF.py`, never a crash
+    return {"uri": quote(relative.encode("utf-8", "surrogateescape"), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:

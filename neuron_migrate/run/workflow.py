@@ -226,9 +226,10 @@ def _filter(
     return results
 
 
-def check_stdin(data: bytes, name: str, request: Request, cwd: Path) -> tuple[FileResult, bytes]:
+def check_stdin(data: bytes | None, name: str, request: Request, cwd: Path) -> tuple[FileResult, bytes]:
     """Check code read from stdin as if it were the file NAME; returns the result and the
-    bytes to print with --fix (the fixed code, or the input unchanged)."""
+    bytes to print with --fix (the fixed code, or the input unchanged). `data` is None when
+    stdin held more than the size limit (an NM904 finding)."""
     from neuron_migrate.analysis.source import (  # imported here: a plain check run skips them
         DecodeError,
         decode,
@@ -240,6 +241,11 @@ def check_stdin(data: bytes, name: str, request: Request, cwd: Path) -> tuple[Fi
 
     (_, settings), *_ = plan_runs((Path(name),), request.overrides, request.config_file)
     display = display_path(Path(name), cwd)
+    if data is None:
+        limit = settings.max_file_bytes // 2**20
+        return FileResult(
+            display, (tool_finding(display, "NM904", f"Split this code; stdin holds more than {limit} MiB"),)
+        ), b""
     try:
         text, how = decode(data)
     except DecodeError as exc:
