@@ -42,6 +42,7 @@ class Planned:
     finding: Finding
     plan: Plan | None
     applicability: Safety
+    match: Match | None = field(default=None, compare=False)  # what the finding was made from
 
 
 @dataclass(frozen=True)
@@ -261,7 +262,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             snippet=analysis.src.text[start:end].strip()[:200],
             blocker=match.rule.blocker if match.entry is None or match.entry.blocker is None else match.entry.blocker,
         )
-        planned.append(Planned(finding, plan if fix is not None else None, safety))
+        planned.append(Planned(finding, plan if fix is not None else None, safety, match))
     planned.sort(key=lambda p: p.finding.sort_key)
     return planned
 
