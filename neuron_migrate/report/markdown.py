@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from neuron_migrate.report.model import STATUS_MEANING, STATUSES, CountRow, Item, Report
+from neuron_migrate.report.model import STATUS_MEANING, STATUSES, CountRow, Item, Report, fallback_text
 
 LIMIT = 1024 * 1024 - 1024  # GitHub's step summary limit is 1 MiB; keep room for a separator
 
@@ -95,7 +95,7 @@ def _body(report: Report, limit: int | None) -> str:
                     s.ranks,
                     s.steps,
                     s.ops,
-                    ", ".join(s.fallbacks) or "none",
+                    fallback_text(s),
                     s.device_mixing,
                     s.float64,
                     s.parity,
