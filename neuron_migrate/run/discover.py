@@ -174,7 +174,8 @@ def _walk_folder(
             entries = sorted(listing, key=lambda e: e.name)
     except OSError:
         return  # as os.walk: an unreadable folder is skipped
-    dirs, files = [], []
+    dirs: list[os.DirEntry[str]] = []
+    files: list[os.DirEntry[str]] = []
     for entry in entries:
         try:
             is_dir = entry.is_dir()
