@@ -241,10 +241,34 @@ def _paren(text: str) -> str:
 
 def explain(code: str, rules: Registry | None = None) -> str | None:
     """`explain CODE`: what, why, fix safety and the tested example; None for an unknown code."""
-    spec = rules.spec(code) if rules is not None else next((s for s in load_catalogue() if s.code == code), None)
+    specs = rules.specs if rules is not None else load_catalogue()
+    spec = rules.spec(code) if rules is not None else next((s for s in specs if s.code == code), None)
+    if spec is None:  # a rule's name works too: `explain xla_device_call`
+        spec = next((s for s in specs if s.name.lower() == code.lower() and not s.retired), None)
     if spec is None:
         return None
     return _explain_text(spec, rules.examples.get(code) if rules is not None else None)
+
+
+def similar(word: str, rules: Registry | None = None, n: int = 3) -> list[str]:
+    """Rules whose code or name is close to `word`, as `CODE (name)`, best first (for "did you mean").
+
+    A code-like word is compared with the codes (`O` read as `0`, `I` and `l` as `1`), any other
+    with the rule names.
+    """
+    import difflib
+
+    specs = [s for s in (rules.specs if rules is not None else load_catalogue()) if not s.retired]
+    upper = word.upper()
+    if upper.startswith("NM"):
+        target = "NM" + upper[2:].translate(str.maketrans("OIL", "011"))
+        by_key = {s.code: s for s in specs}
+        prefixed = sorted(k for k in by_key if k.startswith(target))  # `NM1O1` -> NM101; `NM10` -> NM101...
+        keys = prefixed or difflib.get_close_matches(target, list(by_key), n=n, cutoff=0.8)
+    else:
+        by_key = {s.name: s for s in specs}
+        keys = difflib.get_close_matches(word.lower(), list(by_key), n=n, cutoff=0.6)
+    return [f"{by_key[k].code} ({by_key[k].name})" for k in keys[:n]]
 
 
 def _explain_text(spec: RuleSpec, examples: Path | None = None) -> str:

@@ -129,6 +129,12 @@ class SmokeReport:
     collectives: tuple[Collective, ...] = ()
     replicas: Replicas | None = None  # None for a one-rank run
     step_site: Site | None = None  # the first optimizer step of the script
+    compat_made_from: str = ""  # what the compat data the predictions come from was made from
+
+    @property
+    def unknown_ops(self) -> tuple[OpRecord, ...]:
+        """Ops the compat data does not list: whether they run natively is not known."""
+        return tuple(op for op in self.ops if op.status == "unknown")
 
     @property
     def independent(self) -> str:
