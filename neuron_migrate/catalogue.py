@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import re
@@ -412,3 +413,15 @@ def param_default(api: str, name: str) -> str | None:
         if "=" in token and param_name(token) == name
     }
     return defaults.pop() if len(defaults) == 1 else None
+
+
+def default_argument(api: str, name: str, value: ast.expr) -> bool:
+    """Whether `value` is `api`'s default for parameter `name` (`flush=False`): passing it changes nothing."""
+    default = param_default(api, name)
+    if default is None:
+        return False
+    try:
+        expected = ast.parse(default, mode="eval").body
+    except SyntaxError:
+        return False
+    return ast.dump(expected) == ast.dump(value)

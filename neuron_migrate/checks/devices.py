@@ -25,6 +25,7 @@ from neuron_migrate.checks.toolkit import (
     FixContext,
     FixFn,
     argument,
+    is_default,
     keyword_of,
     literal,
     matched_call,
@@ -321,8 +322,11 @@ def xla_device(ctx: FixContext, match: Match) -> Plan | None:
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
-    if not only_args(call, {"n": 0, "index": 0, "devkind": 1}) or keyword_of(call, "devkind") or len(call.args) > 1:
+    devkind = keyword_of(call, "devkind")
+    if not only_args(call, {"n": 0, "index": 0, "devkind": 1}) or len(call.args) > 1:
         return None
+    if devkind is not None and not is_default(match, devkind):
+        return None  # an XLA device kind: TorchNeuron has only `neuron`
     index = argument(call, "n", 0) or argument(call, "index", 0)
     if ctx.analysis.target == "accelerator":
         return _accelerator_device(ctx, match, call, index)

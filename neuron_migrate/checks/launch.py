@@ -90,7 +90,7 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
     launch = match.qualified.rsplit(".", 1)[-1] == "launch"
-    if stmt is None or not only_args(call, _LAUNCH_ARGS if launch else _SPAWN_ARGS):
+    if stmt is None or not only_args(call, _LAUNCH_ARGS if launch else _SPAWN_ARGS, match):  # `join=True`: default
         return None
     fn = argument(call, "fn", 0)
     args = argument(call, "args", 1)

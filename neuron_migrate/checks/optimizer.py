@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.checks.helpers import helper_imports
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, only_args, operand
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, literal, only_args, operand
 from neuron_migrate.model import Safety
 
 
@@ -29,8 +29,8 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     allowed = {"optimizer": 0, "optimizer_args": 1, "groups": 2, "pin_layout": 3, "barrier": -1}
-    if not only_args(call, allowed) or argument(call, "groups", 2) is not None:
-        return None
+    if not only_args(call, allowed) or literal(argument(call, "groups", 2)) is not None:
+        return None  # replica groups; `groups=None` is the default
     optimizer = argument(call, "optimizer", 0)
     if optimizer is None:
         return None

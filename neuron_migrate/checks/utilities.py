@@ -108,13 +108,11 @@ def test_update(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def write_to_summary(ctx: FixContext, match: Match) -> Plan | None:
-    """`test_utils.write_to_summary(w, step, values)` -> `_write_to_summary(...)`; not with XLA metrics."""
-    call = matched_call(match)
-    if call is None or not plain_args(call):
-        return None
-    metrics = argument(call, "write_xla_metrics", 3)
-    if metrics is not None and not (isinstance(metrics, ast.Constant) and metrics.value is False):
-        return None  # the XLA metrics it also wrote do not exist on TorchNeuron
+    """`test_utils.write_to_summary(w, step, values[, write_xla_metrics=...])` -> `_write_to_summary(...)`.
+
+    The helper writes `values` only: the XLA metrics torch_xla also wrote do not exist on TorchNeuron,
+    and the helper takes `write_xla_metrics` and ignores it, so the call keeps its arguments.
+    """
     return _same_arguments(ctx, match, "write_to_summary")
 
 
@@ -137,35 +135,41 @@ def _same_arguments(ctx: FixContext, match: Match, name: str) -> Plan | None:
 
 
 _LOGGING = ("print", "info", "debug", "warning", "log")
+_MASTER_PRINT = "torch_xla.core.xla_model.master_print"
+_PRINT_OPTIONS = frozenset({"flush", "file", "fd", "end", "sep", "local"})  # print's and master_print's
 
 
 def printed_report(ctx: FixContext, match: Match) -> Plan | None:
-    """`print(met.metrics_report())` or `logger.info(...)` of it -> nothing; the report is XLA's."""
+    """`print(met.metrics_report())`, `logger.info(...)` or `xm.master_print(..., flush=True)` of it -> nothing."""
     call = matched_call(match)
     outer = ctx.analysis.parent(call) if call is not None else None
-    if call is None or not isinstance(outer, ast.Call) or outer.args != [call] or outer.keywords:
+    if call is None or not isinstance(outer, ast.Call) or outer.args != [call]:
+        return None
+    if any(k.arg not in _PRINT_OPTIONS for k in outer.keywords):
         return None
     func = outer.func
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    master = _MASTER_PRINT in ctx.analysis.qualified(func, match.scope)
     stmt = ctx.analysis.parent(outer)
-    if name not in _LOGGING or not (isinstance(stmt, ast.Expr) and stmt.value is outer):
+    if (name not in _LOGGING and not master) or not (isinstance(stmt, ast.Expr) and stmt.value is outer):
         return None
     return ctx.delete_statement(stmt)
 
 
 def profiler_trace(ctx: FixContext, match: Match) -> Plan | None:
-    """`xp.Trace(name)` / `xp.StepTrace(name)` -> `torch.profiler.record_function(name)`."""
+    """`xp.Trace(name, **annotations)` / `xp.StepTrace(name, step_num=s)` -> `torch.profiler.record_function(name)`.
+
+    The annotations (`step_num=`, `is_training=`, ...) only labelled the XLA trace; `record_function`
+    takes none, so they go.
+    """
     call = matched_call(match)
-    if call is None or len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+    if call is None or len(call.args) > 1 or not plain_args(call):
         return None
-    rendered = ctx.render("{torch}.profiler.record_function({0})", match)
+    name = argument(call, "name", 0)
+    if name is None:
+        return None
+    rendered = ctx.render("{torch}.profiler.record_function({name})", match, {"name": ctx.segment(name)})
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
-
-
-def start_server(ctx: FixContext, match: Match) -> Plan | None:
-    """`xp.start_server(port)` on its own line -> nothing; capture with `torch.profiler` instead."""
-    stmt = ctx.expression_statement(match)
-    return ctx.delete_statement(stmt) if stmt is not None else None
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
@@ -184,6 +188,5 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "get_summary_writer": get_summary_writer,
         "printed_report": printed_report,
         "profiler_trace": profiler_trace,
-        "start_server": start_server,
     }
 )

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from neuron_migrate.catalogue import MapEntry, Param, param_default
+from neuron_migrate.catalogue import MapEntry, Param, default_argument
 
 
 @dataclass(frozen=True)
@@ -45,17 +45,6 @@ def _bound(call: ast.Call, params: tuple[Param, ...]) -> Iterator[tuple[Param | 
         yield named or varkw, keyword.arg, keyword.value
 
 
-def _is_default(api: str, name: str, value: ast.expr) -> bool:
-    default = param_default(api, name)
-    if default is None:
-        return False
-    try:
-        expected = ast.parse(default, mode="eval").body
-    except SyntaxError:
-        return False
-    return ast.dump(expected) == ast.dump(value)
-
-
 def declined(entry: MapEntry | None, node: ast.AST) -> Declined | None:
     """The first argument of `node` (a call) whose declared action is `decline`, or that the API lacks."""
     if entry is None or not entry.params or not isinstance(node, ast.Call):
@@ -64,7 +53,7 @@ def declined(entry: MapEntry | None, node: ast.AST) -> Declined | None:
     for param, name, value in _bound(node, entry.params):
         if param is None:
             return Declined(f"{name}=", f"`{api}` has no parameter `{name}` in torch_xla 2.5 or 2.8")
-        if param.action == "decline" and not _is_default(entry.old, param.name, value):
+        if param.action == "decline" and not default_argument(entry.old, param.name, value):
             shown = param.name if param.name.startswith("*") else f"{param.name}="
             return Declined(shown if param.name == name else f"{name}=", param.note)
     return None
