@@ -392,10 +392,17 @@ _DEVICE_TYPES = {"NEURON": "neuron", "CUDA": "cuda", "GPU": "cuda", "TPU": "tpu"
 
 
 def device_type(ctx: FixContext, match: Match) -> Plan | None:
-    """`xr.device_type() == "NEURON"` -> a test of `torch.accelerator.current_accelerator()`."""
+    """`xr.device_type() == "NEURON"` -> a test of `torch.accelerator.current_accelerator()`.
+
+    `xm.xla_device_hw(dev) == "TPU"` too, where recipes keep bf16 autocast without a scaler for
+    TPUs and exit on anything but TPU or CUDA: on neuron the TPU branch is the one to run (unsafe).
+    """
     call = matched_call(match)
     compare = ctx.analysis.parent(call) if call is not None else None
-    if call is None or call.args or call.keywords or not isinstance(compare, ast.Compare) or len(compare.ops) != 1:
+    hardware = match.qualified.endswith(".xla_device_hw")
+    if call is None or len(call.args) != hardware or call.keywords or not isinstance(compare, ast.Compare):
+        return None
+    if len(compare.ops) != 1:
         return None
     other = compare.comparators[0] if compare.left is call else compare.left
     kind = string_value(other)
@@ -406,13 +413,13 @@ def device_type(ctx: FixContext, match: Match) -> Plan | None:
         template = "{torch}.accelerator.current_accelerator() is " + ("None" if equal else "not None")
     elif kind in _DEVICE_TYPES:
         operator = "==" if equal else "!="
-        template = (
-            f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} "{_DEVICE_TYPES[kind]}"'
-        )
+        target = "neuron" if hardware and kind == "TPU" else _DEVICE_TYPES[kind]
+        template = f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} "{target}"'
     else:
         return None
     rendered = ctx.render(template, match)
-    return ctx.replace(compare, rendered[0], rendered[1]) if rendered else None
+    unsafe = Safety.UNSAFE if hardware and kind == "TPU" else None
+    return ctx.replace(compare, rendered[0], rendered[1], safety=unsafe) if rendered else None
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(

@@ -48,6 +48,24 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.with_rewrite(plan, call, "neuron_migrate.checks.optimizer_cst:optimizer_step", func="_optimizer_step")
 
 
+def reduce_gradients(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.reduce_gradients(opt)` -> `_reduce_gradients(opt)`: the gradient average of `optimizer_step`, no step.
+
+    Where DDP or FSDP already averaged the gradients, averaging equal gradients again changes
+    nothing, so the rewrite is safe either way.
+    """
+    call = match.node
+    if not isinstance(call, ast.Call) or ctx.expression_statement(match) is None:
+        return None
+    if not only_args(call, {"optimizer": 0, "groups": 1, "pin_layout": 2}, match):
+        return None  # `groups=[[0, 1], ...]`: replica groups become process groups; a human maps them
+    optimizer = argument(call, "optimizer", 0)
+    needed = helper_imports(ctx, match, "reduce_gradients") if optimizer is not None else None
+    if needed is None:
+        return None
+    return ctx.replace(call, f"_reduce_gradients({ctx.segment(optimizer)})", needed)  # type: ignore[arg-type]
+
+
 def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
     """`optimizer_args={"closure": c}` -> `closure=c`; any other mapping -> `**mapping`."""
     if extra is None:
@@ -130,4 +148,4 @@ _MAYBE_SKIPPED = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, 
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
-FIXES: Mapping[str, FixFn] = MappingProxyType({"optimizer_step": optimizer_step})
+FIXES: Mapping[str, FixFn] = MappingProxyType({"optimizer_step": optimizer_step, "reduce_gradients": reduce_gradients})
