@@ -113,6 +113,7 @@ SHAPES = (
     "with {call}:\n    pass\n",
     "print({call})\n",
     "for batch in {call}.per_device_loader(a1):\n    pass\n",
+    'if {call} == "CUDA":\n    pass\n',
 )
 PRELUDE = "def a0(*args, **kwargs):\n    pass\n\n\na1 = a2 = a3 = a4 = a5 = a6 = opaque = object()\n"
 
