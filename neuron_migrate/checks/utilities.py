@@ -30,7 +30,7 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     """torch_xla's `checkpoint` -> torch's, keeping torch_xla's `use_reentrant=True` default."""
     call = match.node
     if not isinstance(call, ast.Call):
-        return None  # referenced, not called: a finding without a fix
+        return _checkpoint_import(ctx, match)  # `method = checkpoint`: the import itself becomes torch's
     rendered = ctx.render("{torch}.utils.checkpoint.checkpoint", match)
     if rendered is None:
         return None
@@ -46,6 +46,22 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.with_rewrite(
         plan, call, "neuron_migrate.checks.utilities_cst:rename_call", func=rendered[0], keyword=keyword
     )
+
+
+def _checkpoint_import(ctx: FixContext, match: Match) -> Plan | None:
+    """`from torch_xla.utils.checkpoint import checkpoint` -> `from torch.utils.checkpoint import checkpoint`.
+
+    For a name used as a value (`self.checkpoint_method = checkpoint`): the alias then follows.
+    torch's `checkpoint` still defaults to `use_reentrant=True` (with a warning), as torch_xla's did.
+    """
+    node = match.node
+    bindings = ctx.analysis.resolver.lookup(node.id, match.scope) if isinstance(node, ast.Name) else []
+    stmt = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "import" else None
+    if not isinstance(stmt, ast.ImportFrom) or stmt.module != "torch_xla.utils.checkpoint" or len(stmt.names) != 1:
+        return None
+    alias = stmt.names[0]
+    text = f"from torch.utils.checkpoint import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
+    return ctx.replace_statement(stmt, [text])
 
 
 def sample_generator(ctx: FixContext, match: Match) -> Plan | None:
