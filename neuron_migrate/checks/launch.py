@@ -187,10 +187,10 @@ def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
     method = keyword_of(call, "init_method")
     if method is None:
         return Plan(tuple(edits), imports)
-    if literal(method.value) != "xla://":
+    if literal(method.value) not in ("xla://", "pjrt://"):
         return None
     edits.append(_remove_argument(ctx, call, method))
-    # `xla://` also worked in a single process; torchrun's `env://` needs its variables.
+    # `xla://` (and `pjrt://`) also worked in a single process; torchrun's `env://` needs its variables.
     return Plan(tuple(edits), imports, safety=Safety.UNSAFE)
 
 
