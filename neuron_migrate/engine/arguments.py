@@ -10,6 +10,7 @@ and the finding says why, so a fix is never declined for an argument nobody deci
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -62,3 +63,15 @@ def declined(entry: MapEntry | None, node: ast.AST) -> Declined | None:
 def declined_message(written: str, found: Declined) -> str:
     """The finding's message for a call its fix leaves alone because of one argument."""
     return f"Port `{written}(..., {found.argument}...)` by hand: {found.reason}"
+
+
+_HELPER_PROMISE = re.compile(r"^Replace (`[^`]+`) with the (`[^`]+`) helper written into this file(.*)$")
+
+
+def unwritten_helper(message: str) -> str:
+    """A message that promises a helper, for a finding whose fix wrote none (it says so instead)."""
+    found = _HELPER_PROMISE.match(message)
+    if found is None:
+        return message
+    old, helper, rest = found.groups()
+    return f"Replace {old} by hand: `--fix` could not write the {helper} helper for this call{rest}"

@@ -23,7 +23,7 @@ from neuron_migrate.analysis.analyze import (
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.checks.toolkit import FixContext
-from neuron_migrate.engine.arguments import declined, declined_message
+from neuron_migrate.engine.arguments import declined, declined_message, unwritten_helper
 from neuron_migrate.engine.prefilter import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
 from neuron_migrate.registry import (
@@ -258,6 +258,8 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         message = _message(match, new, path, analysis.target)
         if stopped is not None and fix is None:
             message = declined_message(match.written, stopped)
+        elif fix is None:
+            message = unwritten_helper(message)
         if blocker:
             message += BLOCKS_THE_RUN
         finding = Finding(
