@@ -18,6 +18,7 @@ from neuron_migrate.checks.toolkit import (
     FixContext,
     FixFn,
     argument,
+    is_default,
     keyword_insertion,
     keyword_of,
     matched_call,
@@ -37,9 +38,8 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     start, end = ctx.src.node_span(call.func)
     edits = [(start, end, rendered[0])]
     keyword = ""
-    if keyword_of(call, "use_reentrant") is None:
-        if any(k.arg is None for k in call.keywords):
-            return None  # `**options` may hold it
+    if keyword_of(call, "use_reentrant") is None and all(k.arg is not None for k in call.keywords):
+        # torch's checkpoint also defaults to True (it warns); `**options` may choose, so none is added there
         keyword = "use_reentrant=True"
         edits.append(keyword_insertion(ctx, call, keyword))
     plan = Plan(tuple(edits), rendered[1])
@@ -62,6 +62,16 @@ def _checkpoint_import(ctx: FixContext, match: Match) -> Plan | None:
     alias = stmt.names[0]
     text = f"from torch.utils.checkpoint import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
     return ctx.replace_statement(stmt, [text])
+
+
+def convert_to_cpu(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm._maybe_convert_to_cpu(data)` -> `_to_cpu(data)`, the helper `xm.save`'s fix writes too."""
+    call = matched_call(match)
+    if call is None or len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
+        return None
+    if not all(is_default(match, k) for k in call.keywords):
+        return None  # `convert=False` returned the data unchanged; a human drops the call
+    return helper_call(ctx, match, "to_cpu", f"_to_cpu({ctx.segment(call.args[0])})", call)
 
 
 def sample_generator(ctx: FixContext, match: Match) -> Plan | None:
@@ -193,6 +203,7 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
 
 FIXES: Mapping[str, FixFn] = MappingProxyType(
     {
+        "convert_to_cpu": convert_to_cpu,
         "checkpoint": checkpoint,
         "sample_generator": sample_generator,
         "rate_tracker": rate_tracker,
