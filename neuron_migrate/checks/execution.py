@@ -27,9 +27,12 @@ def remove_statement(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def unused_assignment(ctx: FixContext, match: Match) -> ast.Assign | None:
-    """`name = <the matched call>` where nothing in the module reads `name` (nor declares it global)."""
+    """`name = <the matched call>` in a function, where nothing in the module reads `name` (nor declares
+    it global). A module-level name may be imported by other modules, so it stays."""
     stmt = ctx.analysis.parent(match.node)
     if not isinstance(stmt, ast.Assign) or stmt.value is not match.node or len(stmt.targets) != 1:
+        return None
+    if not isinstance(match.scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     target = stmt.targets[0]
     if not isinstance(target, ast.Name):
