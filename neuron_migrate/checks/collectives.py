@@ -97,7 +97,7 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
 
 def _without(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:
     """The edit that deletes `keyword` (a default the helper does not take) and the comma before it."""
-    items = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))  # type: ignore[union-attr]
+    items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
     start, end = ctx.src.node_span(keyword)
     position = items.index(keyword)
     if position == 0:
