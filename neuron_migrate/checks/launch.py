@@ -203,7 +203,8 @@ def _merged_branches(ctx: FixContext, match: Match, call: ast.Call) -> Plan | No
 
     Only when each branch is that one call, with the backend `"xla"` or `"neuron"` and at most an
     XLA `init_method`, and the condition is a query a migration may drop: it reads names only, or
-    calls a torch_xla function or a function of this file that only returns a value. Unsafe, as
+    calls (with no arguments) a torch_xla function, a predicate (`requires_init_pg_override()`) or a
+    function of this file that only returns a value. Unsafe, as
     `init_method` goes (torchrun's `env://` needs its variables).
     """
     stmt = ctx.analysis.parent(call)
@@ -234,6 +235,9 @@ def _plain_xla_group(ctx: FixContext, match: Match, call: ast.Call) -> bool:
     )
 
 
+_PREDICATES = ("is_", "has_", "requires_", "using_")
+
+
 def _droppable_test(ctx: FixContext, match: Match, test: ast.expr) -> bool:
     """A condition whose evaluation a migration may drop: names and constants, or a query call."""
     if isinstance(test, ast.UnaryOp):
@@ -244,6 +248,9 @@ def _droppable_test(ctx: FixContext, match: Match, test: ast.expr) -> bool:
         return False
     if any(n == "torch_xla" or n.startswith("torch_xla.") for n in ctx.analysis.qualified(test.func, match.scope)):
         return True
+    name = test.func.attr if isinstance(test.func, ast.Attribute) else getattr(test.func, "id", "")
+    if name.startswith(_PREDICATES):
+        return True  # `requires_init_pg_override()`, `is_pjrt_device()`: a question about the platform
     bindings = ctx.analysis.resolver.lookup(test.func.id, match.scope) if isinstance(test.func, ast.Name) else []
     node = bindings[0].node if len(bindings) == 1 else None
     body = (
