@@ -237,6 +237,19 @@ OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
 '''
 
 
+# What `xm.reduce_gradients` did: the first half of `xm.optimizer_step`, without the step.
+REDUCE_GRADIENTS = '''def _reduce_gradients(optimizer):
+    """Average gradients over the default process group (as torch_xla's reduce_gradients did); no step."""
+    if {dist}.is_available() and {dist}.is_initialized() and {dist}.get_world_size() > 1:
+        world_size = {dist}.get_world_size()
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    {dist}.all_reduce(param.grad)
+                    param.grad.div_(world_size)
+'''
+
+
 # What `xm.save` did before writing: copy every tensor to the CPU.
 TO_CPU = '''def _to_cpu(data):
     """Copy the tensors in `data` to the CPU, as torch_xla's save did before writing."""
@@ -310,6 +323,7 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
             sorted(
                 {
                     "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
+                    "reduce_gradients": (REDUCE_GRADIENTS, "_reduce_gradients", "dist"),
                     "to_cpu": (TO_CPU, "_to_cpu", "torch"),
                     # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
                     **{name: (template, HELPER_NAMES[name], "torch") for name, template in HELPER_TEMPLATES.items()},
