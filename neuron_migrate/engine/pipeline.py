@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.analyze import PARENT, Analysis
 from neuron_migrate.analysis.source import DecodeError, Encoded, decode, encode
 from neuron_migrate.engine import suppress
 from neuron_migrate.engine.apply import Applied, apply_once, verify
@@ -133,12 +133,10 @@ def _may_go(analysis: Analysis, planned: list[Planned], waiting: Planned, import
     bindings = {
         name: scope.bindings.get(name) for alias in stmt.names for name in [alias.asname or alias.name.split(".")[0]]
     }
-    spans = [
-        (start, end)
-        for p in planned
-        if p.plan is not None and p.applicability is Safety.SAFE
-        for start, end, _ in p.plan.edits
-    ]
+    safe = [p.plan for p in planned if p.plan is not None and p.applicability is Safety.SAFE]
+    spans = [(start, end) for plan in safe for start, end, _ in plan.edits]
+    # A block a fix empties goes with its `if` (engine/apply.py): what the `if` holds may go too.
+    spans += [analysis.src.node_span(_outermost_block(stmt)) for plan in safe for stmt in plan.deletes]
     for p in planned:
         match = p.match
         if match is None or p.finding.code in import_codes or (p.plan is not None and p.applicability is Safety.SAFE):
@@ -150,6 +148,18 @@ def _may_go(analysis: Analysis, planned: list[Planned], waiting: Planned, import
         if not any(s <= start and end <= e for s, e in spans):
             return False
     return True
+
+
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _outermost_block(stmt: ast.stmt) -> ast.AST:
+    """The outermost compound statement around `stmt` in its function (or `stmt` itself)."""
+    node: ast.AST = stmt
+    parent = getattr(node, PARENT, None)
+    while parent is not None and not isinstance(parent, _SCOPES):
+        node, parent = parent, getattr(parent, PARENT, None)
+    return node
 
 
 def goes_with_uses(snippet: str) -> str:
