@@ -17,6 +17,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "neuron_migrate.settings",
         "neuron_migrate.catalogue",
         "neuron_migrate.patterns",
+        "neuron_migrate.effort",
     ),
     ("neuron_migrate.analysis",),
     ("neuron_migrate.compat",),
