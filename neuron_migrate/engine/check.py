@@ -24,7 +24,7 @@ from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.arguments import declined, declined_message, unwritten_helper
-from neuron_migrate.engine.prefilter import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
+from neuron_migrate.engine.ruleset import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
 from neuron_migrate.registry import (
     CATCH_ALL,
