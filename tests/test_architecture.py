@@ -118,4 +118,4 @@ def test_no_import_cycles() -> None:
 def test_the_graph_is_read() -> None:
     """The checks above mean something only if imports are found: spot-check known edges."""
     assert "neuron_migrate.analysis.names" in GRAPH["neuron_migrate.analysis.analyze"]
-    assert "neuron_migrate.registry" in GRAPH["neuron_migrate.engine.check"]
+    assert "neuron_migrate.registry" in GRAPH["neuron_migrate.engine.ruleset"]

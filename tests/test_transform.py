@@ -12,7 +12,8 @@ import pytest
 from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Match, Plan, Rewrite
 from neuron_migrate.analysis.transform import Decline, apply_rewrite
 from neuron_migrate.checks.fixes import FixContext
-from neuron_migrate.engine import check, pipeline
+from neuron_migrate.engine import pipeline
+from neuron_migrate.engine.ruleset import Ruleset, build_ruleset
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 
@@ -67,8 +68,8 @@ def test_a_plugin_style_fix_runs_through_the_pipeline(monkeypatch: pytest.Monkey
         plan = ctx.replace(match.node, 'torch.device("neuron")', ("torch",))
         return ctx.with_rewrite(plan, match.node, _keep_arguments, func="torch.device")
 
-    def with_fix(*args: object) -> check.Ruleset:
-        ruleset = check.build_ruleset(*args)  # type: ignore[arg-type]
+    def with_fix(*args: object) -> Ruleset:
+        ruleset = build_ruleset(*args)  # type: ignore[arg-type]
         return dataclasses.replace(ruleset, fixes=MappingProxyType({**ruleset.fixes, "xla_device": xla_device}))
 
     monkeypatch.setattr(pipeline, "build_ruleset", with_fix)

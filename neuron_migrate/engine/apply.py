@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis
 from neuron_migrate.analysis.source import kept_comments
-from neuron_migrate.engine.check import (
+from neuron_migrate.engine.add_imports import (
     HELPER_END,
     IMPORT_ORDER,
-    Planned,
     helper_sources,
     import_edits,
     import_placement,
 )
+from neuron_migrate.engine.check import Planned
 from neuron_migrate.model import Finding
 
 Edit = tuple[int, int, str]
