@@ -53,17 +53,13 @@ from typing import Any
 
 import libcst as cst
 
-from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Rewrite
+from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Decline, Rewrite
 from neuron_migrate.analysis.source import fit_quotes, kept_comments
 
 __all__ = ["EXPRESSION", "STATEMENT", "Decline", "Rewrite", "apply_rewrite"]
 
 TransformFn = Callable[..., Any]
 _WRAPPER = "if True:"  # a statement is parsed inside this, at its own indentation
-
-
-class Decline(Exception):
-    """Raised by a transform that leaves this node to the text edit."""
 
 
 def resolve(function: str | TransformFn) -> TransformFn:
