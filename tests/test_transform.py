@@ -10,7 +10,8 @@ import libcst as cst
 import pytest
 
 from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Match, Plan, Rewrite
-from neuron_migrate.analysis.transform import Decline, apply_rewrite
+from neuron_migrate.analysis.analyze import Decline
+from neuron_migrate.engine.rewrite import apply_rewrite
 from neuron_migrate.checks.fixes import FixContext
 from neuron_migrate.engine import pipeline
 from neuron_migrate.engine.ruleset import Ruleset, build_ruleset

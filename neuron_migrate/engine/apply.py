@@ -111,8 +111,8 @@ def _effective_edits(analysis: Analysis, item: Planned) -> tuple[Edit, ...]:
     rewrite = plan.rewrite
     if rewrite is None:
         return plan.edits
-    from neuron_migrate.analysis import (
-        transform,  # LibCST: only files that get such fixes
+    from neuron_migrate.engine import (
+        rewrite as transform,  # LibCST: only files that get such fixes
     )
 
     start, end = rewrite.span
