@@ -65,8 +65,8 @@ def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...]) 
     New code goes before the module's first top-level `def` or `class`, so only the text up to
     there is parsed (a module's head is a small part of it), unless an edit crosses that line.
     """
-    from neuron_migrate.analysis import (
-        imports,  # LibCST: only files that get new imports
+    from neuron_migrate.engine import (
+        add_imports_cst as imports,  # LibCST: only files that get new imports
     )
 
     text = splice(analysis.text, edits)
