@@ -1,4 +1,4 @@
-"""`analysis/imports.py`: the imports and helpers `--fix` adds, placed by LibCST in one parse."""
+"""`engine/add_imports_cst.py`: the imports and helpers `--fix` adds, placed by LibCST in one parse."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ at plan time, such as the name `torch` goes by here):
 
 Imports the new code needs go in the plan's `imports` (keys of `analysis.analyze.IMPORTS`, or
 `helper:<name>:<torch>` for a helper), as for text edits; `--fix` adds each once per file with
-LibCST (`analysis/imports.py`: after the last import of its group; helpers as parsed module
+LibCST (`engine/add_imports_cst.py`: after the last import of its group; helpers as parsed module
 fragments after the imports). When the span cannot be parsed on its own or the transform raises
 `Decline` (or returns the node unchanged), the text edit is applied instead, so a transform can
 only improve on it.
@@ -38,7 +38,7 @@ The node is parsed from the span's own text, not looked up in a whole-module par
 benchmark's corpus (a) (interleaved, best of 5): a module parse took 51 ms a file, with
 `PositionProvider` or `ByteSpanPositionProvider` metadata about 3.1 to 3.3 times that, and the
 span parses of every rewritten call 2.6 ms a file. The one whole-module parse a fix run makes is
-`verify`'s; new imports and helpers parse only the module's head (`analysis/imports.py`).
+`verify`'s; new imports and helpers parse only the module's head (`engine/add_imports_cst.py`).
 
 Transforms that build calls from the old call's arguments use `checks.toolkit_cst.relaid`: one
 argument per line stays one per line, each argument keeps the comment after it, and
