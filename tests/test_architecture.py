@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "neuron_migrate.catalogue",
         "neuron_migrate.patterns",
         "neuron_migrate.effort",
+        "neuron_migrate.trust",
     ),
     ("neuron_migrate.analysis",),
     ("neuron_migrate.compat",),
