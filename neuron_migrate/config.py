@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from neuron_migrate.data import available_versions
+from neuron_migrate.effort import CONCEPTS
 from neuron_migrate.output import FORMATS
 from neuron_migrate.settings import (
     DEFAULT_EXCLUDES,
@@ -203,8 +204,6 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
 
 def _effort(value: object, where: str) -> tuple[tuple[str, int], ...]:
     """`[report-effort]`: concept = minutes per manual finding (see docs/report.md)."""
-    from neuron_migrate.report.model import CONCEPTS
-
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: `report-effort` must be a table of concept = minutes, not {_type(value)}")
     entries = []
@@ -239,7 +238,7 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
     sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
     if not (folders or plugins):
         return sources
-    from neuron_migrate.run.trust import refusal
+    from neuron_migrate.trust import refusal
 
     refused = refusal(plugins)
     if refused is not None:

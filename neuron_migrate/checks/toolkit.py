@@ -252,7 +252,7 @@ class FixContext:
         their concept's `checks/<concept>_cst.py`), or the bare name of a built-in transform,
         looked up in the alias module `checks/cst_fixes.py` (kept for plugins). `node` is an expression (its span is parsed) or a statement
         standing on its own lines (those lines are parsed); the transform's result replaces every
-        edit of `plan` inside that span. See `analysis/transform.py`.
+        edit of `plan` inside that span. See `engine/rewrite.py`.
         """
         if plan is None:
             return None

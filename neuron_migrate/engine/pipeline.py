@@ -16,12 +16,8 @@ from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
     IMPORT_GOES_WITH_USES,
     Planned,
-    Ruleset,
     analyze,
-    build_ruleset,
-    enabled_codes,
     findings_for,
-    might_match,
     tool_finding,
 )
 from neuron_migrate.engine.formats import notebook
@@ -30,6 +26,7 @@ from neuron_migrate.engine.formats.textfiles import (
     file_kind,
     packaging_findings,
 )
+from neuron_migrate.engine.ruleset import Ruleset, build_ruleset, enabled_codes, might_match
 from neuron_migrate.engine.writeback import snapshot, write_back
 from neuron_migrate.fsio import NotRegularFile, TooLarge, read_regular
 from neuron_migrate.model import FileResult, Finding, Fix, Safety

@@ -26,7 +26,7 @@ from functools import cached_property
 
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
-from neuron_migrate.engine.check import enabled_codes, tool_finding
+from neuron_migrate.engine.check import tool_finding
 from neuron_migrate.engine.directives import (
     RAW_DIRECTIVES,
     Directive,
@@ -37,6 +37,7 @@ from neuron_migrate.engine.directives import (
     parse_directives,
     removal_edit,
 )
+from neuron_migrate.engine.ruleset import enabled_codes
 from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, TextEdit
 from neuron_migrate.patterns import PathMatcher
 from neuron_migrate.registry import registry

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from neuron_migrate.effort import CONCEPTS, DEFAULT_EFFORT, concept_of
 from neuron_migrate.model import FileResult, Finding, Safety
 
 STATUSES = ("done", "auto", "unsafe", "manual", "clean")
@@ -38,90 +39,6 @@ FAMILIES: Mapping[str, str] = MappingProxyType(
     }
 )
 
-# Concept of each rule, by the longest matching code prefix. The effort table is keyed by these.
-_CONCEPT_PREFIXES: Mapping[str, str] = MappingProxyType(
-    {
-        "NM1": "device",
-        "NM105": "dtypes",
-        "NM2": "execution",
-        "NM204": "distributed",
-        "NM207": "profiling",
-        "NM208": "checkpoints",
-        "NM209": "checkpoints",
-        "NM210": "checkpoints",
-        "NM211": "internals",
-        "NM299": "internals",
-        "NM3": "distributed",
-        "NM306": "collectives",
-        "NM308": "data-loading",
-        "NM309": "launch",
-        "NM310": "launch",
-        "NM311": "fsdp",
-        "NM312": "spmd",
-        "NM4": "unsupported-api",
-        "NM411": "dtypes",
-        "NM412": "dtypes",
-        "NM413": "dtypes",
-        "NM5": "compile",
-        "NM60": "environment",
-        "NM601": "imports",
-        "NM602": "imports",
-        "NM62": "packaging",
-        "NM624": "fsdp",
-        "NM63": "environment",
-        "NM631": "launch",
-        "NM7": "smoke",
-        "NM9": "tool",
-    }
-)
-CONCEPTS: Mapping[str, str] = MappingProxyType(
-    {
-        "launch": "launch: spawn, process groups, launcher scripts",
-        "collectives": "collectives",
-        "spmd": "SPMD sharding",
-        "fsdp": "FSDP",
-        "distributed": "ranks, barriers, optimizer step",
-        "data-loading": "data loading",
-        "device": "device placement",
-        "execution": "execution model",
-        "compile": "torch.compile",
-        "unsupported-api": "APIs the beta lacks",
-        "dtypes": "dtypes (float64, autocast)",
-        "profiling": "profiling and metrics",
-        "checkpoints": "checkpoints and RNG state",
-        "internals": "torch_xla internals",
-        "imports": "imports",
-        "environment": "environment variables",
-        "packaging": "packaging: requirements and pins",
-        "smoke": "smoke run findings",
-        "tool": "files the tool could not check",
-    }
-)
-# Minutes a person needs per manual finding of each concept: an estimate, overridable in config
-# (`[tool.neuron-migrate.report-effort]`). Documented in docs/report.md.
-DEFAULT_EFFORT: Mapping[str, int] = MappingProxyType(
-    {
-        "launch": 30,
-        "collectives": 20,
-        "spmd": 240,
-        "fsdp": 120,
-        "distributed": 15,
-        "data-loading": 20,
-        "device": 10,
-        "execution": 15,
-        "compile": 15,
-        "unsupported-api": 60,
-        "dtypes": 15,
-        "profiling": 15,
-        "checkpoints": 20,
-        "internals": 45,
-        "imports": 5,
-        "environment": 10,
-        "packaging": 10,
-        "smoke": 30,
-        "tool": 10,
-    }
-)
 PACKAGING_PREFIXES = ("NM62", "NM63")
 BETA_LIMITS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -130,12 +47,6 @@ BETA_LIMITS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "torch.compile flags": ("NM502", "NM503", "NM504", "NM505", "NM506", "NM507"),
     }
 )
-
-
-def concept_of(code: str) -> str:
-    """The concept a rule belongs to (see CONCEPTS)."""
-    best = max((p for p in _CONCEPT_PREFIXES if code.startswith(p)), key=len, default="")
-    return _CONCEPT_PREFIXES.get(best, "tool")
 
 
 def kind_of(finding: Finding) -> str:

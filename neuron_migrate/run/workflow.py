@@ -150,7 +150,7 @@ def settings_for(request: Request) -> list[tuple[Path | None, tuple[Path, ...], 
     from dataclasses import replace
 
     from neuron_migrate.config import config_for as _config_for
-    from neuron_migrate.engine.check import enabled_codes
+    from neuron_migrate.engine.ruleset import enabled_codes
 
     groups = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)
     return [
