@@ -26,7 +26,8 @@ from neuron_migrate.run.cache import read_stamped, tree_stamp
 
 MAX_BYTES = 4 * 1024 * 1024
 _MAGIC = b"NMFACTS1"
-_NEURON = ("neuron", "neuron:")
+# Calls whose first argument is a device (or device type): `torch.device("neuron")`, `.to("neuron")`.
+_DEVICE_CALLS = frozenset({"device", "to", "autocast", "GradScaler", "Generator", "set_device", "device_count"})
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,9 @@ def facts_of(source: str) -> Facts:
             if node.level == 0 and module == "torch" and any(a.name == "neuron" for a in node.names):
                 neuron = True
         elif not neuron and isinstance(node, ast.Call):
-            args = [*node.args, *(k.value for k in node.keywords if k.arg in ("device", "device_type"))]
+            callee = _dotted(node.func).rsplit(".", 1)[-1]
+            args = [*(node.args[:1] if callee in _DEVICE_CALLS else ())]
+            args += [k.value for k in node.keywords if k.arg in ("device", "device_type")]
             neuron = any(_neuron_string(a) for a in args)
         elif not neuron and isinstance(node, ast.Attribute):
             neuron = _dotted(node).startswith("torch.neuron")
@@ -128,8 +131,10 @@ class FactsCache:
             facts = _decode(entry[4])
         else:
             facts = facts_of(data.decode("utf-8", errors="replace"))
-        self.entries[display] = (stamp.mtime_ns, stamp.size, stamp.digest, stamp.trusted, _encode(facts))
-        self.dirty = True
+        new = (stamp.mtime_ns, stamp.size, stamp.digest, stamp.trusted, _encode(facts))
+        if new != entry:
+            self.entries[display] = new
+            self.dirty = True
         return facts
 
     def save(self) -> None:

@@ -57,6 +57,7 @@ line-height:1.6;color:#fff;vertical-align:baseline}
 figure{margin:0;flex:1 1 420px;min-width:0}
 figcaption{font-weight:600}
 svg{width:100%;height:auto;display:block}
+#chart-status{height:44px}figure.narrow{max-width:760px}
 svg text{fill:var(--fg)}svg text.in{fill:#fff}
 .legend{list-style:none;padding:0;margin:.25rem 0;display:flex;flex-wrap:wrap;gap:4px 12px}
 .sw{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle;border-radius:2px}
@@ -292,7 +293,7 @@ def _file_table(
     table_id: str, caption: str, rows: Sequence[FileRow], report: Report, order: bool, concepts: dict[str, str]
 ) -> str:
     rank = {s: i for i, s in enumerate(STATUSES)}
-    header = ("#",) if order else ()
+    header: tuple[str, ...] = ("#",) if order else ()
     header += ("file", "status", "imported by", "safe", "unsafe", "manual", "blockers", "minutes")
     numeric = ((True,) if order else ()) + (False, False, True, True, True, True, True, True)
     cells: list[Sequence[Cell]] = []
@@ -407,7 +408,7 @@ def _comparison(report: Report) -> str:
         f'<h2 id="progress">Progress since {_e(c.old_date or "the earlier report")}</h2>'
         f'<p class="big">{len(c.newly_done)} files newly done · findings {c.old_findings} → {c.new_findings} '
         f"({c.new_findings - c.old_findings:+d}) · blockers left: {c.new_blockers} (were {c.old_blockers})</p>"
-        f"<figure>{compare_chart(c.old_statuses, c.new_statuses, c.old_date)}{_legend(STATUSES)}</figure>"
+        f'<figure class="narrow">{compare_chart(c.old_statuses, c.new_statuses, c.old_date)}{_legend(STATUSES)}</figure>'
         f"<h3>Newly done ({len(c.newly_done)})</h3><ul class=items>{done}</ul>"
         + (
             f"<h3>More work than before ({len(worse)})</h3>"
@@ -541,7 +542,7 @@ def render(report: Report) -> str:
             (False, True, True, True),
         ),
         '<h2 id="findings">Findings by family and rule</h2><div class="charts">',
-        f"<figure><figcaption>Findings per family</figcaption>{family_chart(report.families)}{_legend(KINDS)}</figure></div>",
+        f'<figure class="narrow"><figcaption>Findings per family</figcaption>{family_chart(report.families)}{_legend(KINDS)}</figure></div>',
         _counts("Findings by family", report.families, "family"),
         _counts("Findings by rule", report.rules, "rule"),
         '<h2 id="manual">Manual work by concept</h2>',

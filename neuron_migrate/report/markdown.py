@@ -4,11 +4,13 @@ the plan first (blockers, the work in order, folders, effort), the file list las
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from neuron_migrate.report.model import STATUS_MEANING, STATUSES, CountRow, Item, Report
 
 LIMIT = 1024 * 1024 - 1024  # GitHub's step summary limit is 1 MiB; keep room for a separator
 BAR = 20  # characters of the progress bars
+T = TypeVar("T")
 
 
 def _cell(text: str) -> str:
@@ -36,7 +38,7 @@ def _items(items: Sequence[Item], limit: int | None) -> list[str]:
     return [*lines, ""]
 
 
-def _cut(rows: Sequence[object], limit: int | None) -> tuple[Sequence[object], list[str]]:
+def _cut(rows: Sequence[T], limit: int | None) -> tuple[Sequence[T], list[str]]:
     if limit is None or len(rows) <= limit:
         return rows, []
     return rows[:limit], [f"... and {len(rows) - limit} more (see the JSON or HTML report).", ""]
@@ -104,12 +106,12 @@ def _comparison(report: Report, limit: int | None) -> list[str]:
         ),
         "",
     ]
-    shown, more = _cut(c.newly_done, limit)
-    if shown:
-        out += ["Newly done: " + ", ".join(f"`{p}`" for p in shown), ""] + more
-    shown, more = _cut(c.worse, limit)
-    if shown:
-        out += _table(("more work in", "before", "now"), [(f"`{f}`", o, n) for f, o, n in shown]) + more  # type: ignore[misc]
+    done, more = _cut(c.newly_done, limit)
+    if done:
+        out += ["Newly done: " + ", ".join(f"`{p}`" for p in done), ""] + more
+    worse, more = _cut(c.worse, limit)
+    if worse:
+        out += _table(("more work in", "before", "now"), [(f"`{f}`", o, n) for f, o, n in worse]) + more
     return out
 
 
@@ -120,9 +122,9 @@ def _body(report: Report, limit: int | None) -> str:
     out += ["### Blockers", ""]
     if not report.blockers:
         out += ["None: no finding keeps a torch_xla import alive.", ""]
-    for group in report.blockers:
-        out += [f"#### {group.label} ({group.count}) · [guide]({group.guide})", ""]
-        out += _items(group.first, limit)
+    for blockers in report.blockers:
+        out += [f"#### {blockers.label} ({blockers.count}) · [guide]({blockers.guide})", ""]
+        out += _items(blockers.first, limit)
     out += [
         "### The work, in order",
         "",
@@ -135,20 +137,17 @@ def _body(report: Report, limit: int | None) -> str:
             ("#", "file", "status", "imported by", "safe", "unsafe", "manual", "blockers", "minutes"),
             [
                 (n, f"`{r.path}`", r.status, r.importers, r.safe, r.unsafe, r.manual, r.blockers, r.minutes)
-                for n, r in enumerate(shown, 1)  # type: ignore[arg-type]
+                for n, r in enumerate(shown, 1)
             ],
         )
         + more
     )
     out += ["### By folder", ""]
-    shown, more = _cut([f for f in report.folders if f.total or f.count("done")], limit)
+    folders, more = _cut([f for f in report.folders if f.total or f.count("done")], limit)
     out += (
         _table(
             ("folder", "files", *STATUSES, "findings", "blockers", "minutes"),
-            [
-                (f"`{f.path}`", f.files, *f.statuses, f.total, f.blockers, f.minutes)
-                for f in shown  # type: ignore[attr-defined]
-            ],
+            [(f"`{f.path}`", f.files, *f.statuses, f.total, f.blockers, f.minutes) for f in folders],
         )
         + more
     )
@@ -221,7 +220,7 @@ def _body(report: Report, limit: int | None) -> str:
     out += (
         _table(
             ("file", "status", "safe", "unsafe", "manual"),
-            [(f"`{r.path}`", r.status, r.safe, r.unsafe, r.manual) for r in shown],  # type: ignore[attr-defined]
+            [(f"`{r.path}`", r.status, r.safe, r.unsafe, r.manual) for r in shown],
         )
         + more
     )
