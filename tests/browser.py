@@ -44,19 +44,19 @@ out.badges=doc.querySelectorAll('.badge').length;out.wrapped=[];
 out.narrowPaths=[];
 [].forEach.call(doc.querySelectorAll('td.path'),function(el){var w=el.getBoundingClientRect().width;if(w&&w<110)out.narrowPaths.push(el.textContent+' '+Math.round(w));});
 function statuses(id){return [].map.call(doc.querySelectorAll('#'+id+' tbody tr'),function(r){return r.cells[1].getAttribute('data-v');});}
-var th=doc.querySelector('#files thead th:nth-child(2) button');
-if(th){th.click();out.sorted=doc.querySelector('#files thead th:nth-child(2)').getAttribute('aria-sort');
-  var v=statuses('files'),ok=true;for(var i=1;i<v.length;i++)if(parseFloat(v[i-1])>parseFloat(v[i]))ok=false;out.sortedAscending=ok;
-  th.click();v=statuses('files');ok=true;for(i=1;i<v.length;i++)if(parseFloat(v[i-1])<parseFloat(v[i]))ok=false;out.sortedDescending=ok;}
-var bar=doc.querySelector('.filters[data-for=files]');
+var th=doc.querySelector('#file-list thead th:nth-child(2) button');
+if(th){th.click();out.sorted=doc.querySelector('#file-list thead th:nth-child(2)').getAttribute('aria-sort');
+  var v=statuses('file-list'),ok=true;for(var i=1;i<v.length;i++)if(parseFloat(v[i-1])>parseFloat(v[i]))ok=false;out.sortedAscending=ok;
+  th.click();v=statuses('file-list');ok=true;for(i=1;i<v.length;i++)if(parseFloat(v[i-1])<parseFloat(v[i]))ok=false;out.sortedDescending=ok;}
+var bar=doc.querySelector('.filters[data-for=file-list]');
 if(bar){var sel=bar.querySelector('select[name=status]');out.filters={};
   [].forEach.call(sel.options,function(o){if(!o.value)return;sel.value=o.value;sel.dispatchEvent(new win.Event('change'));
-    var rows=[].slice.call(doc.querySelectorAll('#files tbody tr')),shown=rows.filter(function(r){return !r.hidden;});
+    var rows=[].slice.call(doc.querySelectorAll('#file-list tbody tr')),shown=rows.filter(function(r){return !r.hidden;});
     out.filters[o.value]={shown:shown.length,right:shown.every(function(r){return r.getAttribute('data-status')===o.value;}),
       expected:rows.filter(function(r){return r.getAttribute('data-status')===o.value;}).length};});
   sel.value='';sel.dispatchEvent(new win.Event('change'));
   var text=bar.querySelector('input[name=text]');text.value='zz-no-such-file';text.dispatchEvent(new win.Event('input'));
-  out.textFilterShown=[].filter.call(doc.querySelectorAll('#files tbody tr'),function(r){return !r.hidden;}).length;
+  out.textFilterShown=[].filter.call(doc.querySelectorAll('#file-list tbody tr'),function(r){return !r.hidden;}).length;
   text.value='';text.dispatchEvent(new win.Event('input'));}
 out.folders=doc.querySelectorAll('#folders-tree details').length;
 out.requests=win.performance.getEntriesByType('resource').map(function(e){return e.name;});
@@ -160,3 +160,15 @@ def screenshot(binary: str, page: Path, out: Path, width: int, height: int, work
         work / f"profile-shot-{width}{'-dark' if dark else ''}",
     )
     assert out.is_file() and out.stat().st_size > 1000, done.stderr[-2000:]
+
+
+def screenshot_narrow(binary: str, page: Path, out: Path, width: int, height: int, work: Path) -> None:
+    """A screenshot of `page` at `width` CSS pixels (under Chromium's 500 px minimum window): the
+    page in an iframe that wide, at the left of a wider window."""
+    wrapper = page.with_name(f"narrow-{width}.html")
+    wrapper.write_text(
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{{margin:0;background:#888}}iframe{{border:0}}'
+        f'</style></head><body><iframe width="{width}" height="{height}" src="{page.name}"></iframe></body></html>',
+        encoding="utf-8",
+    )
+    screenshot(binary, wrapper, out, MIN_WINDOW + 20, height, work)

@@ -539,7 +539,7 @@ def test_html_in_a_real_browser(project: Path, tmp_path: Path, monkeypatch: pyte
             box = seen["charts"][chart]
             assert box["visible"] and box["bars"] > 0 and box["height"] > 20, seen
             assert 0 <= box["left"] and box["right"] <= width, seen
-        assert seen["sorted"] == "descending" and seen["sortedAscending"] and seen["sortedDescending"], seen
+        assert seen["sorted"] == "ascending" and seen["sortedAscending"] and seen["sortedDescending"], seen
         assert seen["filters"] == {s: {"shown": n, "right": True, "expected": n} for s, n in statuses.items() if n}, (
             seen
         )
@@ -580,10 +580,17 @@ def test_screenshots_for_the_readme(project: Path, tmp_path: Path, monkeypatch: 
     page.write_text(report.render("html", collect((), OPTIONS, project, now=NOW)), encoding="utf-8")
     out = Path(os.environ.get("REPORT_SHOTS", tmp_path))
     out.mkdir(parents=True, exist_ok=True)
-    for width, height, dark in ((1400, 1800, False), (1400, 1800, True), (500, 1800, False)):
-        browser.screenshot(
-            binary, page, out / f"report-{width}{'-dark' if dark else ''}.png", width, height, tmp_path, dark
-        )
+    for width, height, dark in ((1400, 1800, False), (1400, 1800, True)):
+        name = f"report-{width}{'-dark' if dark else ''}.png"
+        browser.screenshot(binary, page, out / name, width, height, tmp_path, dark)
+    browser.screenshot_narrow(binary, page, out / "report-375.png", 375, 1800, tmp_path)
+    example = tmp_path / "example.html"
+    copy = tmp_path / "example"
+    shutil.copytree(EXAMPLE, copy)
+    monkeypatch.chdir(copy)
+    example.write_text(report.render("html", collect((), OPTIONS, copy, now=NOW)), encoding="utf-8")
+    browser.screenshot(binary, example, out / "report-example.png", 1400, 1100, tmp_path)
+    assert all((out / n).stat().st_size > 10_000 for n in ("report-1400.png", "report-375.png", "report-example.png"))
 
 
 def test_readme_shows_the_report() -> None:

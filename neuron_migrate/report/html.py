@@ -69,8 +69,8 @@ svg text{fill:var(--fg)}svg text.in{fill:#fff}
 th button{font:inherit;color:inherit;background:none;border:0;padding:0;cursor:pointer;text-decoration:underline dotted}
 th[aria-sort=ascending] button::after{content:" \\25B2"}th[aria-sort=descending] button::after{content:" \\25BC"}
 .filters{display:flex;flex-wrap:wrap;gap:6px 12px;align-items:center;margin:.5rem 0}
-.filters label{white-space:nowrap}
-.filters select,.filters input{font:inherit;max-width:100%;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:4px}
+.filters label{white-space:nowrap;display:inline-flex;gap:4px;align-items:center;max-width:100%;min-width:0}
+.filters select,.filters input{font:inherit;max-width:100%;min-width:0;flex:0 1 auto;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:4px}
 ul.items{padding-left:1.2rem}ul.items li{margin:.2rem 0;overflow-wrap:anywhere}
 details.tree{margin:0 0 0 .9rem}details.tree>summary{cursor:pointer;padding:2px 0}
 .tree-top{margin-left:0}
@@ -142,7 +142,9 @@ def _legend(keys: Sequence[str]) -> str:
     return f'<ul class="legend" aria-hidden="true">{items}</ul>'
 
 
-def _stack(values: Sequence[int], keys: Sequence[str], y: float, height: float, width: float, x0: float) -> list[str]:
+def _stack(
+    values: Sequence[int], keys: Sequence[str], y: float, height: float, width: float, x0: float, labels: bool = True
+) -> list[str]:
     total = sum(values) or 1
     x, parts = x0, []
     for key, value in zip(keys, values):
@@ -153,7 +155,7 @@ def _stack(values: Sequence[int], keys: Sequence[str], y: float, height: float, 
             f'<rect class="bar" x="{x:.2f}" y="{y}" width="{w:.2f}" height="{height}" fill="{COLOURS[key]}">'
             f"<title>{_e(key)}: {value}</title></rect>"
         )
-        if w > 28:
+        if labels and w > 28:
             parts.append(
                 f'<text class="in" x="{x + w / 2:.2f}" y="{y + height / 2 + 5}" font-size="15" '
                 f'text-anchor="middle">{value}</text>'
@@ -169,7 +171,7 @@ def status_chart(counts: dict[str, int]) -> str:
     return (
         f'<svg id="chart-status" role="img" aria-labelledby="cs-t cs-d" viewBox="0 0 600 50" preserveAspectRatio="none">'
         f'<title id="cs-t">Files by status</title><desc id="cs-d">{_e(desc)}</desc>'
-        f"{''.join(_stack(values, STATUSES, 5, 40, 600, 0))}</svg>"
+        f"{''.join(_stack(values, STATUSES, 5, 40, 600, 0, labels=False))}</svg>"
     )
 
 
@@ -496,7 +498,9 @@ def render(report: Report) -> str:
         if key != "progress" or report.comparison is not None
     )
     work = (
-        _file_table("work", "The work, in order (select a heading to sort)", report.work, report, True, concept_text)
+        _file_table(
+            "work-list", "The work, in order (select a heading to sort)", report.work, report, True, concept_text
+        )
         if report.work
         else "<p>Nothing left to migrate.</p>"
     )
@@ -556,7 +560,7 @@ def render(report: Report) -> str:
         _table("The run's settings", ("setting", "value"), settings, (False, False)),
         '<h2 id="files">All files</h2>',
         _table("Files by status", ("status", "meaning", "files"), status_rows, (False, False, True)),
-        _file_table("files", "Files (select a heading to sort)", report.files, report, False, concept_text),
+        _file_table("file-list", "Files (select a heading to sort)", report.files, report, False, concept_text),
         f"</main><script>{SCRIPT}</script></body></html>\n",
     ]
     return "".join(parts)

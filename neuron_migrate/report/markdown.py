@@ -47,6 +47,8 @@ def _cut(rows: Sequence[T], limit: int | None) -> tuple[Sequence[T], list[str]]:
 def hours(report: Report) -> str:
     """`3-12 hours (0.5-2 person-days)`: the estimate's range."""
     e = report.estimate
+    if not e.minutes:
+        return "none (nothing needs a person)"
     (h1, h2), (d1, d2) = e.hours, e.days
     return f"{h1:.1f}-{h2:.1f} hours ({d1:.1f}-{d2:.1f} person-days)"
 
