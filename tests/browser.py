@@ -66,7 +66,7 @@ out.background=win.getComputedStyle(doc.body).backgroundColor;
 out.errors=win.__errors||['the error capture did not run'];
 var pre=document.createElement('pre');pre.id='probe';pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
 }"""
-PROBE = "<script>" + MEASURE + "__measure(window);</script>"
+PROBE = "<script>" + MEASURE + "window.addEventListener('load',function(){__measure(window);});</script>"
 MIN_WINDOW = 500  # headless Chromium does not make windows narrower than this
 
 

@@ -93,9 +93,9 @@ def collect(
     if baseline is not None:
         done |= history.had_findings_in_baseline(Path(baseline), results)
         where = (where + "; " if where else "") + f"baseline {baseline}"
-    facts = facts_module.gather(((Path(r.path), r.path) for r in results), request.cache_dir)
+    facts = facts_module.gather(((r.path, r.path) for r in results), request.cache_dir)
     done |= {r.path for r in results if not r.findings and facts.get(r.path, facts_module.NOTHING).neuron}
-    graph = facts_module.importers(facts)
+    graph = facts_module.importers(facts, [r.path for r in results if r.findings and r.path in facts])
     settings = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)[0][1]
     run = RunInfo(
         tool_version=__version__,

@@ -115,7 +115,7 @@ class FactsCache:
             except (OSError, ValueError, EOFError, TypeError):
                 self.entries = {}
 
-    def get(self, path: Path, display: str) -> Facts:
+    def get(self, path: str, display: str) -> Facts:
         entry = self.entries.get(display)
         try:
             info = os.stat(path)
@@ -123,7 +123,7 @@ class FactsCache:
             return NOTHING
         if entry is not None and entry[0] == info.st_mtime_ns and entry[1] == info.st_size and entry[3]:
             return _decode(entry[4])
-        read = read_stamped(path, MAX_BYTES)
+        read = read_stamped(Path(path), MAX_BYTES)
         if read is None:
             return NOTHING
         data, stamp = read
@@ -159,7 +159,7 @@ def _decode(value: Any) -> Facts:
     return Facts(tuple((level, module, tuple(names)) for level, module, names in imports), bool(neuron))
 
 
-def gather(files: Iterable[tuple[Path, str]], folder: Path | None) -> dict[str, Facts]:
+def gather(files: Iterable[tuple[str, str]], folder: Path | None) -> dict[str, Facts]:
     """Facts of each (path, display) that is a Python file, read through the facts cache."""
     cache = FactsCache(folder)
     found = {display: cache.get(path, display) for path, display in files if display.endswith((".py", ".pyi"))}
@@ -182,8 +182,9 @@ def _module_names(display: str) -> tuple[str, tuple[str, ...]]:
     return ".".join(package), names
 
 
-def importers(facts: Mapping[str, Facts]) -> dict[str, frozenset[str]]:
-    """For each file, the local files that import it (directly), from their import statements.
+def importers(facts: Mapping[str, Facts], wanted: Iterable[str] | None = None) -> dict[str, frozenset[str]]:
+    """For each file (of `wanted`, default all), the local files that import it (directly), from
+    their import statements.
 
     An absolute import names a local file when its whole path spells it, or a suffix of the path
     does and only one file has that suffix (`import utils.io` matches `src/pkg/utils/io.py`); a
@@ -201,7 +202,7 @@ def importers(facts: Mapping[str, Facts]) -> dict[str, frozenset[str]]:
         for name in names:
             owners[name] = None if name in owners else display  # None: more than one file
     heads = {name.split(".", 1)[0] for name in owners}
-    found: dict[str, set[str]] = {display: set() for display in facts}
+    found: dict[str, set[str]] = {display: set() for display in (facts if wanted is None else wanted)}
     for display, fact in facts.items():
         for level, module, names in fact.imports:
             if level:
@@ -220,11 +221,11 @@ def importers(facts: Mapping[str, Facts]) -> dict[str, frozenset[str]]:
                 )
                 if target:
                     hits += 1
-                    if target != display:
+                    if target != display and target in found:
                         found[target].add(display)
             if module and hits < len(names) or not names:
                 target = table.get(module) or (by_full.get(module) if table is owners else None)
-                if target and target != display:
+                if target and target != display and target in found:
                     found[target].add(display)
     return {display: frozenset(files) for display, files in found.items()}
 

@@ -224,10 +224,11 @@ Cell = str | tuple[str, str]  # HTML, or (sort key, HTML)
 
 
 def _td(cell: Cell, numeric: bool, path: bool = False) -> str:
-    key, html = cell if isinstance(cell, tuple) else ("", cell)
-    classes = "n" if numeric else "path" if path else ""
-    attrs = (f' class="{classes}"' if classes else "") + (f' data-v="{_e(key)}"' if key else "")
-    return f"<td{attrs}>{html}</td>"
+    if not isinstance(cell, tuple):
+        return f"<td class=n>{cell}</td>" if numeric else f"<td>{cell}</td>"
+    key, html = cell  # the sort key, escaped by the caller
+    classes = ' class="n"' if numeric else ' class="path"' if path else ""
+    return f'<td{classes} data-v="{key}">{html}</td>'
 
 
 def _table(
@@ -302,8 +303,9 @@ def _file_table(
     attrs = []
     for n, r in enumerate(rows, 1):
         row: list[Cell] = [str(n)] if order else []
+        path = _e(r.path)
         row += [
-            (r.path, f"<code>{_e(r.path)}</code>"),
+            (path, f"<code>{path}</code>"),
             (str(rank[r.status]), badge(r.status)),
             str(r.importers),
             str(r.safe),
@@ -313,8 +315,10 @@ def _file_table(
             str(r.minutes),
         ]
         cells.append(row)
+        concept = concepts.get(r.path)
         attrs.append(
-            f' data-status="{r.status}" data-folder="{_e(r.folder)}" data-concepts="{_e(concepts.get(r.path, ""))}"'
+            f' data-status="{r.status}" data-folder="{_e(r.folder)}"'
+            + (f' data-concepts="{_e(concept)}"' if concept else "")
         )
     all_concepts = sorted({c for v in concepts.values() for c in v.split()})
     return _filters(table_id, report, rows, all_concepts) + _table(

@@ -449,26 +449,25 @@ def _smoke_summary(smoke: object) -> SmokeSummary:
 
 def folders(files: Sequence[FileRow]) -> tuple[FolderRow, ...]:
     """Every folder holding a checked file (at any depth), rolled up, in tree order."""
+    n = len(STATUSES)
+    own: dict[str, list[int]] = {}
+    for row in files:  # first each folder's own files, then each sum goes to its ancestors
+        acc = own.setdefault(row.folder, [0] * (n + 6))
+        acc[0] += 1
+        acc[1 + STATUSES.index(row.status)] += 1
+        for offset, value in enumerate((row.safe, row.unsafe, row.manual, row.blockers, row.minutes)):
+            acc[1 + n + offset] += value
     sums: dict[str, list[int]] = {}
-    width = 6 + len(STATUSES)
-    for row in files:
-        parts = row.folder.split("/") if row.folder != "." else []
+    for folder, acc in own.items():
+        parts = folder.split("/") if folder != "." else []
         for depth in range(len(parts) + 1):
-            key = "/".join(parts[:depth]) or "."
-            acc = sums.setdefault(key, [0] * width)
-            acc[0] += 1
-            acc[1 + STATUSES.index(row.status)] += 1
-            base = 1 + len(STATUSES)
-            for offset, value in enumerate((row.safe, row.unsafe, row.manual, row.blockers, row.minutes)):
-                acc[base + offset] += value
-    out = []
-    for key in sorted(sums, key=lambda k: () if k == "." else tuple(k.split("/"))):
-        acc = sums[key]
-        n = len(STATUSES)
-        out.append(
-            FolderRow(key, 0 if key == "." else key.count("/") + 1, acc[0], tuple(acc[1 : 1 + n]), *acc[1 + n :])
-        )
-    return tuple(out)
+            total = sums.setdefault("/".join(parts[:depth]) or ".", [0] * (n + 6))
+            for index, value in enumerate(acc):
+                total[index] += value
+    return tuple(
+        FolderRow(key, 0 if key == "." else key.count("/") + 1, acc[0], tuple(acc[1 : 1 + n]), *acc[1 + n :])
+        for key, acc in sorted(sums.items(), key=lambda kv: () if kv[0] == "." else tuple(kv[0].split("/")))
+    )
 
 
 def _blockers(findings: Sequence[Finding], kind: KindOf) -> tuple[BlockerGroup, ...]:
