@@ -221,10 +221,7 @@ def _fix_kinds_cached(
         else:
             todo.append(result)
     if todo:
-        from neuron_migrate.run import workflow
-
-        names = [Path(r.path) for r in todo]
-        safe_run, unsafe_run = (workflow.check_paths(_dry_run(request, u, names), cwd) for u in (False, True))
+        safe_run, unsafe_run = _fix_runs(todo, request, cwd)
         found = fix_kinds(todo, safe_run, unsafe_run)
         left_safe = {r.path: len(r.findings) for r in safe_run}
         left_unsafe = {r.path: len(r.findings) for r in unsafe_run}
@@ -239,6 +236,29 @@ def _fix_kinds_cached(
     if fresh != cached:
         _save_kinds(index, fresh)
     return kinds, (left[0], left[1])
+
+
+def _fixes(result: FileResult, safety: Safety) -> bool:
+    return any(f.fix is not None and f.fix.applicability is safety for f in result.findings)
+
+
+def _fix_runs(todo: Sequence[FileResult], request: Any, cwd: Path) -> tuple[list[FileResult], list[FileResult]]:
+    """The results of `--fix` and of `--fix --unsafe-fixes` for `todo`, run in memory only where
+    they can differ: a file with no safe fix is left as it is by `--fix`, and one with no unsafe
+    fix gets the same fixes from both."""
+    from neuron_migrate.run import workflow
+
+    def run(files: Sequence[FileResult], unsafe: bool) -> dict[str, FileResult]:
+        if not files:
+            return {}
+        found = workflow.check_paths(_dry_run(request, unsafe, [Path(r.path) for r in files]), cwd)
+        return {r.path: r for r in found}
+
+    safe = run([r for r in todo if _fixes(r, Safety.SAFE)], False)
+    unsafe = run([r for r in todo if _fixes(r, Safety.UNSAFE)], True)
+    safe_run = [safe.get(r.path, replace(r, fixed=())) for r in todo]
+    unsafe_run = [unsafe.get(r.path, s) for r, s in zip(todo, safe_run)]
+    return safe_run, unsafe_run
 
 
 def fix_kinds(
