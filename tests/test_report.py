@@ -395,6 +395,17 @@ def test_effort_is_a_range_and_overridable_in_config(project: Path, monkeypatch:
     assert "person-days" in report.render("md", rep) and "minutes" not in markdown.hours(rep)
 
 
+def test_every_concept_has_an_effort_and_a_label() -> None:
+    from neuron_migrate.report.model import CONCEPTS, concept_of
+
+    assert set(DEFAULT_EFFORT) == set(CONCEPTS)
+    assert concept_of("NM312") == "spmd" and concept_of("NM624") == "nxd" and concept_of("NM311") == "fsdp"
+    documented = re.findall(
+        r"^\| `([a-z-]+)` \|", (ROOT / "docs" / "report.md").read_text(encoding="utf-8"), re.MULTILINE
+    )
+    assert [c for c in documented if c in CONCEPTS] == list(CONCEPTS)
+
+
 def test_effort_config_mistakes_are_reported(project: Path) -> None:
     (project / "pyproject.toml").write_text("[tool.neuron-migrate.report-effort]\ncolectives = 90\n", encoding="utf-8")
     done = cli("report", ".", cwd=project)
