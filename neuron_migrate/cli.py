@@ -123,7 +123,7 @@ def _families_option(ctx: click.Context, param: click.Parameter, value: str | No
 
 def _allow_plugins(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
-        from neuron_migrate.run import trust
+        from neuron_migrate import trust
 
         trust.allow()
 

@@ -238,7 +238,7 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
     sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
     if not (folders or plugins):
         return sources
-    from neuron_migrate.run.trust import refusal
+    from neuron_migrate.trust import refusal
 
     refused = refusal(plugins)
     if refused is not None:
