@@ -231,6 +231,14 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
     folders = tuple(
         str((root / folder).resolve()) for folder in _strings(data.get("extend-rules", []), where, "extend-rules")
     )
+    project = root.resolve()
+    for folder in folders:
+        inside = Path(folder) == project or project in Path(folder).parents
+        if not inside:  # a config must not pull rule files (and their example code) from elsewhere
+            raise ConfigError(
+                f"{where}: `extend-rules` folder {folder} is outside the project ({project}); "
+                "keep the project's rules in a folder under its config file"
+            )
     plugins = _strings(data.get("plugins", []), where, "plugins")
     for name in plugins:
         if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
