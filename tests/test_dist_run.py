@@ -24,6 +24,7 @@ PROBE = Path(__file__).with_name("dist_probe.py")
 CASES = {  # case -> whether its migration needs --unsafe-fixes (NM309: the launch changes)
     "dist_rank_before_init": False,
     "dist_spawn_no_ddp": True,
+    "dist_launch_flag_init": True,  # the only init_process_group is behind a flag that is off
 }
 TWO_RANK_CASES = {
     **CASES,
