@@ -21,6 +21,7 @@ from neuron_migrate.engine.check import (
     import_edits,
     import_placement,
 )
+from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding
 
 Edit = tuple[int, int, str]
@@ -44,19 +45,21 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     accepted = _accept(chosen)
     planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
     edits = _repair_empty_blocks(analysis, accepted, planned_edits)
-    imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
+    scoped = scope_imports(analysis, [(e, item.plan.imports) for item, e in zip(accepted, planned_edits)])  # type: ignore[union-attr]
+    edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
+    imports = scoped.module_keys
     fixed = tuple(item.finding for item in accepted)
     if imports and not text_only:
-        text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports)
+        text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports, scoped.inline)
         if text is not None:
             return Applied(text, fixed)
-    edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True))
+    edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True, inline=scoped.inline))
     edits = _collapse_blank_lines(analysis.text, edits)
     text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
     return Applied(text, fixed)
 
 
-def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...]) -> str | None:
+def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...], inline: bool = False) -> str | None:
     """The text with `edits` applied and the imports and helpers `keys` ask for added by LibCST;
     None when LibCST cannot parse it (the text edits then add them).
 
@@ -75,7 +78,9 @@ def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...]) 
     head, rest = text[:cut], text[cut:]
     wanted = [imports.NewImport(*IMPORTS[key]) for key in IMPORT_ORDER if key in keys]
     follows = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in analysis.tree.body)
-    new = imports.add_to_module(head, wanted, helper_sources(keys), bool(rest.strip()), analysis.indent_unit(), follows)
+    new = imports.add_to_module(
+        head, wanted, helper_sources(keys, inline), bool(rest.strip()), analysis.indent_unit(), follows
+    )
     return None if new is None else new + rest
 
 
@@ -170,7 +175,9 @@ def _conflicts(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
 
 
 def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
-    """Deleting whole lines between two blank lines would leave a double gap; drop one blank."""
+    """Deleting whole lines between two blank lines would leave a double gap; drop one blank.
+    So does deleting the first lines of a block (after its `...:` header line) before a blank
+    line, which would open the block with it."""
     deletions = sorted((s, e) for s, e, c in edits if not c and s < e)
     merged: list[list[int]] = []
     for start, end in deletions:
@@ -183,7 +190,7 @@ def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
     extra = []
     for start, end in merged:
         at_line_start = start == 0 or text[start - 1] in "\r\n"
-        before_blank = start == 0 or _blank_line_before(text, start)
+        before_blank = start == 0 or _blank_line_before(text, start) or _header_line_before(text, start)
         after = _line_at(text, end)
         if at_line_start and before_blank and after is not None and not after[1].strip():
             if not _edit_at(ordered, starts, end):
@@ -197,6 +204,19 @@ def _edit_at(ordered: list[Edit], starts: list[int], offset: int) -> bool:
     if any(content or s < e for s, e, content in ordered[first:last]):
         return True
     return first > 0 and ordered[first - 1][1] > offset  # only the nearest earlier span can reach it
+
+
+def _header_line_before(text: str, start: int) -> bool:
+    """Whether the line before `start` opens a block (`def f():`, `if x:  # why`)."""
+    previous_end = start - (2 if text[max(start - 2, 0) : start] == "\r\n" else 1)
+    line_start = max(text.rfind("\n", 0, previous_end), text.rfind("\r", 0, previous_end)) + 1
+    code = text[line_start:previous_end].split("#", 1)[0].rstrip()
+    return code.endswith(":") and code.lstrip().split(" ", 1)[0].rstrip(":") in _BLOCK_KEYWORDS
+
+
+_BLOCK_KEYWORDS = frozenset(
+    {"def", "async", "class", "if", "elif", "else", "for", "while", "try", "except", "finally", "with", "match", "case"}
+)
 
 
 def _blank_line_before(text: str, start: int) -> bool:

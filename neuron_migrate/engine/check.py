@@ -24,6 +24,7 @@ from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.checks.fixes import FixContext
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.engine.prefilter import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
+from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
 from neuron_migrate.registry import (
     CATCH_ALL,
@@ -294,7 +295,9 @@ def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:
 def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, placement: ImportPlacement, match: Match) -> Fix:
     src = analysis.src
     edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
-    for start, end, text in import_edits(analysis, plan.imports, placement):
+    scoped = scope_imports(analysis, [(plan.edits, plan.imports)])
+    module_edits = import_edits(analysis, scoped.module_keys, placement, inline=scoped.inline)
+    for start, end, text in [*scoped.local_edits, *module_edits]:
         edits.append(TextEdit(src.position(start), src.position(end), text))
     edits.sort(key=lambda e: (e.start, e.end))
     description = plan.description or _describe(plan, match)
@@ -358,7 +361,11 @@ def import_placement(analysis: Analysis) -> ImportPlacement:
 
 
 def import_edits(
-    analysis: Analysis, keys: tuple[str, ...], placement: ImportPlacement, mark_helpers: bool = False
+    analysis: Analysis,
+    keys: tuple[str, ...],
+    placement: ImportPlacement,
+    mark_helpers: bool = False,
+    inline: bool = False,
 ) -> list[tuple[int, int, str]]:
     """The insertions that add the imports (and helpers) `keys` ask for.
 
@@ -394,6 +401,7 @@ def import_edits(
             placement.follows_imports,
             analysis.indent_unit(),
             mark_helpers,
+            inline,
         )
         edits.append((placement.anchor, placement.anchor, text))
     return edits
@@ -428,6 +436,7 @@ def import_text(
     after_imports: bool = True,
     unit: str = "    ",
     mark_helpers: bool = False,
+    inline: bool = False,
 ) -> str:
     """The import lines (and helper definitions, indented by `unit`) that `keys` ask for, ready to insert.
 
@@ -438,7 +447,7 @@ def import_text(
 
     wanted = set(keys)
     out = "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in wanted)
-    for source in helper_sources(keys):
+    for source in helper_sources(keys, inline):
         out += newline + newline + _reindent(source, unit).rstrip("\n").replace("\n", newline) + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
@@ -450,15 +459,24 @@ def import_text(
     return out
 
 
-def helper_sources(keys: tuple[str, ...]) -> list[str]:
+def helper_sources(keys: tuple[str, ...], inline: bool = False) -> list[str]:
     """The source of each helper the `helper:<name>:<module name>` keys among `keys` ask for, in
-    the order `checks.fixes.HELPERS` lists the helpers (then by key)."""
+    the order `checks.fixes.HELPERS` lists the helpers (then by key). With `inline`, each helper
+    imports torch's module in its own body (a module whose torch imports are all local)."""
     from neuron_migrate.checks.fixes import HELPERS, helper_text
+    from neuron_migrate.engine.scoped_imports import inline_imports
 
     order = {name: index for index, name in enumerate(HELPERS)}
     helpers = [k for k in set(keys) if k.startswith("helper:")]
     helpers.sort(key=lambda k: (order.get(k.split(":", 2)[1], len(order)), k))
-    return [source for source in map(helper_text, helpers) if source is not None]
+    out = []
+    for key in helpers:
+        source = helper_text(key)
+        if source is not None and inline:
+            source = inline_imports(source, key.split(":", 2)[2]) or source
+        if source is not None:
+            out.append(source)
+    return out
 
 
 HELPER_END = "\x00helper-end\x00"  # cannot occur in Python source; `apply` sets the gap there
