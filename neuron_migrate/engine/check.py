@@ -21,8 +21,8 @@ from neuron_migrate.analysis.analyze import (
     walk,
 )
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
-from neuron_migrate.checks.fixes import FixContext
 from neuron_migrate.checks.messages import MESSAGE_VALUES
+from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.prefilter import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
 from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
@@ -461,9 +461,9 @@ def import_text(
 
 def helper_sources(keys: tuple[str, ...], inline: bool = False) -> list[str]:
     """The source of each helper the `helper:<name>:<module name>` keys among `keys` ask for, in
-    the order `checks.fixes.HELPERS` lists the helpers (then by key). With `inline`, each helper
+    the order `checks.helpers.HELPERS` lists the helpers (then by key). With `inline`, each helper
     imports torch's module in its own body (a module whose torch imports are all local)."""
-    from neuron_migrate.checks.fixes import HELPERS, helper_text
+    from neuron_migrate.checks.helpers import HELPERS, helper_text
     from neuron_migrate.engine.scoped_imports import inline_imports
 
     order = {name: index for index, name in enumerate(HELPERS)}

@@ -152,7 +152,7 @@ def _is_docstring(stmt: ast.stmt) -> bool:
 
 def helper_inlines(key: str) -> bool:
     """Whether the helper a `helper:<name>:<module name>` key asks for can import its module itself."""
-    from neuron_migrate.checks.fixes import helper_text
+    from neuron_migrate.checks.helpers import helper_text
 
     source = helper_text(key)
     name = key.split(":", 2)[2]

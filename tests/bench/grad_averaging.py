@@ -29,7 +29,7 @@ import torch.multiprocessing as mp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from neuron_migrate.checks.fixes import helper_text  # noqa: E402
+from neuron_migrate.checks.helpers import helper_text  # noqa: E402
 
 TARGET_RATIO = 1.5
 
