@@ -58,7 +58,10 @@ COLLECTIVE_HELPERS: Mapping[str, str] = MappingProxyType(
     return tensors[0] if single else inputs
 ''',
         "all_gather": '''def _all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
-    """What `xm.all_gather` did: every rank's `value`, concatenated along `dim`."""
+    """What `xm.all_gather` did: every rank's `value`, concatenated along `dim` (each of a list's tensors)."""
+    if isinstance(value, (list, tuple)):
+        results = [_all_gather(v, dim, groups, o, pin_layout) for v, o in zip(value, output or [None] * len(value))]
+        return results if output is None else output
     parts = [value]
     if {torch}.distributed.is_available() and {torch}.distributed.is_initialized():
         parts = [{torch}.empty_like(value) for _ in range({torch}.distributed.get_world_size())]
@@ -70,7 +73,14 @@ COLLECTIVE_HELPERS: Mapping[str, str] = MappingProxyType(
     return output
 ''',
         "reduce_scatter": f'''def _reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None, output=None, pin_layout=True):
-    """What `xm.reduce_scatter` did: reduce `input` over the ranks and keep this rank's shard."""
+    """What `xm.reduce_scatter` did: reduce `input` over the ranks and keep this rank's shard (of each of a list's tensors)."""
+    if isinstance(input, (list, tuple)):
+        outputs = output or [None] * len(input)
+        results = [
+            _reduce_scatter(reduce_type, t, scale, scatter_dim, shard_count, groups, o, pin_layout)
+            for t, o in zip(input, outputs)
+        ]
+        return results if output is None else output
     if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
         op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
         moved = input.movedim(scatter_dim, 0).contiguous()

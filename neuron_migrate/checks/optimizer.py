@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
+from neuron_migrate.analysis.names import Scope
 from neuron_migrate.checks.helpers import helper_imports
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, only_args, operand
 from neuron_migrate.model import Safety
@@ -127,6 +128,61 @@ def _walk_same_scope(stmt: ast.stmt) -> Iterator[ast.AST]:
 
 # Expressions whose parts may not run: `a if c else b`, `a and b`, lambdas, comprehensions.
 _MAYBE_SKIPPED = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+# -- syncfree optimizers (their constructors are NM105's) ---------------------------------------
+def syncfree_steps(analysis: Analysis) -> dict[int, list[tuple[ast.stmt, str, str]]] | None:
+    """Each torch_xla syncfree optimizer's constructor call (by id) -> its `x.step(found_inf=f)`
+    statements, as (statement, `x`, `f`); None when some `step(found_inf=...)` call has no such
+    owner (an optimizer passed in, kept in a container) or is not a statement of its own."""
+    return analysis.fact("syncfree-steps", _find_syncfree_steps)  # type: ignore[no-any-return]
+
+
+def _find_syncfree_steps(analysis: Analysis) -> dict[int, list[tuple[ast.stmt, str, str]]] | None:
+    src = analysis.src
+    constructors: dict[tuple[int, str], int] = {}  # (scope node id, target text) -> constructor call id
+    for assign in analysis.nodes(ast.Assign):
+        value = assign.value  # type: ignore[attr-defined]
+        if not isinstance(value, ast.Call) or len(assign.targets) != 1:  # type: ignore[attr-defined]
+            continue
+        if not any(
+            n.startswith("torch_xla.amp.syncfree.") for n in analysis.call_names(value, _scope_of(analysis, assign))
+        ):
+            continue
+        target = assign.targets[0]  # type: ignore[attr-defined]
+        constructors[(id(_owner_node(analysis, assign, target)), src.segment(target))] = id(value)
+    found: dict[int, list[tuple[ast.stmt, str, str]]] = {}
+    for call in analysis.nodes(ast.Call):
+        func = call.func  # type: ignore[attr-defined]
+        keyword = next((k for k in call.keywords if k.arg == "found_inf"), None)  # type: ignore[attr-defined]
+        if keyword is None or not isinstance(func, ast.Attribute) or func.attr != "step":
+            continue
+        owner = constructors.get((id(_owner_node(analysis, call, func.value)), src.segment(func.value)))
+        stmt = analysis.parent(call)
+        if owner is None or call.args or len(call.keywords) != 1 or not analysis.is_expression_statement(call):  # type: ignore[attr-defined]
+            return None
+        found.setdefault(owner, []).append((stmt, src.segment(func.value), src.segment(keyword.value)))  # type: ignore[arg-type]
+    return found
+
+
+def _owner_node(analysis: Analysis, node: ast.AST, target: ast.AST) -> ast.AST:
+    """Where a name written at `node` lives: its function (a plain name), or its class (`self.x`)."""
+    current = analysis.parent(node)
+    want_class = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+    while current is not None:
+        if want_class and isinstance(current, ast.ClassDef):
+            return current
+        if not want_class and isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return current
+        current = analysis.parent(current)
+    return analysis.tree
+
+
+def _scope_of(analysis: Analysis, node: ast.AST) -> Scope:
+    current = analysis.parent(node)
+    while current is not None and current not in analysis.resolver.scope_of:
+        current = analysis.parent(current)
+    return analysis.resolver.scope_for(current if current is not None else analysis.tree)
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})

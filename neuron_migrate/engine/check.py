@@ -220,7 +220,11 @@ def _message(match: Match, new: str, path: str, target: str = "neuron") -> str:
     template = accel or (entry.message if entry and entry.message else None) or match.rule.message
     file = path.replace("\\", "/").rsplit("/", 1)[-1]
     values = {"old": match.written, "new": new or _preview(match, target), "file": file, **dict(match.extra)}
-    values.update((key, value(match)) for key, value in MESSAGE_VALUES.items() if "{" + key + "}" in template)
+    values.update(
+        (key, value(match).replace("{file}", file))
+        for key, value in MESSAGE_VALUES.items()
+        if "{" + key + "}" in template
+    )
     try:
         return template.format(**values)
     except (KeyError, IndexError):
