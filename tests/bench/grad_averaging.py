@@ -4,9 +4,10 @@ Run from the repository root (not collected by pytest; `bench.py` runs it as one
 
     python3 tests/bench/grad_averaging.py              # 2 CPU ranks (gloo), 160 parameter tensors
 
-Each rank builds the same model (80 `Linear(64, 64)` layers, 160 tensors) and times forward,
-backward and step, averaging with (a) `_optimizer_step` exactly as the fix writes it into a file,
-and (b) `DistributedDataParallel` around the same model. Prints one JSON line: milliseconds per
+Each rank builds the same model (80 `Linear(64, 64)` layers, 160 tensors; the helper's copy from
+a different seed on each rank) and times forward, backward and step, averaging with (a)
+`_optimizer_step` exactly as the fix writes it into a file, and (b) `DistributedDataParallel`
+around the same model, the two alternating step by step. Prints one JSON line: milliseconds per
 step for each, their ratio, and whether the ranks' parameters agree at the end. The target is
 a ratio of at most 1.5.
 """
@@ -29,7 +30,7 @@ import torch.multiprocessing as mp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from neuron_migrate.checks.helpers import helper_text  # noqa: E402
+from neuron_migrate.checks.helpers import helper_text
 
 TARGET_RATIO = 1.5
 
@@ -39,7 +40,7 @@ def _helper() -> Any:
     namespace: dict[str, Any] = {"dist": dist, "torch": torch}
     source = helper_text("helper:optimizer_step:dist")
     assert source is not None
-    exec(compile(source, "<_optimizer_step>", "exec"), namespace)
+    exec(compile(source, "<_optimizer_step>", "exec"), namespace)  # noqa: S102 - our own helper, as a migrated file runs it
     return namespace["_optimizer_step"]
 
 
@@ -47,16 +48,11 @@ def _model(layers: int) -> torch.nn.Module:
     return torch.nn.Sequential(*(torch.nn.Linear(64, 64) for _ in range(layers)))
 
 
-def _time(step: Any, model: torch.nn.Module, steps: int, rank: int) -> list[float]:
-    data = torch.Generator().manual_seed(rank)
-    times = []
-    for _ in range(steps):
-        x = torch.randn(32, 64, generator=data)
-        start = time.perf_counter()
-        model(x).square().mean().backward()
-        step()
-        times.append(time.perf_counter() - start)
-    return times
+def _timed(step: Any, model: torch.nn.Module, x: torch.Tensor) -> float:
+    start = time.perf_counter()
+    model(x).square().mean().backward()
+    step()
+    return time.perf_counter() - start
 
 
 def _rank(rank: int, world: int, port: int, layers: int, steps: int, out: Any) -> None:
@@ -67,33 +63,35 @@ def _rank(rank: int, world: int, port: int, layers: int, steps: int, out: Any) -
     torch.manual_seed(rank)  # unseeded ranks differ: the helper copies rank 0's parameters first
     model = _model(layers)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    torch.manual_seed(0)
+    ddp = torch.nn.parallel.DistributedDataParallel(_model(layers))
+    ddp_optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01)
 
     def helper_step() -> None:
         optimizer_step(optimizer)
         optimizer.zero_grad()
 
-    helper_times = _time(helper_step, model, steps, rank)
-    params = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-    gathered = [torch.empty_like(params) for _ in range(world)]
-    dist.all_gather(gathered, params)
-    agree = all(torch.equal(gathered[0], g) for g in gathered)
-
-    torch.manual_seed(0)
-    ddp = torch.nn.parallel.DistributedDataParallel(_model(layers))
-    ddp_optimizer = torch.optim.SGD(ddp.parameters(), lr=0.01)
-
     def ddp_step() -> None:
         ddp_optimizer.step()
         ddp_optimizer.zero_grad()
 
-    ddp_times = _time(ddp_step, ddp, steps, rank)
+    # The two alternate step by step, so both see the same load on a shared machine.
+    data = torch.Generator().manual_seed(rank)
+    helper_times, ddp_times = [], []
+    for _ in range(steps):
+        x = torch.randn(32, 64, generator=data)
+        helper_times.append(_timed(helper_step, model, x))
+        ddp_times.append(_timed(ddp_step, ddp, x))
+    params = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    gathered = [torch.empty_like(params) for _ in range(world)]
+    dist.all_gather(gathered, params)
     if rank == 0:
         warm = steps // 5  # the first steps build buffers and connections
         out.put(
             {
                 "helper_ms": 1000 * statistics.median(helper_times[warm:]),
                 "ddp_ms": 1000 * statistics.median(ddp_times[warm:]),
-                "ranks_agree": agree,
+                "ranks_agree": all(torch.equal(gathered[0], g) for g in gathered),
                 "tensors": len(list(model.parameters())),
             }
         )
