@@ -18,7 +18,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.checks.optimizer import syncfree_steps
+from neuron_migrate.checks.optimizer import grad_scaler, syncfree_optimizer
 from neuron_migrate.checks.toolkit import (
     ACCEL_DEVICE,
     ACCEL_TYPE,
@@ -385,24 +385,6 @@ def autocast(ctx: FixContext, match: Match) -> Plan | None:
     )
 
 
-def syncfree_optimizer(ctx: FixContext, match: Match) -> Plan | None:
-    """`syncfree.SGD(...)` -> `torch.optim.SGD(...)`, its `opt.step(found_inf=f)` calls ->
-    `if not f: opt.step()` (syncfree skipped the update for a non-zero `found_inf`). None when a
-    `step(found_inf=...)` call has no owner the fix can follow: `torch.optim` takes no `found_inf`."""
-    rendered = ctx.render("{torch}.optim." + match.qualified.rsplit(".", 1)[-1], match)
-    steps = syncfree_steps(ctx.analysis)
-    if rendered is None or steps is None:
-        return None
-    target = match.node.func if isinstance(match.node, ast.Call) else match.node
-    edits = [(*ctx.src.node_span(target), rendered[0])]
-    for stmt, receiver, found_inf in steps.get(id(match.node), []):
-        replaced = ctx.replace_statement(stmt, [f"if not {found_inf}:", f"\t{receiver}.step()"])
-        if replaced is None:
-            return None
-        edits.extend(replaced.edits)
-    return Plan(tuple(edits), rendered[1])
-
-
 _DEVICE_TYPES = {"NEURON": "neuron", "CUDA": "cuda", "GPU": "cuda", "TPU": "tpu"}
 
 
@@ -441,7 +423,8 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
     {
         "xla_device": xla_device,
         "autocast": autocast,
-        "syncfree_optimizer": syncfree_optimizer,
+        "syncfree_optimizer": syncfree_optimizer,  # NM105's optimizers: the code lives with the steps
+        "grad_scaler": grad_scaler,
         "replace_string": replace_string,
         "device_type": device_type,
     }

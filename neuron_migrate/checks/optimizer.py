@@ -185,5 +185,46 @@ def _scope_of(analysis: Analysis, node: ast.AST) -> Scope:
     return analysis.resolver.scope_for(current if current is not None else analysis.tree)
 
 
+def syncfree_optimizer(ctx: FixContext, match: Match) -> Plan | None:
+    """`syncfree.SGD(...)` -> `torch.optim.SGD(...)`, its `opt.step(found_inf=f)` calls ->
+    `if not f: opt.step()` (syncfree skipped the update for a non-zero `found_inf`). None when a
+    `step(found_inf=...)` call has no owner the fix can follow: `torch.optim` takes no `found_inf`."""
+    rendered = ctx.render("{torch}.optim." + match.qualified.rsplit(".", 1)[-1], match)
+    steps = syncfree_steps(ctx.analysis)
+    if rendered is None or steps is None:
+        return None
+    target = match.node.func if isinstance(match.node, ast.Call) else match.node
+    edits = [(*ctx.src.node_span(target), rendered[0])]
+    for stmt, receiver, found_inf in steps.get(id(match.node), []):
+        replaced = ctx.replace_statement(stmt, [f"if not {found_inf}:", f"\t{receiver}.step()"])
+        if replaced is None:
+            return None
+        edits.extend(replaced.edits)
+    return Plan(tuple(edits), rendered[1])
+
+
+# torch_xla's GradScaler(init_scale, growth_factor, backoff_factor, growth_interval, enabled,
+# use_zero_grad): torch's takes the device first, then the same five.
+_SCALER_ARGS = {"init_scale": 0, "growth_factor": 1, "backoff_factor": 2, "growth_interval": 3, "enabled": 4}
+
+
+def grad_scaler(ctx: FixContext, match: Match) -> Plan | None:
+    """`torch_xla.amp.GradScaler(...)` -> `torch.amp.GradScaler("neuron", ...)`, without
+    `use_zero_grad` (torch's scaler skips an overflowing step; torch_xla's, with that option,
+    stepped with zeroed gradients, which still moves momentum and weight decay). Unsafe."""
+    call = match.node
+    if not isinstance(call, ast.Call) or ctx.analysis.target != "neuron":
+        return None
+    allowed = {**_SCALER_ARGS, "use_zero_grad": 5}
+    if not only_args(call, allowed):
+        return None
+    kept = [ctx.segment(a) for a in call.args[:5]]
+    kept += [f"{k.arg}={ctx.segment(k.value)}" for k in call.keywords if k.arg != "use_zero_grad"]
+    rendered = ctx.render("{torch}.amp.GradScaler(" + ", ".join(['"neuron"', *kept]) + ")", match)
+    if rendered is None:
+        return None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE)
+
+
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
 FIXES: Mapping[str, FixFn] = MappingProxyType({"optimizer_step": optimizer_step})
