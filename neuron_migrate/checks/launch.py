@@ -43,6 +43,9 @@ _NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d
 def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, and a backend
     held in a constant, class attribute or default argument."""
+    if isinstance(node, ast.Assign):
+        yield from _exported_backend(rule, analysis, node, scope)
+        return
     assert isinstance(node, ast.Call)
     names = analysis.call_names(node, scope)
     if names & _INIT_PG:
@@ -114,6 +117,26 @@ def _branch_strings(analysis: Analysis, node: ast.AST | None, scope: Scope) -> l
         else:
             return []
     return found
+
+
+def _exported_backend(rule: RuleSpec, analysis: Analysis, node: ast.Assign, scope: Scope) -> Iterator[Match]:
+    """`dist_backend = "xla"` in a class body or at module level, named as a backend and read
+    nowhere in this file: another module passes it to `init_process_group` (unsafe: unseen)."""
+    if scope.parent is not None and not scope.is_class:
+        return
+    target = node.targets[0] if len(node.targets) == 1 else None
+    if not isinstance(target, ast.Name) or "backend" not in target.id.lower() or string_value(node.value) != "xla":
+        return
+    if any(_reads(n, target.id) for n in analysis.nodes(ast.Name, ast.Attribute)):
+        return  # read here: the call that reads it decides
+    entry = MapEntry(old="xla", fix="replace_string", safety=Safety.UNSAFE)
+    yield Match(rule, node.value, scope, entry, "xla", "xla", (("new", "neuron"),))
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == name and isinstance(node.ctx, ast.Load)
+    return isinstance(node, ast.Attribute) and node.attr == name
 
 
 def _backend_source(analysis: Analysis, backend: ast.AST | None, scope: Scope) -> ast.Constant | None:
@@ -303,7 +326,7 @@ def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> t
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
     {
-        "process_group": ((ast.Call,), process_group),
+        "process_group": ((ast.Call, ast.Assign), process_group),
     }
 )
 
