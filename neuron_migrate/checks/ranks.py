@@ -11,7 +11,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.analysis.analyze import Match, Plan, body_of
+from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.checks.helpers import helper_imports
 from neuron_migrate.checks.toolkit import (
     DetectorFn,
@@ -31,25 +32,88 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
-    if (
-        stmt is None
-        or any(k.arg not in ("fd",) for k in call.keywords)
-        or any(isinstance(a, ast.Starred) for a in call.args)
-    ):
+    body = _print_of(ctx, call)
+    if stmt is None or body is None:
+        return None
+    guard = ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)  # right before init too
+    if guard is None:
+        return None
+    if _inside_rank0(ctx, match, stmt, guard[0]):
+        return ctx.replace_statement(stmt, [body])  # an enclosing `if` already runs on rank 0 only
+    run = _print_run(ctx, match, stmt)
+    if len(run) > 1:  # consecutive prints: one guard for them all (each finding gets this plan)
+        start, end = ctx.src.node_span(run[0])[0], ctx.src.node_span(run[-1])[1]
+        lines = [f"if {guard[0]}:", *(f"\t{_print_of(ctx, s.value)}" for s in run)]  # type: ignore[attr-defined]
+        indent, unit, newline = ctx.src.indent_of(run[0].lineno), ctx.analysis.indent_unit(), ctx.src.newline
+        text = newline.join((indent if i else "") + line.replace("\t", unit) for i, line in enumerate(lines))
+        return Plan(((start, end, text),), guard[1])
+    outer = _sole_body_of_rank_if(ctx, stmt)
+    if outer is not None:
+        return _merge_rank0(ctx, match, outer, stmt, body)
+    plan = ctx.replace_statement(stmt, [f"if {guard[0]}:", f"\t{body}"], guard[1])
+    return ctx.with_rewrite(plan, stmt, "neuron_migrate.checks.ranks_cst:master_print", guard=guard[0])
+
+
+def _print_of(ctx: FixContext, call: ast.Call) -> str | None:
+    """`xm.master_print(a, b, fd=f)` as `print(a, b, file=f)`; None for other arguments."""
+    if any(k.arg != "fd" for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     parts = [ctx.segment(a) for a in call.args]
     fd = keyword_of(call, "fd")
     if fd is not None:
         parts.append(f"file={ctx.segment(fd.value)}")
-    body = f"print({', '.join(parts)})"
-    outer = _sole_body_of_rank_if(ctx, stmt)
-    if outer is not None:
-        return _merge_rank0(ctx, match, outer, stmt, body)
-    guard = ctx.render('if int({os}.environ.get("RANK", 0)) == 0:', match)  # right before init too
-    if guard is None:
-        return None
-    plan = ctx.replace_statement(stmt, [guard[0], f"\t{body}"], guard[1])
-    return ctx.with_rewrite(plan, stmt, "neuron_migrate.checks.ranks_cst:master_print", guard=guard[0][3:-1])
+    return f"print({', '.join(parts)})"
+
+
+def _print_run(ctx: FixContext, match: Match, stmt: ast.stmt) -> list[ast.stmt]:
+    """The consecutive `xm.master_print(...)` statements around `stmt` in its block, each on a
+    line of its own with nothing but blank lines between them (no comment to lose)."""
+    block = body_of(ctx.analysis.parent(stmt), stmt)  # type: ignore[arg-type]
+    if block is None:
+        return [stmt]
+    index = next(i for i, s in enumerate(block) if s is stmt)
+
+    def printing(s: ast.stmt) -> bool:
+        """A one-line master_print with no comment (a merge keeps neither layout nor comments)."""
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)) or s.lineno != s.end_lineno:
+            return False
+        if ctx.statement_lines(s) is None or kept_comments(ctx.src.line_text(s.lineno)):
+            return False
+        names = ctx.analysis.call_names(s.value, match.scope)
+        if "torch_xla.core.xla_model.master_print" not in names or _print_of(ctx, s.value) is None:
+            return False
+        inner = [n for a in [*s.value.args, *s.value.keywords] for n in ast.walk(a)]
+        return not any(  # another fix would edit inside the merged text
+            q.startswith("torch_xla")
+            for n in inner
+            if isinstance(n, (ast.Name, ast.Attribute))
+            for q in ctx.analysis.qualified(n, match.scope)
+        )
+
+    first = last = index
+    while first > 0 and printing(block[first - 1]) and _only_blank_between(ctx, block[first - 1], block[first]):
+        first -= 1
+    while (
+        last + 1 < len(block) and printing(block[last + 1]) and _only_blank_between(ctx, block[last], block[last + 1])
+    ):
+        last += 1
+    return block[first : last + 1]
+
+
+def _only_blank_between(ctx: FixContext, before: ast.stmt, after: ast.stmt) -> bool:
+    end, start = ctx.src.node_span(before)[1], ctx.src.node_span(after)[0]
+    return not ctx.src.text[end:start].strip()
+
+
+def _inside_rank0(ctx: FixContext, match: Match, stmt: ast.stmt, guard: str) -> bool:
+    """Whether an `if` around `stmt` (in its own function) runs its body on global rank 0 only."""
+    child: ast.AST = stmt
+    current = ctx.analysis.parent(stmt)
+    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(current, ast.If) and child in current.body and _is_global_rank0(ctx, match, current.test, guard):
+            return True
+        child, current = current, ctx.analysis.parent(current)
+    return False
 
 
 def rendezvous(ctx: FixContext, match: Match) -> Plan | None:

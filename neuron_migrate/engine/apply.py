@@ -42,13 +42,13 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     `text_only` applies the plans' text edits without their LibCST rewrites (same code, plainer
     layout): enough to learn what a fix run would do, without importing LibCST.
     """
-    accepted = _accept(chosen)
+    accepted, shared = _accept(chosen)
     planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
     edits = _repair_empty_blocks(analysis, accepted, planned_edits)
     scoped = scope_imports(analysis, [(e, item.plan.imports) for item, e in zip(accepted, planned_edits)])  # type: ignore[union-attr]
     edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
     imports = scoped.module_keys
-    fixed = tuple(item.finding for item in accepted)
+    fixed = tuple(item.finding for item in [*accepted, *shared])
     if imports and not text_only:
         text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports, scoped.inline)
         if text is not None:
@@ -138,22 +138,31 @@ def splice(text: str, edits: list[Edit]) -> str:
     return "".join(pieces)
 
 
-def _accept(chosen: list[Planned]) -> list[Planned]:
-    """The plans that conflict with no earlier one, in order of their first edit.
+def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
+    """The plans that conflict with no earlier one, in order of their first edit; and the plans
+    whose edits are exactly an accepted plan's (one edit that fixes several findings, such as
+    one rank guard for consecutive prints), which are fixed by it.
 
     `taken` stays sorted and its spans never overlap (only touch), so each new span is checked
     against its neighbours only.
     """
     accepted: list[Planned] = []
+    shared: list[Planned] = []
+    seen: set[tuple[tuple[int, int, str], ...]] = set()
     taken: list[tuple[int, int]] = []
     for item in sorted(chosen, key=lambda p: min(e[0] for e in p.plan.edits)):  # type: ignore[union-attr]
-        spans = [(s, e) for s, e, _ in item.plan.edits]  # type: ignore[union-attr]
+        edits = tuple(item.plan.edits)  # type: ignore[union-attr]
+        if edits in seen:
+            shared.append(item)
+            continue
+        spans = [(s, e) for s, e, _ in edits]
         if any(_conflicts(span, taken) for span in spans):
             continue  # applied in the next round, once the text has settled
         accepted.append(item)
+        seen.add(edits)
         for span in spans:
             insort(taken, span)
-    return accepted
+    return accepted, shared
 
 
 def _conflicts(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
