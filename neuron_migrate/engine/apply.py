@@ -12,7 +12,6 @@ from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis
-from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.engine.check import (
     HELPER_END,
     IMPORT_ORDER,
@@ -45,6 +44,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     accepted, shared = _accept(chosen)
     planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
     edits = _repair_empty_blocks(analysis, accepted, planned_edits)
+    edits.extend(_orphaned_comments(analysis.text, edits))
     scoped = scope_imports(analysis, [(e, item.plan.imports) for item, e in zip(accepted, planned_edits)])  # type: ignore[union-attr]
     edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
     imports = scoped.module_keys
@@ -207,6 +207,60 @@ def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
     return edits + extra
 
 
+def _orphaned_comments(text: str, edits: list[Edit]) -> list[Edit]:
+    """Deletions of the comment blocks whose only subject was deleted code.
+
+    A block of comment lines right above deleted whole lines (`# sync the graph` over
+    `xm.mark_step()`, `# XLA imports` over the imports that went) goes with them when it starts a
+    paragraph (after a blank line or a block's header, not the file's header) and the deleted
+    code ends one (a blank line, the end of its block or of the file follows). Pragmas
+    (`# noqa`, `# type:`, `# fmt:`) and a shebang or coding line are kept.
+    """
+    deletions = sorted((s, e) for s, e, c in edits if not c and s < e)
+    merged: list[list[int]] = []
+    for start, end in deletions:
+        if merged and merged[-1][1] == start:
+            merged[-1][1] = end
+        else:
+            merged.append([start, end])
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    ordered = sorted(edits, key=lambda e: (e[0], e[1]))
+    starts = [e[0] for e in ordered]
+    extra: list[Edit] = []
+    for start, end in merged:
+        first = bisect_left(offsets, start)
+        if first >= len(lines) or offsets[first] != start or bisect_left(offsets, end) >= len(offsets):
+            continue  # not whole lines
+        indent = _indent(lines[first]) if lines[first].strip() else None
+        top = first
+        while top > 0 and lines[top - 1].lstrip().startswith("#") and _indent(lines[top - 1]) == indent:
+            top -= 1
+        if top == first or any(_is_pragma(line) for line in lines[top:first]):
+            continue
+        above = lines[top - 1] if top > 0 else ""
+        # (the file's first comment lines are its header, whatever follows them)
+        starts_paragraph = top > 0 and (not above.strip() or above.split("#", 1)[0].rstrip().endswith(":"))
+        after = bisect_left(offsets, end)
+        below = lines[after] if after < len(lines) else ""
+        ends_paragraph = not below.strip() or (indent is not None and len(_indent(below)) < len(indent))
+        if starts_paragraph and ends_paragraph and not _edit_at(ordered, starts, offsets[top]):
+            if not any(offsets[top] < s < start for s in starts):
+                extra.append((offsets[top], start, ""))
+    return extra
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _is_pragma(line: str) -> bool:
+    body = line.strip().lstrip("#").strip().lower()
+    return body.startswith(("noqa", "type:", "fmt:", "pylint:", "pragma", "!", "-*-")) or "coding" in body
+
+
 def _edit_at(ordered: list[Edit], starts: list[int], offset: int) -> bool:
     """Whether an edit covers `offset`, or inserts text exactly there (edits do not overlap)."""
     first, last = bisect_left(starts, offset), bisect_right(starts, offset)
@@ -268,8 +322,8 @@ def _repair_empty_blocks(
 ) -> list[Edit]:
     """Edits of the accepted plans; a block whose statements are all deleted keeps a `pass`.
 
-    An emptied `if <torch_xla is available>:` with no `else` goes instead, with its comments
-    kept; its own block is then checked the same way.
+    An emptied `if` with no `else` whose test has no side effects (`if <torch_xla is available>:`,
+    `if debug:`) goes instead, its comments with it; its own block is then checked the same way.
     """
     edits: list[Edit] = []
     deleted: dict[int, list[int]] = {}  # id(block) -> indices in `edits` of its deletions
@@ -298,7 +352,7 @@ def _repair_empty_blocks(
         if span is not None:
             for index in entries:
                 edits[index] = (edits[index][0], edits[index][0], "")
-            edits.append((*span, _comment_lines(analysis, parent, span)))
+            edits.append((*span, ""))  # its comments were about the code that went
             outer = _block_holding(analysis, parent, where)  # type: ignore[arg-type]
             if outer is not None:
                 deleted.setdefault(id(outer), []).append(len(edits) - 1)
@@ -316,8 +370,11 @@ def _repair_empty_blocks(
 def _guard_span(
     analysis: Analysis, parent: ast.AST, block: list[ast.stmt], starts: list[int], inside: int
 ) -> tuple[int, int] | None:
-    """The lines of `if <torch_xla is available>:` whose body is `block`, when it can go whole."""
-    if not isinstance(parent, ast.If) or parent.orelse or parent.body is not block or not is_xla_guard(parent.test):
+    """The lines of `if <test>:` whose body is `block`, when it can go whole: no `else`, and a
+    test that asks whether torch_xla is available or only reads names."""
+    if not isinstance(parent, ast.If) or parent.orelse or parent.body is not block:
+        return None
+    if not is_xla_guard(parent.test) and not _side_effect_free(parent.test):
         return None
     src = analysis.src
     if not src.line_text(parent.lineno).lstrip().startswith("if"):
@@ -329,12 +386,15 @@ def _guard_span(
     return start, end
 
 
-def _comment_lines(analysis: Analysis, stmt: ast.stmt, span: tuple[int, int]) -> str:
-    text = analysis.text[span[0] : span[1]]
-    if "#" not in text:
-        return ""
-    indent = analysis.src.indent_of(stmt.lineno)
-    return "".join(f"{indent}{c}{analysis.src.newline}" for c in kept_comments(text))
+def _side_effect_free(test: ast.expr) -> bool:
+    """Whether evaluating `test` does nothing but read names (`debug`, `args.verbose > 1`, `not x`):
+    an `if` on it whose body the fixes emptied can go whole, with no `pass` left behind."""
+    for node in ast.walk(test):
+        if not isinstance(node, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp)) and not (
+            isinstance(node, (ast.expr_context, ast.boolop, ast.cmpop, ast.unaryop))
+        ):
+            return False
+    return True
 
 
 _AVAILABILITY = ("is_torch_xla_available", "is_xla_available", "is_torch_tpu_available", "is_tpu_available")
