@@ -124,6 +124,8 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     stmt = ctx.expression_statement(match)
     if stmt is None or not only_args(call, {"tag": 0}):
         return None
+    if _next_to_barrier(ctx, match, stmt):
+        return ctx.delete_statement(stmt)  # the ranks meet at that barrier already
     guard = ctx.render("if {dist}.is_initialized():", match)
     barrier = ctx.render("{dist}.barrier()", match)
     if guard is None or barrier is None:
@@ -139,6 +141,21 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.with_rewrite(
         plan, stmt, "neuron_migrate.checks.ranks_cst:guarded_call", guard=guard[0][3:-1], call=barrier[0]
     )
+
+
+def _next_to_barrier(ctx: FixContext, match: Match, stmt: ast.stmt) -> bool:
+    """Whether the statement right before or after `stmt` in its block is `dist.barrier()`."""
+    block = body_of(ctx.analysis.parent(stmt), stmt)  # type: ignore[arg-type]
+    if block is None:
+        return False
+    index = next(i for i, s in enumerate(block) if s is stmt)
+    for other in block[max(index - 1, 0) : index] + block[index + 1 : index + 2]:
+        value = other.value if isinstance(other, ast.Expr) else None
+        if isinstance(value, ast.Call) and not value.args and not value.keywords:
+            names = ctx.analysis.call_names(value, match.scope)
+            if names & {"torch.distributed.barrier", "torch.distributed.distributed_c10d.barrier"}:
+                return True
+    return False
 
 
 def _one_line_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
@@ -172,9 +189,12 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     master_only, global_master, sync = (
         default if value is None else value for value, default in zip(options, (True, False, True))
     )
-    helper = helper_imports(ctx, match, "to_cpu")
+    # A file that gets `_move_to_device` (for its MpDeviceLoader) moves to the CPU with it too.
+    loader = _has_device_loader(ctx)
+    helper = ("helper:device_loader:torch",) if loader else helper_imports(ctx, match, "to_cpu")
+    moved = '_move_to_device({data}, "cpu")' if loader else "_to_cpu({data})"
     save = ctx.render(
-        "{torch}.save(_to_cpu({data}), {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)}
+        "{torch}.save(" + moved + ", {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)}
     )
     variable = "RANK" if global_master else "LOCAL_RANK"
     guard = ctx.render(f'if int({{os}}.environ.get("{variable}", 0)) == 0:', match)
@@ -195,7 +215,7 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
         stmt,
         "neuron_migrate.checks.ranks_cst:xla_save",
         func=func,
-        helper="_to_cpu",
+        helper="_move_to_device" if loader else "_to_cpu",
         guard=guard_test,
         sync_guard=sync_guard,
         barrier=call,
@@ -266,6 +286,27 @@ def _sole_body_of_rank_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
         return None
     between = ctx.src.text[ctx.src.node_span(parent.test)[1] : ctx.src.node_span(stmt)[0]]
     return parent if between.strip() == ":" else None
+
+
+_LOADERS = (
+    "torch_xla.distributed.parallel_loader.MpDeviceLoader",
+    "torch_xla.distributed.parallel_loader.ParallelLoader",
+)
+
+
+def _has_device_loader(ctx: FixContext) -> bool:
+    """Whether the file has, or its loader fixes write, the `_move_to_device` helper (and no
+    `_to_cpu` of its own yet)."""
+    resolver = ctx.analysis.resolver
+    if resolver.lookup("_to_cpu", resolver.module_scope):
+        return False
+    defined = resolver.lookup("_move_to_device", resolver.module_scope)
+    if defined:
+        return len(defined) == 1 and isinstance(defined[0].node, ast.FunctionDef)
+    return any(
+        set(_LOADERS) & ctx.analysis.call_names(call, resolver.module_scope)  # type: ignore[arg-type]
+        for call in ctx.analysis.nodes(ast.Call)
+    )
 
 
 def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
