@@ -323,8 +323,12 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
         template = 'int({os}.environ.get("LOCAL_RANK", 0)) == 0'
     else:
         template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
+    target: ast.AST = call
+    parent = ctx.analysis.parent(call)
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        target, template = parent, template.replace(" == 0", " != 0")  # not `not (... == 0)`
     rendered = ctx.render(template, match)
-    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+    return ctx.replace(target, rendered[0], rendered[1]) if rendered else None
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
