@@ -152,11 +152,16 @@ def _find_syncfree_steps(analysis: Analysis) -> dict[int, list[tuple[ast.stmt, s
         target = assign.targets[0]  # type: ignore[attr-defined]
         constructors[(id(_owner_node(analysis, assign, target)), src.segment(target))] = id(value)
     found: dict[int, list[tuple[ast.stmt, str, str]]] = {}
+    for mapping in analysis.nodes(ast.Dict):  # `optimizer_args={"found_inf": f}`
+        if any(isinstance(k, ast.Constant) and k.value == "found_inf" for k in mapping.keys):  # type: ignore[attr-defined]
+            return None
     for call in analysis.nodes(ast.Call):
         func = call.func  # type: ignore[attr-defined]
         keyword = next((k for k in call.keywords if k.arg == "found_inf"), None)  # type: ignore[attr-defined]
-        if keyword is None or not isinstance(func, ast.Attribute) or func.attr != "step":
+        if keyword is None:
             continue
+        if not isinstance(func, ast.Attribute) or func.attr != "step":
+            return None  # `dict(found_inf=f)`, a wrapper's step: it reaches a step the fix cannot see
         owner = constructors.get((id(_owner_node(analysis, call, func.value)), src.segment(func.value)))
         stmt = analysis.parent(call)
         if owner is None or call.args or len(call.keywords) != 1 or not analysis.is_expression_statement(call):  # type: ignore[attr-defined]
