@@ -64,7 +64,8 @@ def _helper_keys(ctx: FixContext) -> tuple[str, ...] | None:
 
 def _isinstance_check(ctx: FixContext, match: Match) -> Plan | None:
     """`isinstance(x, pl.MpDeviceLoader)` -> `isinstance(x, _DeviceLoader)`, the class this file's
-    loaders become. Unsafe: a loader another file built is that file's `_DeviceLoader`."""
+    loaders become, in a file that builds one. Unsafe: a loader another file built is that
+    file's `_DeviceLoader`."""
     node = match.node
     parent = ctx.analysis.parent(node)
     if isinstance(parent, ast.Tuple):
@@ -77,6 +78,13 @@ def _isinstance_check(ctx: FixContext, match: Match) -> Plan | None:
         and node in (parent.args[1], *getattr(parent.args[1], "elts", ()))
     ):
         return None  # referenced, not called: a finding without a fix
+    resolver = ctx.analysis.resolver
+    built_here = resolver.lookup("_DeviceLoader", resolver.module_scope) or any(
+        match.qualified in ctx.analysis.call_names(call, resolver.module_scope)  # type: ignore[arg-type]
+        for call in ctx.analysis.nodes(ast.Call)
+    )
+    if not built_here:
+        return None  # no loader of this file's is tested: the test is about other files' loaders
     needed = _helper_keys(ctx)
     return None if needed is None else ctx.replace(node, "_DeviceLoader", needed, safety=Safety.UNSAFE)
 
