@@ -246,9 +246,9 @@ def _orphaned_comments(text: str, edits: list[Edit]) -> list[Edit]:
         after = bisect_left(offsets, end)
         below = lines[after] if after < len(lines) else ""
         ends_paragraph = not below.strip() or (indent is not None and len(_indent(below)) < len(indent))
-        if starts_paragraph and ends_paragraph and not _edit_at(ordered, starts, offsets[top]):
-            if not any(offsets[top] < s < start for s in starts):
-                extra.append((offsets[top], start, ""))
+        untouched = not _edit_at(ordered, starts, offsets[top]) and not any(offsets[top] < s < start for s in starts)
+        if starts_paragraph and ends_paragraph and untouched:
+            extra.append((offsets[top], start, ""))
     return extra
 
 
@@ -387,14 +387,31 @@ def _guard_span(
 
 
 def _side_effect_free(test: ast.expr) -> bool:
-    """Whether evaluating `test` does nothing but read names (`debug`, `args.verbose > 1`, `not x`):
+    """Whether evaluating `test` does nothing but read (`debug`, `args.verbose > 1`, `not x`, the
+    rank guards the fixes write: `int(os.environ.get("RANK", 0)) == 0`, `dist.is_initialized()`):
     an `if` on it whose body the fixes emptied can go whole, with no `pass` left behind."""
     for node in ast.walk(test):
-        if not isinstance(node, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp)) and not (
-            isinstance(node, (ast.expr_context, ast.boolop, ast.cmpop, ast.unaryop))
-        ):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            reads = name in _READING_CALLS and (isinstance(func, ast.Name) or name not in _BUILTIN_READS)
+            if not reads or (name == "get" and not _dotted_name(func).endswith("environ.get")):
+                return False
+        elif not isinstance(
+            node, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.keyword)
+        ) and not isinstance(node, (ast.expr_context, ast.boolop, ast.cmpop, ast.unaryop)):
             return False
     return True
+
+
+_BUILTIN_READS = frozenset({"int", "str", "bool", "float", "len", "isinstance", "hasattr"})
+_READING_CALLS = _BUILTIN_READS | {"get", "is_initialized", "is_available", "get_rank", "get_world_size"}
+
+
+def _dotted_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted_name(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 _AVAILABILITY = ("is_torch_xla_available", "is_xla_available", "is_torch_tpu_available", "is_tpu_available")
