@@ -270,16 +270,11 @@ def _edit_at(ordered: list[Edit], starts: list[int], offset: int) -> bool:
 
 
 def _header_line_before(text: str, start: int) -> bool:
-    """Whether the line before `start` opens a block (`def f():`, `if x:  # why`)."""
+    """Whether the line before `start` opens a block (`def f():`, `) -> None:`, `if x:  # why`)."""
     previous_end = start - (2 if text[max(start - 2, 0) : start] == "\r\n" else 1)
     line_start = max(text.rfind("\n", 0, previous_end), text.rfind("\r", 0, previous_end)) + 1
     code = text[line_start:previous_end].split("#", 1)[0].rstrip()
-    return code.endswith(":") and code.lstrip().split(" ", 1)[0].rstrip(":") in _BLOCK_KEYWORDS
-
-
-_BLOCK_KEYWORDS = frozenset(
-    {"def", "async", "class", "if", "elif", "else", "for", "while", "try", "except", "finally", "with", "match", "case"}
-)
+    return code.endswith(":")  # a whole statement follows: only a block's header ends so
 
 
 def _blank_line_before(text: str, start: int) -> bool:
