@@ -50,3 +50,38 @@ def test_cuda_marker_reads_uses_not_look_alikes() -> None:
     assert ecosystem.imports_module("dist.init_process_group('nccl')\n", marker)
     assert ecosystem.imports_module('t.to("cuda:1")\n', marker)
     assert not ecosystem.imports_module("cuda_kernels = load()\nx = t.to(device)\n", marker)
+
+
+def test_quality_counts_what_a_reviewer_would_not_merge() -> None:
+    before = (
+        "import torch_xla.core.xla_model as xm\n"
+        "\n"
+        "\n"
+        "def f(debug, x):\n"
+        "    if debug:\n"
+        "        xm.mark_step()\n"
+        "    # sync the graph\n"
+        "    xm.mark_step()\n"
+        "    xm.master_print(x)\n"
+        "    return x\n"
+    )
+    after = (
+        "import os\n"
+        "\n"
+        "\n"
+        "def _helper():\n"
+        "    return 1\n"
+        "\n"
+        "\n"
+        "def f(debug, x):\n"
+        "    if debug:\n"
+        "        pass\n"
+        "    # sync the graph\n"
+        "\n"
+        "    if int(os.environ.get('RANK', 0)) == 0:\n"
+        "        print(x)\n"
+        "    return x\n"
+    )
+    counts = ecosystem.quality_counts(before, after)
+    assert counts == collections.Counter({"rank_guards": 1, "dead_blocks": 1, "orphaned_comments": 1, "helpers": 1})
+    assert sum(ecosystem.quality_counts(before, before).values()) == 0

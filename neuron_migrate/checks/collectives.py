@@ -3,8 +3,8 @@
 Each call keeps its arguments and calls a helper written into the file once, which does what
 torch_xla did with `torch.distributed`: a list is reduced in place and returned, a tensor is
 reduced into a new one, `scale=` multiplies the result, and without a process group the call
-acts on one rank. `groups=` other than None, and list forms of the gather and scatter, stay
-findings.
+acts on one rank; a list given to all_gather or reduce_scatter is gathered or scattered tensor by
+tensor, into a list. `groups=` other than None stays a finding.
 """
 
 from __future__ import annotations
@@ -66,9 +66,6 @@ _PARAMETERS = {
 }
 
 
-_TENSOR_ONLY = {"all_gather": "value", "reduce_scatter": "input"}
-
-
 def collective(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.all_reduce(...)` -> `_all_reduce(...)` (and the same for all_gather and reduce_scatter)."""
     call = match.node
@@ -85,9 +82,6 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     groups = given.get("groups")
     if groups is not None and not (isinstance(groups, ast.Constant) and groups.value is None):
         return None  # replica groups become `dist.new_group` process groups; a human maps them
-    tensor_arg = given.get(_TENSOR_ONLY.get(kind, ""))
-    if isinstance(tensor_arg, (ast.List, ast.Tuple)):
-        return None  # the list forms of all_gather / reduce_scatter are rare; port by hand
     needed = helper_imports(ctx, match, kind)
     if needed is None:
         return None
