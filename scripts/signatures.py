@@ -120,7 +120,8 @@ class Wheel:
         """Name -> its symbol, or (module, name) where it is imported from."""
         if module in self._cache:
             return self._cache[module]
-        self._cache[module] = table = {}
+        table: dict[str, Symbol | tuple[str, str]] = {}
+        self._cache[module] = table
         try:
             tree = ast.parse(self.sources[module])
         except (KeyError, SyntaxError):

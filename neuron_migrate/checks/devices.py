@@ -91,12 +91,8 @@ def device_slots(analysis: Analysis, call: ast.Call, scope: Scope) -> list[ast.A
     """The argument values of `call` that hold a device."""
     slots: list[ast.AST] = [k.value for k in call.keywords if k.arg in _DEVICE_KEYWORDS]
     func = call.func
-    if (
-        call.args
-        and isinstance(func, ast.Attribute)
-        and func.attr == "to"
-        or call.args
-        and analysis.call_names(call, scope) & _DEVICE_CALLS
+    if (call.args and isinstance(func, ast.Attribute) and func.attr == "to") or (
+        call.args and analysis.call_names(call, scope) & _DEVICE_CALLS
     ):
         slots.append(call.args[0])
     return slots
@@ -124,7 +120,7 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
     kind, definition = receiver(analysis, call, scope)
     for value in slots:
         literal = string_value(value)
-        if literal is not None and new_device(literal) is not None:
+        if literal is not None and isinstance(value, ast.Constant) and new_device(literal) is not None:
             if kind == "torch" or (kind == "user" and consistent(analysis, definition)):  # type: ignore[arg-type]
                 yield _match(rule, value, scope)
             else:
@@ -133,7 +129,7 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
                 )
         elif kind == "torch":
             source = string_source(analysis, value, scope)
-            if source is not None and new_device(source.value) is not None:
+            if source is not None and isinstance(source.value, str) and new_device(source.value) is not None:
                 yield _match(rule, source, scope, safety=variable_safety(analysis, value))
 
 
@@ -145,7 +141,7 @@ def _match(
     callee: str = "",
     safety: Safety | None = None,
 ) -> Match:
-    text = node.value
+    text = str(node.value)  # a string constant: callers pass no other
     entry = MapEntry(old=text, fix=None if message else "replace_string", message=message, safety=safety)
     extra = (("new", new_device(text) or "neuron"), ("callee", callee))
     return Match(rule, node, scope, entry, text, text, extra)
@@ -157,7 +153,7 @@ def consistent(analysis: Analysis, definition: ast.AST) -> bool:
     key = id(definition)
     if key not in memo:  # type: ignore[operator]
         memo[key] = _consistent(analysis, definition)  # type: ignore[index]
-    return memo[key]  # type: ignore[index, no-any-return]
+    return memo[key]  # type: ignore[index]
 
 
 def _consistent(analysis: Analysis, definition: ast.AST) -> bool:
@@ -174,7 +170,7 @@ def _consistent(analysis: Analysis, definition: ast.AST) -> bool:
         elif isinstance(node, ast.arguments):  # defaults change with the tests that read them
             rewritten.update(id(d) for d in [*node.defaults, *node.kw_defaults] if d is not None)
     strings = [n for n in ast.walk(definition) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    return all(id(n) in rewritten for n in strings if new_device(n.value) is not None)
+    return all(id(n) in rewritten for n in strings if isinstance(n.value, str) and new_device(n.value) is not None)
 
 
 # -- comparisons -----------------------------------------------------------------------------
@@ -258,7 +254,7 @@ def _find_device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
     found: dict[int, set[str]] = {}
     functions = {n.name: n for n in analysis.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for node in analysis.nodes(ast.Call):
-        if isinstance(node.func, ast.Name) and node.func.id in functions:  # type: ignore[attr-defined]
+        if isinstance(node.func, ast.Name) and node.func.id in functions:
             function = functions[node.func.id]
             params = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
             fed = {k.arg for k in node.keywords if k.arg and _is_device_string(k.value)}
@@ -307,12 +303,11 @@ def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:
     """Unsafe when the variable is also compared somewhere: that test may change its branch."""
     name = value.id if isinstance(value, ast.Name) else getattr(value, "attr", "")
     for node in analysis.nodes(ast.Compare):
-        if not compare_operands(node):  # type: ignore[arg-type]
-            if any(
-                (isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name)
-                for o in [node.left, *node.comparators]
-            ):
-                return Safety.UNSAFE
+        if not compare_operands(node) and any(
+            (isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name)
+            for o in [node.left, *node.comparators]
+        ):
+            return Safety.UNSAFE
     return None
 
 

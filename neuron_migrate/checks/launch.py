@@ -55,10 +55,10 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
     text = string_value(backend)
     if text is None or names & _NEW_GROUP:
         source = backend if text is not None else _backend_source(analysis, backend, scope)
-        if source is not None and source.value == "xla":
-            safety = None if text is not None else variable_safety(analysis, backend)  # type: ignore[arg-type]
-            entry = MapEntry(old="xla", fix="replace_string", safety=safety)
-            yield Match(rule, source, scope, entry, "xla", "xla", (("new", "neuron"),))
+        if isinstance(source, ast.Constant) and source.value == "xla":
+            safety = None if text is not None or backend is None else variable_safety(analysis, backend)
+            xla_entry = MapEntry(old="xla", fix="replace_string", safety=safety)
+            yield Match(rule, source, scope, xla_entry, "xla", "xla", (("new", "neuron"),))
         return
     entry = entry_for(rule, text)
     if entry is None and "xla" in text.split(",")[-1]:
@@ -161,7 +161,7 @@ def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
 def _calls_init_process_group(ctx: FixContext) -> bool:
     """Whether anything called `init_process_group` is called anywhere in the module."""
     for node in ctx.analysis.nodes(ast.Call):
-        func = node.func  # type: ignore[attr-defined]
+        func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if name == "init_process_group":
             return True
@@ -177,7 +177,8 @@ def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
     found = STRING_LITERAL.fullmatch(ctx.segment(backend))
     if found is None:
         return None
-    new, imports = f"{found.group(1)}{found.group(2)}neuron{found.group(2)}", ()
+    imports: tuple[str, ...] = ()
+    new = f"{found.group(1)}{found.group(2)}neuron{found.group(2)}"
     if ctx.analysis.target == "accelerator":  # nccl on CUDA, neuron on Trainium, gloo on the CPU
         rendered = ctx.render(f"{{dist}}.get_default_backend_for_device({ACCEL_DEVICE})", match)
         if rendered is None:

@@ -119,7 +119,7 @@ def _owner(analysis: Analysis, node: ast.AST) -> ast.Module | ast.FunctionDef | 
     current = analysis.parent(node)
     while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         current = analysis.parent(current)
-    return current if current is not None else analysis.tree  # type: ignore[return-value]
+    return current if current is not None else analysis.tree
 
 
 def _straight_line(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -140,7 +140,7 @@ class FixContext:
     def args_text(self, call: ast.Call) -> str:
         """The text between a call's parentheses, exactly as written."""
         func_end = self.src.node_span(call.func)[1]
-        call_start, call_end = self.src.node_span(call)
+        call_end = self.src.node_span(call)[1]
         inner = self.src.text[func_end:call_end]
         open_at = inner.index("(")
         return inner[open_at + 1 : -1]
@@ -384,7 +384,7 @@ def string_value(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-STRING_LITERAL = re.compile(r"([rRuU]?)('''|\"\"\"|'|\")(.*)\2", re.S)
+STRING_LITERAL = re.compile(r"([rRuU]?)('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
 
 
 def string_literal(ctx: FixContext, node: ast.AST, value: str) -> str | None:
@@ -426,7 +426,7 @@ def replace_string(ctx: FixContext, match: Match) -> Plan | None:
     prefix, quote, _ = found.groups()
     plan = ctx.replace(node, f"{prefix}{quote}{new}{quote}")
     call = _autocast_without_dtype(ctx, match)
-    if call is None:
+    if call is None or plan is None:
         return plan
     # torch_xla's autocast defaulted to bfloat16 on the device, `torch.autocast("neuron")` does not
     dtype = ctx.render("{torch}.bfloat16", match)
