@@ -294,9 +294,8 @@ def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:
         and isinstance(s.targets[0], ast.Name)
         and s.targets[0].id == name
     ]
-    if len(assigned) != 1 or string_value(assigned[0].value) is None:
-        return None
-    return assigned[0].value  # type: ignore[return-value]
+    value = assigned[0].value if len(assigned) == 1 else None
+    return value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
 
 
 def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:

@@ -219,7 +219,9 @@ def _merged_branches(ctx: FixContext, match: Match, call: ast.Call) -> Plan | No
         return None
     backend = call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "backend")
     func, quoted = ctx.segment(call.func), STRING_LITERAL.fullmatch(ctx.segment(backend))
-    text = f"{func}({quoted.group(1)}{quoted.group(2)}neuron{quoted.group(2)})"  # type: ignore[union-attr]
+    if quoted is None:
+        return None  # never: fix_process_group matched this literal before calling us
+    text = f"{func}({quoted.group(1)}{quoted.group(2)}neuron{quoted.group(2)})"
     return ctx.replace_statement(branch, [text], safety=Safety.UNSAFE)
 
 

@@ -319,7 +319,7 @@ def _is_optional_import(ctx: FixContext, node: ast.Try) -> bool:
                 continue
             if not isinstance(stmt, ast.Assign) or not all(isinstance(t, ast.Name) for t in stmt.targets):
                 return False
-            if any(resolver.is_loaded(t.id) for t in stmt.targets):  # type: ignore[attr-defined]
+            if any(isinstance(t, ast.Name) and resolver.is_loaded(t.id) for t in stmt.targets):
                 return False
     return True
 
