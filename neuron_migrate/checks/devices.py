@@ -14,6 +14,7 @@ import ast
 import re
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
+from typing import TypeGuard
 
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
@@ -194,12 +195,12 @@ def compare_operands(node: ast.Compare) -> list[tuple[ast.Constant, ast.AST, str
             for text, other in ((left, right), (right, left)):
                 how = _device_operand(other)
                 if how and _is_device_string(text):
-                    found.append((text, other, how))  # type: ignore[arg-type]
+                    found.append((text, other, how))
         elif isinstance(op, (ast.In, ast.NotIn)):
             if _device_operand(right) and _is_device_string(left):
-                found.append((left, right, _device_operand(right) or ""))  # type: ignore[arg-type]
+                found.append((left, right, _device_operand(right) or ""))
             elif _device_operand(left) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-                found += [(e, left, _device_operand(left) or "") for e in right.elts if _is_device_string(e)]  # type: ignore[misc]
+                found += [(e, left, _device_operand(left) or "") for e in right.elts if _is_device_string(e)]
     return found
 
 
@@ -263,7 +264,7 @@ def _find_device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
     return found
 
 
-def _is_device_string(node: ast.AST | None) -> bool:
+def _is_device_string(node: ast.AST | None) -> TypeGuard[ast.Constant]:
     text = string_value(node)
     return text is not None and new_device(text) is not None
 

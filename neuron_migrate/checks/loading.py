@@ -29,7 +29,8 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     known = ("loader", "device", "devices", *_LOADER_TUNING)
     if len(call.args) > 2 or any(k.arg not in known and not is_default(match, k) for k in call.keywords):
         return None  # `batchdim=0` is ParallelLoader's default: as if absent
-    outer: ast.AST | None = call
+    outer: ast.AST | None
+    outer = call  # apart from its annotation: mypy narrows it to ast.Call
     if match.qualified.endswith("ParallelLoader"):
         attribute = ctx.analysis.parent(call)
         outer = ctx.analysis.parent(attribute) if isinstance(attribute, ast.Attribute) else None
@@ -42,7 +43,7 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
         if len(outer.args) != 1 or outer.keywords:
             return None
     loader = argument(call, "loader", 0)
-    device = argument(outer, "device", 0) if outer is not call else argument(call, "device", 1)  # type: ignore[arg-type]
+    device = argument(outer, "device", 0) if outer is not call else argument(call, "device", 1)
     if outer is None or loader is None or device is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     resolver = ctx.analysis.resolver

@@ -61,9 +61,9 @@ def reduce_gradients(ctx: FixContext, match: Match) -> Plan | None:
         return None  # `groups=[[0, 1], ...]`: replica groups become process groups; a human maps them
     optimizer = argument(call, "optimizer", 0)
     needed = helper_imports(ctx, match, "reduce_gradients") if optimizer is not None else None
-    if needed is None:
+    if optimizer is None or needed is None:
         return None
-    return ctx.replace(call, f"_reduce_gradients({ctx.segment(optimizer)})", needed)  # type: ignore[arg-type]
+    return ctx.replace(call, f"_reduce_gradients({ctx.segment(optimizer)})", needed)
 
 
 def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
