@@ -14,7 +14,7 @@ import ast
 import re
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TypeGuard
+from typing import TypeGuard, cast
 
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
@@ -122,7 +122,7 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
     for value in slots:
         literal = string_value(value)
         if literal is not None and isinstance(value, ast.Constant) and new_device(literal) is not None:
-            if kind == "torch" or (kind == "user" and consistent(analysis, definition)):  # type: ignore[arg-type]
+            if kind == "torch" or (kind == "user" and definition is not None and consistent(analysis, definition)):
                 yield _match(rule, value, scope)
             else:
                 yield _match(
@@ -150,11 +150,11 @@ def _match(
 
 def consistent(analysis: Analysis, definition: ast.AST) -> bool:
     """Whether every `"xla"` string in a user function (or class) is one NM102 rewrites."""
-    memo = analysis.memo.setdefault("consistent", {})
+    memo = cast("dict[int, bool]", analysis.memo.setdefault("consistent", {}))  # memo's values are untyped
     key = id(definition)
-    if key not in memo:  # type: ignore[operator]
-        memo[key] = _consistent(analysis, definition)  # type: ignore[index]
-    return memo[key]  # type: ignore[index]
+    if key not in memo:
+        memo[key] = _consistent(analysis, definition)
+    return memo[key]
 
 
 def _consistent(analysis: Analysis, definition: ast.AST) -> bool:
@@ -421,7 +421,7 @@ def _device_type_in(ctx: FixContext, match: Match, call: ast.Call, compare: ast.
     if not kinds or any(k not in _DEVICE_TYPES for k in kinds):
         return None
     operator = "in" if isinstance(compare.ops[0], ast.In) else "not in"
-    names = [f'"{_DEVICE_TYPES[k]}"' for k in dict.fromkeys(kinds)]  # type: ignore[index]
+    names = [f'"{_DEVICE_TYPES[k]}"' for k in dict.fromkeys(kinds) if k is not None]  # no k is None (checked above)
     test = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     template = f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} {test}'
     rendered = ctx.render(template, match)

@@ -73,7 +73,7 @@ def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
     if isinstance(extra, ast.Dict) and all(
         isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier() for k in extra.keys
     ):
-        return ", ".join(f"{k.value}={ctx.segment(v)}" for k, v in zip(extra.keys, extra.values))  # type: ignore[union-attr]
+        return ", ".join(f"{k.value}={ctx.segment(v)}" for k, v in zip(extra.keys, extra.values))  # type: ignore[union-attr]  # str Constants (checked above)
     return f"**{ctx.segment(extra)}"
 
 
