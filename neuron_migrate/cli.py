@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -77,10 +78,8 @@ def _names_never_stop_output() -> None:
     instead of raising UnicodeEncodeError; stderr already escapes them."""
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None and getattr(sys.stdout, "errors", "") == "strict":
-        try:
+        with contextlib.suppress(ValueError, OSError):
             reconfigure(errors="surrogateescape")
-        except (ValueError, OSError):
-            pass
 
 
 def _lower_first(text: str) -> str:

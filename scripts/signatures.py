@@ -84,7 +84,10 @@ class Wheel:
     """The `.py` files of one torch_xla wheel, and the top-level symbols of each module."""
 
     def __init__(self, path: Path) -> None:
-        self.version = re.search(r"torch_xla-([0-9.]+)", path.name).group(1)  # type: ignore[union-attr]
+        found = re.search(r"torch_xla-([0-9.]+)", path.name)
+        if found is None:
+            raise SystemExit(f"{path}: not a torch_xla wheel (torch_xla-<version>-*.whl)")
+        self.version = found.group(1)
         self.sources: dict[str, str] = {}
         self.packages: set[str] = set()
         with zipfile.ZipFile(path) as archive:
@@ -120,7 +123,8 @@ class Wheel:
         """Name -> its symbol, or (module, name) where it is imported from."""
         if module in self._cache:
             return self._cache[module]
-        self._cache[module] = table = {}
+        table: dict[str, Symbol | tuple[str, str]] = {}
+        self._cache[module] = table
         try:
             tree = ast.parse(self.sources[module])
         except (KeyError, SyntaxError):

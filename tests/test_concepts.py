@@ -55,7 +55,7 @@ def test_every_shipped_rule_names_its_concept_on_the_line_after_its_name() -> No
 
 def test_an_unknown_concept_is_rejected_naming_the_file() -> None:
     data = {"code": "NM100", "name": "x", "message": "M", "severity": "error", "safety": "safe", "concept": "gpu"}
-    with pytest.raises(RuleSpecError, match="NM100.toml: `concept` must be one of devices, "):
+    with pytest.raises(RuleSpecError, match=r"NM100\.toml: `concept` must be one of devices, "):
         parse_rule(data, "NM100.toml")
 
 

@@ -31,7 +31,7 @@ def _corpus() -> list[Path]:
     return sorted(
         p
         for p in FIXTURES.rglob("*")
-        if p.is_file() and p.suffix not in (".findings",) and ".fixed." not in p.name and p.name != "fixed"
+        if p.is_file() and p.suffix != ".findings" and ".fixed." not in p.name and p.name != "fixed"
     )
 
 

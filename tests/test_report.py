@@ -549,7 +549,7 @@ def test_html_in_a_real_browser(project: Path, tmp_path: Path, monkeypatch: pyte
         for chart in ("chart-status", "chart-families"):
             box = seen["charts"][chart]
             assert box["visible"] and box["bars"] > 0 and box["height"] > 20, seen
-            assert 0 <= box["left"] and box["right"] <= width, seen
+            assert box["left"] >= 0 and box["right"] <= width, seen
         assert seen["sorted"] == "ascending" and seen["sortedAscending"] and seen["sortedDescending"], seen
         assert seen["filters"] == {s: {"shown": n, "right": True, "expected": n} for s, n in statuses.items() if n}, (
             seen

@@ -169,7 +169,7 @@ def sparse_use(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
 def _match(rule: RuleSpec, node: ast.AST, scope: Scope, qualified: str, written: str, **fix: object) -> Match:
     """A match for `qualified`, with the message and severity of the rule's entry for it, if any."""
     listed = next((e for e in rule.maps if e.old == qualified), None)
-    entry = replace(listed, **fix) if listed is not None else MapEntry(old=qualified, **fix)  # type: ignore[arg-type]
+    entry = replace(listed, **fix) if listed is not None else MapEntry(old=qualified, **fix)  # type: ignore[arg-type]  # fix: MapEntry's fields
     return Match(rule, node, scope, entry, qualified, written)
 
 

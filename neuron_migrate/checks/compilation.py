@@ -90,7 +90,7 @@ def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
     """`torch.compile(..., dynamic=True)` and `torch._dynamo.optimize(..., dynamic=True)`."""
     if not _compile_call(analysis, node, scope, COMPILE | _OPTIMIZE) or _support(analysis).dynamic:
         return
-    keyword = keyword_of(node, "dynamic")  # type: ignore[arg-type]
+    keyword = keyword_of(node, "dynamic")  # type: ignore[arg-type]  # _compile_call checked it is a Call
     if keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
         yield Match(
             rule, keyword.value, scope, MapEntry(old="dynamic=True", new="False"), "torch.compile", "dynamic=True"
@@ -159,7 +159,7 @@ def compile_mode(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
     """`torch.compile(..., mode="max-autotune")`: a mode the backend ignores."""
     if not _compile_call(analysis, node, scope):
         return
-    keyword = keyword_of(node, "mode")  # type: ignore[arg-type]
+    keyword = keyword_of(node, "mode")  # type: ignore[arg-type]  # _compile_call checked it is a Call
     mode = string_value(keyword.value) if keyword is not None else None
     if keyword is not None and mode is not None and mode not in _support(analysis).modes:
         yield Match(rule, keyword, scope, MapEntry(old=mode, fix="remove_keyword"), "torch.compile", mode)
@@ -170,7 +170,7 @@ def compile_options(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Sc
     """Keys of `torch.compile(..., options={...})` that the Neuron backend does not read."""
     if not _compile_call(analysis, node, scope):
         return
-    keyword = keyword_of(node, "options")  # type: ignore[arg-type]
+    keyword = keyword_of(node, "options")  # type: ignore[arg-type]  # _compile_call checked it is a Call
     known = _support(analysis).options
     for key_node, key in _option_keys(analysis, keyword.value if keyword else None, scope):
         if key not in known:

@@ -236,17 +236,19 @@ def fix_cuda_device_string(ctx: FixContext, match: Match) -> Plan | None:
     """`"cuda"` -> `"neuron"`; with `--target accelerator`, the current accelerator or the CPU."""
     extra = dict(match.extra)
     slot, index = extra.get("slot"), extra.get("index")
-    node = match.node
+    node, parent = match.node, ctx.analysis.parent(match.node)
+    if parent is None:
+        return None  # only the module has no parent; a matched string always has one
     dropped = Safety.UNSAFE if index or slot == "device_index" else None  # the index is dropped
     if not wants_accelerator(ctx, match):
         if slot == "device_index":
-            return replace_node(ctx, match, ctx.analysis.parent(node), '{torch}.device("neuron")', dropped)
+            return replace_node(ctx, match, parent, '{torch}.device("neuron")', dropped)
         text = '"neuron"' if index == "f" else string_literal(ctx, node, "neuron")
         return ctx.replace(node, text, safety=dropped) if text else None
     if slot == "compare":
         return None  # `torch.accelerator.current_accelerator()` is None on the CPU; a human decides
     if slot in ("device_call", "device_index"):
-        return replace_node(ctx, match, ctx.analysis.parent(node), ACCEL_DEVICE, dropped)
+        return replace_node(ctx, match, parent, ACCEL_DEVICE, dropped)
     return replace_node(ctx, match, node, ACCEL_DEVICE, dropped)
 
 
@@ -258,7 +260,7 @@ def fix_cuda_method(ctx: FixContext, match: Match) -> Plan | None:
     if not _simple_args(call) or len(call.args) > 2:
         return None
     named = dict(zip(("device", "non_blocking"), call.args))
-    named.update({k.arg: k.value for k in call.keywords if k.arg})  # type: ignore[misc]
+    named.update({k.arg: k.value for k in call.keywords if k.arg})
     if set(named) - {"device", "non_blocking", "memory_format"}:
         return None
     device = named.pop("device", None)
@@ -296,7 +298,7 @@ def cuda_autocast(ctx: FixContext, match: Match) -> Plan | None:
     if len(call.args) > len(positions):
         return None
     named = dict(zip(positions, call.args))
-    named.update({k.arg: k.value for k in call.keywords if k.arg})  # type: ignore[misc]
+    named.update({k.arg: k.value for k in call.keywords if k.arg})
     named.pop("device_type", None)
     dtype = ctx.segment(named.pop("dtype")) if "dtype" in named else "{torch}.float16"
     accelerator = wants_accelerator(ctx, match)

@@ -124,7 +124,7 @@ def _builds_cuda(call: ast.Call) -> bool:
     with_cuda = keyword_of(call, "with_cuda")
     if with_cuda is not None and not (isinstance(with_cuda.value, ast.Constant) and not with_cuda.value.value):
         return True
-    return any(string_value(n) is not None and string_value(n).endswith((".cu", ".cuh")) for n in ast.walk(call))  # type: ignore[union-attr]
+    return any((string_value(n) or "").endswith((".cu", ".cuh")) for n in ast.walk(call))
 
 
 # -- NM804 ------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import ast
 import re
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
+from typing import TypeGuard, cast
 
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
@@ -86,12 +87,8 @@ def device_slots(analysis: Analysis, call: ast.Call, scope: Scope) -> list[ast.A
     """The argument values of `call` that hold a device."""
     slots: list[ast.AST] = [k.value for k in call.keywords if k.arg in _DEVICE_KEYWORDS]
     func = call.func
-    if (
-        call.args
-        and isinstance(func, ast.Attribute)
-        and func.attr == "to"
-        or call.args
-        and analysis.call_names(call, scope) & _DEVICE_CALLS
+    if (call.args and isinstance(func, ast.Attribute) and func.attr == "to") or (
+        call.args and analysis.call_names(call, scope) & _DEVICE_CALLS
     ):
         slots.append(call.args[0])
     return slots
@@ -119,8 +116,8 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
     kind, definition = receiver(analysis, call, scope)
     for value in slots:
         literal = string_value(value)
-        if literal is not None and new_device(literal) is not None:
-            if kind == "torch" or (kind == "user" and consistent(analysis, definition)):  # type: ignore[arg-type]
+        if literal is not None and isinstance(value, ast.Constant) and new_device(literal) is not None:
+            if kind == "torch" or (kind == "user" and definition is not None and consistent(analysis, definition)):
                 yield _match(rule, value, scope)
             else:
                 yield _match(
@@ -128,7 +125,7 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
                 )
         elif kind == "torch":
             source = string_source(analysis, value, scope)
-            if source is not None and new_device(source.value) is not None:
+            if source is not None and isinstance(source.value, str) and new_device(source.value) is not None:
                 yield _match(rule, source, scope, safety=variable_safety(analysis, value))
 
 
@@ -140,7 +137,7 @@ def _match(
     callee: str = "",
     safety: Safety | None = None,
 ) -> Match:
-    text = node.value
+    text = str(node.value)  # a string constant: callers pass no other
     entry = MapEntry(old=text, fix=None if message else "replace_string", message=message, safety=safety)
     extra = (("new", new_device(text) or "neuron"), ("callee", callee))
     return Match(rule, node, scope, entry, text, text, extra)
@@ -148,11 +145,11 @@ def _match(
 
 def consistent(analysis: Analysis, definition: ast.AST) -> bool:
     """Whether every `"xla"` string in a user function (or class) is one NM102 rewrites."""
-    memo = analysis.memo.setdefault("consistent", {})
+    memo = cast("dict[int, bool]", analysis.memo.setdefault("consistent", {}))  # memo's values are untyped
     key = id(definition)
-    if key not in memo:  # type: ignore[operator]
-        memo[key] = _consistent(analysis, definition)  # type: ignore[index]
-    return memo[key]  # type: ignore[index, no-any-return]
+    if key not in memo:
+        memo[key] = _consistent(analysis, definition)
+    return memo[key]
 
 
 def _consistent(analysis: Analysis, definition: ast.AST) -> bool:
@@ -169,7 +166,7 @@ def _consistent(analysis: Analysis, definition: ast.AST) -> bool:
         elif isinstance(node, ast.arguments):  # defaults change with the tests that read them
             rewritten.update(id(d) for d in [*node.defaults, *node.kw_defaults] if d is not None)
     strings = [n for n in ast.walk(definition) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    return all(id(n) in rewritten for n in strings if new_device(n.value) is not None)
+    return all(id(n) in rewritten for n in strings if isinstance(n.value, str) and new_device(n.value) is not None)
 
 
 # -- comparisons -----------------------------------------------------------------------------
@@ -193,12 +190,12 @@ def compare_operands(node: ast.Compare) -> list[tuple[ast.Constant, ast.AST, str
             for text, other in ((left, right), (right, left)):
                 how = _device_operand(other)
                 if how and _is_device_string(text):
-                    found.append((text, other, how))  # type: ignore[arg-type]
+                    found.append((text, other, how))
         elif isinstance(op, (ast.In, ast.NotIn)):
             if _device_operand(right) and _is_device_string(left):
-                found.append((left, right, _device_operand(right) or ""))  # type: ignore[arg-type]
+                found.append((left, right, _device_operand(right) or ""))
             elif _device_operand(left) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-                found += [(e, left, _device_operand(left) or "") for e in right.elts if _is_device_string(e)]  # type: ignore[misc]
+                found += [(e, left, _device_operand(left) or "") for e in right.elts if _is_device_string(e)]
     return found
 
 
@@ -253,7 +250,7 @@ def _find_device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
     found: dict[int, set[str]] = {}
     functions = {n.name: n for n in analysis.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for node in analysis.nodes(ast.Call):
-        if isinstance(node.func, ast.Name) and node.func.id in functions:  # type: ignore[attr-defined]
+        if isinstance(node.func, ast.Name) and node.func.id in functions:
             function = functions[node.func.id]
             params = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
             fed = {k.arg for k in node.keywords if k.arg and _is_device_string(k.value)}
@@ -262,7 +259,7 @@ def _find_device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
     return found
 
 
-def _is_device_string(node: ast.AST | None) -> bool:
+def _is_device_string(node: ast.AST | None) -> TypeGuard[ast.Constant]:
     text = string_value(node)
     return text is not None and new_device(text) is not None
 
@@ -293,21 +290,19 @@ def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:
         and isinstance(s.targets[0], ast.Name)
         and s.targets[0].id == name
     ]
-    if len(assigned) != 1 or string_value(assigned[0].value) is None:
-        return None
-    return assigned[0].value  # type: ignore[return-value]
+    value = assigned[0].value if len(assigned) == 1 else None
+    return value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
 
 
 def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:
     """Unsafe when the variable is also compared somewhere: that test may change its branch."""
     name = value.id if isinstance(value, ast.Name) else getattr(value, "attr", "")
     for node in analysis.nodes(ast.Compare):
-        if not compare_operands(node):  # type: ignore[arg-type]
-            if any(
-                (isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name)
-                for o in [node.left, *node.comparators]
-            ):
-                return Safety.UNSAFE
+        if not compare_operands(node) and any(
+            (isinstance(o, ast.Name) and o.id == name) or (isinstance(o, ast.Attribute) and o.attr == name)
+            for o in [node.left, *node.comparators]
+        ):
+            return Safety.UNSAFE
     return None
 
 
@@ -421,7 +416,7 @@ def _device_type_in(ctx: FixContext, match: Match, call: ast.Call, compare: ast.
     if not kinds or any(k not in _DEVICE_TYPES for k in kinds):
         return None
     operator = "in" if isinstance(compare.ops[0], ast.In) else "not in"
-    names = [f'"{_DEVICE_TYPES[k]}"' for k in dict.fromkeys(kinds)]  # type: ignore[index]
+    names = [f'"{_DEVICE_TYPES[k]}"' for k in dict.fromkeys(kinds) if k is not None]  # no k is None (checked above)
     test = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     template = f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} {test}'
     rendered = ctx.render(template, match)

@@ -51,8 +51,8 @@ def _env_writes(analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[tup
             if node.args and isinstance(node.args[0], ast.Dict):
                 for key_node in node.args[0].keys:
                     key = string_value(key_node)
-                    if key is not None:
-                        yield key, key_node, False  # type: ignore[misc]
+                    if key is not None and key_node is not None:
+                        yield key, key_node, False
 
 
 def remove_env_statement(ctx: FixContext, match: Match) -> Plan | None:

@@ -115,7 +115,7 @@ def step_context(ctx: FixContext, match: Match) -> Plan | None:
     """`with torch_xla.step(): body` -> `body`, dedented one level."""
     item = ctx.analysis.parent(match.node)
     stmt = ctx.analysis.parent(item) if isinstance(item, ast.withitem) else None
-    if not isinstance(stmt, ast.With) or len(stmt.items) != 1 or item.optional_vars is not None:  # type: ignore[union-attr]
+    if not isinstance(stmt, ast.With) or len(stmt.items) != 1 or stmt.items[0].optional_vars is not None:
         return None
     span = ctx.statement_lines(stmt)
     first = stmt.body[0]

@@ -27,8 +27,9 @@ def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] 
     bindings = resolver.lookup(defined, resolver.module_scope)
     if bindings:
         node = bindings[0].node
-        ours = len(bindings) == 1 and isinstance(node, (ast.FunctionDef, ast.ClassDef))
-        return () if ours and ast.get_docstring(node) == _docstring(template) else None  # type: ignore[arg-type]
+        if len(bindings) == 1 and isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            return () if ast.get_docstring(node) == _docstring(template) else None
+        return None
     rendered = ctx.render("{" + module + "}", dataclasses.replace(match, scope=resolver.module_scope))
     if rendered is None:
         return None

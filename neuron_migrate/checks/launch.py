@@ -68,8 +68,8 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
                 continue
             variable = text is None and not isinstance(backend, ast.IfExp)
             safety = variable_safety(analysis, backend) if variable else None  # type: ignore[arg-type]
-            entry = MapEntry(old="xla", fix="replace_string", safety=safety)
-            yield Match(rule, source, scope, entry, "xla", "xla", (("new", "neuron"),))
+            xla_entry = MapEntry(old="xla", fix="replace_string", safety=safety)
+            yield Match(rule, source, scope, xla_entry, "xla", "xla", (("new", "neuron"),))
         method = next((k for k in node.keywords if k.arg == "init_method"), None)
         xla = any(s.value == "xla" for s in sources)
         if xla and text is None and method is not None and string_value(method.value) == "xla://":
@@ -99,10 +99,10 @@ def _branch_strings(analysis: Analysis, node: ast.AST | None, scope: Scope) -> l
     if isinstance(node, ast.Name):
         bindings = analysis.resolver.lookup(node.id, scope)
         target = bindings[0].node if len(bindings) == 1 else None
-        assign = next((a for a in analysis.nodes(ast.Assign) if a.targets == [target]), None)  # type: ignore[attr-defined]
+        assign = next((a for a in analysis.nodes(ast.Assign) if a.targets == [target]), None)
         if assign is None:
             return []
-        node = assign.value  # type: ignore[attr-defined]
+        node = assign.value
     if not isinstance(node, ast.IfExp):
         return []
     found: list[ast.Constant] = []
@@ -251,7 +251,7 @@ def _only_conditional_init(ctx: FixContext, fn: ast.expr, match: Match) -> ast.s
     assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
     holders: list[ast.stmt] = []
     for init in ctx.analysis.nodes(ast.Call):
-        if _call_name(init) != "init_process_group":  # type: ignore[arg-type]
+        if _call_name(init) != "init_process_group":
             continue
         current: ast.AST | None = ctx.analysis.parent(init)
         below: ast.AST = init
@@ -274,7 +274,7 @@ def _call_name(node: ast.Call) -> str:
 
 def _calls_init_process_group(ctx: FixContext) -> bool:
     """Whether anything called `init_process_group` is called anywhere in the module."""
-    return any(_call_name(node) == "init_process_group" for node in ctx.analysis.nodes(ast.Call))  # type: ignore[arg-type]
+    return any(_call_name(node) == "init_process_group" for node in ctx.analysis.nodes(ast.Call))
 
 
 def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
@@ -286,7 +286,8 @@ def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
     found = STRING_LITERAL.fullmatch(ctx.segment(backend))
     if found is None:
         return None
-    new, imports = f"{found.group(1)}{found.group(2)}neuron{found.group(2)}", ()
+    imports: tuple[str, ...] = ()
+    new = f"{found.group(1)}{found.group(2)}neuron{found.group(2)}"
     if ctx.analysis.target == "accelerator":  # nccl on CUDA, neuron on Trainium, gloo on the CPU
         rendered = ctx.render(f"{{dist}}.get_default_backend_for_device({ACCEL_DEVICE})", match)
         if rendered is None:
@@ -327,7 +328,9 @@ def _merged_branches(ctx: FixContext, match: Match, call: ast.Call) -> Plan | No
         return None
     backend = call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "backend")
     func, quoted = ctx.segment(call.func), STRING_LITERAL.fullmatch(ctx.segment(backend))
-    text = f"{func}({quoted.group(1)}{quoted.group(2)}neuron{quoted.group(2)})"  # type: ignore[union-attr]
+    if quoted is None:
+        return None  # never: fix_process_group matched this literal before calling us
+    text = f"{func}({quoted.group(1)}{quoted.group(2)}neuron{quoted.group(2)})"
     return ctx.replace_statement(branch, [text], safety=Safety.UNSAFE)
 
 

@@ -13,7 +13,9 @@ _SPAWN = ("fn", "args", "nprocs", "start_method")
 _LAUNCH = ("fn", "args", "start_method", "debug_single_process")
 
 
-def spawn(node: cst.CSTNode, rank: str, launch: str = "", guard: str = "", init: str = "") -> cst.CSTNode:
+def spawn(
+    node: cst.CSTNode, rank: str, launch: str = "", guard: str = "", init: str = ""
+) -> cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]:
     """`xmp.spawn(fn, args=(a,))` -> `fn(<rank>, a)`; as a statement with `guard`, `if <guard>:` /
     `<init>` before it. The arguments' comments and the call's layout are kept."""
     if guard:

@@ -30,7 +30,8 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     known = ("loader", "device", "devices", *_LOADER_TUNING)
     if len(call.args) > 2 or any(k.arg not in known and not is_default(match, k) for k in call.keywords):
         return None  # `batchdim=0` is ParallelLoader's default: as if absent
-    outer: ast.AST | None = call
+    outer: ast.AST | None
+    outer = call  # apart from its annotation: mypy narrows it to ast.Call
     if match.qualified.endswith("ParallelLoader"):
         attribute = ctx.analysis.parent(call)
         outer = ctx.analysis.parent(attribute) if isinstance(attribute, ast.Attribute) else None
@@ -43,7 +44,7 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
         if len(outer.args) != 1 or outer.keywords:
             return None
     loader = argument(call, "loader", 0)
-    device = argument(outer, "device", 0) if outer is not call else argument(call, "device", 1)  # type: ignore[arg-type]
+    device = argument(outer, "device", 0) if outer is not call else argument(call, "device", 1)
     if outer is None or loader is None or device is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     needed = _helper_keys(ctx)
@@ -81,8 +82,7 @@ def _isinstance_check(ctx: FixContext, match: Match) -> Plan | None:
         return None  # referenced, not called: a finding without a fix
     resolver = ctx.analysis.resolver
     built_here = resolver.lookup("_DeviceLoader", resolver.module_scope) or any(
-        match.qualified in ctx.analysis.call_names(call, resolver.module_scope)  # type: ignore[arg-type]
-        for call in ctx.analysis.nodes(ast.Call)
+        match.qualified in ctx.analysis.call_names(call, resolver.module_scope) for call in ctx.analysis.nodes(ast.Call)
     )
     if not built_here:
         return None  # no loader of this file's is tested: the test is about other files' loaders

@@ -62,9 +62,9 @@ def reduce_gradients(ctx: FixContext, match: Match) -> Plan | None:
         return None  # `groups=[[0, 1], ...]`: replica groups become process groups; a human maps them
     optimizer = argument(call, "optimizer", 0)
     needed = helper_imports(ctx, match, "reduce_gradients") if optimizer is not None else None
-    if needed is None:
+    if optimizer is None or needed is None:
         return None
-    return ctx.replace(call, f"_reduce_gradients({ctx.segment(optimizer)})", needed)  # type: ignore[arg-type]
+    return ctx.replace(call, f"_reduce_gradients({ctx.segment(optimizer)})", needed)
 
 
 def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
@@ -74,7 +74,7 @@ def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
     if isinstance(extra, ast.Dict) and all(
         isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier() for k in extra.keys
     ):
-        return ", ".join(f"{k.value}={ctx.segment(v)}" for k, v in zip(extra.keys, extra.values))  # type: ignore[union-attr]
+        return ", ".join(f"{k.value}={ctx.segment(v)}" for k, v in zip(extra.keys, extra.values))  # type: ignore[union-attr]  # str Constants (checked above)
     return f"**{ctx.segment(extra)}"
 
 
@@ -120,7 +120,7 @@ def _owner(analysis: Analysis, node: ast.AST) -> ast.Module | ast.FunctionDef | 
     current = analysis.parent(node)
     while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         current = analysis.parent(current)
-    return current if current is not None else analysis.tree  # type: ignore[return-value]
+    return current if current is not None else analysis.tree
 
 
 def _straight_line(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -153,36 +153,36 @@ def syncfree_steps(analysis: Analysis) -> dict[int, list[tuple[ast.stmt, str, st
     """Each torch_xla syncfree optimizer's constructor call (by id) -> its `x.step(found_inf=f)`
     statements, as (statement, `x`, `f`); None when some `step(found_inf=...)` call has no such
     owner (an optimizer passed in, kept in a container) or is not a statement of its own."""
-    return analysis.fact("syncfree-steps", _find_syncfree_steps)  # type: ignore[no-any-return]
+    return analysis.fact("syncfree-steps", _find_syncfree_steps)
 
 
 def _find_syncfree_steps(analysis: Analysis) -> dict[int, list[tuple[ast.stmt, str, str]]] | None:
     src = analysis.src
     constructors: dict[tuple[int, str], int] = {}  # (scope node id, target text) -> constructor call id
     for assign in analysis.nodes(ast.Assign):
-        value = assign.value  # type: ignore[attr-defined]
-        if not isinstance(value, ast.Call) or len(assign.targets) != 1:  # type: ignore[attr-defined]
+        value = assign.value
+        if not isinstance(value, ast.Call) or len(assign.targets) != 1:
             continue
         if not any(
             n.startswith("torch_xla.amp.syncfree.") for n in analysis.call_names(value, _scope_of(analysis, assign))
         ):
             continue
-        target = assign.targets[0]  # type: ignore[attr-defined]
+        target = assign.targets[0]
         constructors[(id(_owner_node(analysis, assign, target)), src.segment(target))] = id(value)
     found: dict[int, list[tuple[ast.stmt, str, str]]] = {}
     for mapping in analysis.nodes(ast.Dict):  # `optimizer_args={"found_inf": f}`
-        if any(isinstance(k, ast.Constant) and k.value == "found_inf" for k in mapping.keys):  # type: ignore[attr-defined]
+        if any(isinstance(k, ast.Constant) and k.value == "found_inf" for k in mapping.keys):
             return None
     for call in analysis.nodes(ast.Call):
-        func = call.func  # type: ignore[attr-defined]
-        keyword = next((k for k in call.keywords if k.arg == "found_inf"), None)  # type: ignore[attr-defined]
+        func = call.func
+        keyword = next((k for k in call.keywords if k.arg == "found_inf"), None)
         if keyword is None:
             continue
         if not isinstance(func, ast.Attribute) or func.attr != "step":
             return None  # `dict(found_inf=f)`, a wrapper's step: it reaches a step the fix cannot see
         owner = constructors.get((id(_owner_node(analysis, call, func.value)), src.segment(func.value)))
         stmt = analysis.parent(call)
-        if owner is None or call.args or len(call.keywords) != 1 or not analysis.is_expression_statement(call):  # type: ignore[attr-defined]
+        if owner is None or call.args or len(call.keywords) != 1 or not analysis.is_expression_statement(call):
             return None
         found.setdefault(owner, []).append((stmt, src.segment(func.value), src.segment(keyword.value)))  # type: ignore[arg-type]
     return found

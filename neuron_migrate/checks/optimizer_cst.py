@@ -45,7 +45,11 @@ def _step_arguments(arg: cst.Arg | None) -> list[cst.Arg]:
         elements = list(value.elements)
         if not elements:
             return []
-        out = [keyword_arg(str(e.key.evaluated_value), e.value, e.comma) for e in elements]  # type: ignore[union-attr]
+        out = [
+            keyword_arg(str(e.key.evaluated_value), e.value, e.comma)
+            for e in elements
+            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)  # all are (checked above)
+        ]
         out[-1] = out[-1].with_changes(comma=arg.comma)
         return out
     return [cst.Arg(value=value, star="**", comma=arg.comma)]

@@ -215,17 +215,17 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     )
     variable = "RANK" if global_master else "LOCAL_RANK"
     guard = ctx.render(f'if int({{os}}.environ.get("{variable}", 0)) == 0:', match)
-    barrier = ctx.render("if {dist}.is_initialized():", match), ctx.render("{dist}.barrier()", match)
-    if helper is None or save is None or guard is None or None in barrier:
+    sync_test, barrier = ctx.render("if {dist}.is_initialized():", match), ctx.render("{dist}.barrier()", match)
+    if helper is None or save is None or guard is None or sync_test is None or barrier is None:
         return None
     lines = [guard[0], f"\t{save[0]}"] if master_only else [save[0]]
     imports = helper + save[1] + (guard[1] if master_only else ())
     if sync:
-        lines += [barrier[0][0], f"\t{barrier[1][0]}"]  # type: ignore[index]
-        imports += barrier[0][1]  # type: ignore[index]
+        lines += [sync_test[0], f"\t{barrier[0]}"]
+        imports += sync_test[1]
     plan = ctx.replace_statement(stmt, lines, tuple(dict.fromkeys(imports)))
     func = save[0][: save[0].index("(")]
-    sync_guard, call = (barrier[0][0][len("if ") : -1], barrier[1][0]) if sync else ("", "")  # type: ignore[index]
+    sync_guard, barrier_call = (sync_test[0][len("if ") : -1], barrier[0]) if sync else ("", "")
     guard_test = guard[0][len("if ") : -1] if master_only else ""
     return ctx.with_rewrite(
         plan,
@@ -235,7 +235,7 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
         helper="_move_to_device" if loader else "_to_cpu",
         guard=guard_test,
         sync_guard=sync_guard,
-        barrier=call,
+        barrier=barrier_call,
     )
 
 
@@ -321,8 +321,7 @@ def _has_device_loader(ctx: FixContext) -> bool:
     if defined:
         return len(defined) == 1 and isinstance(defined[0].node, ast.FunctionDef)
     return any(
-        set(_LOADERS) & ctx.analysis.call_names(call, resolver.module_scope)  # type: ignore[arg-type]
-        for call in ctx.analysis.nodes(ast.Call)
+        set(_LOADERS) & ctx.analysis.call_names(call, resolver.module_scope) for call in ctx.analysis.nodes(ast.Call)
     )
 
 

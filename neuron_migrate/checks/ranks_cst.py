@@ -47,7 +47,9 @@ def guarded_call(stmt: cst.CSTNode, guard: str, call: str) -> cst.CSTNode:
 _SAVE = ("data", "file_or_path", "master_only", "global_master", "sync")
 
 
-def xla_save(stmt: cst.CSTNode, func: str, helper: str, guard: str, sync_guard: str, barrier: str) -> cst.CSTNode:
+def xla_save(
+    stmt: cst.CSTNode, func: str, helper: str, guard: str, sync_guard: str, barrier: str
+) -> cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]:
     """`xm.save(obj, path)` -> `if <guard>:` / `torch.save(_to_cpu(obj), path)` and, with
     `barrier`, `if <sync_guard>:` / `<barrier>`; the call's comments and layout kept."""
     line, call = call_statement(stmt)

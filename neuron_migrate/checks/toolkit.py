@@ -140,7 +140,7 @@ class FixContext:
     def args_text(self, call: ast.Call) -> str:
         """The text between a call's parentheses, exactly as written."""
         func_end = self.src.node_span(call.func)[1]
-        call_start, call_end = self.src.node_span(call)
+        call_end = self.src.node_span(call)[1]
         inner = self.src.text[func_end:call_end]
         open_at = inner.index("(")
         return inner[open_at + 1 : -1]
@@ -166,7 +166,7 @@ class FixContext:
         fitted = fit_quotes(text, quotes) if quotes else text
         if fitted is None:
             return None
-        return Plan(((start, end, self.wrap(node, fitted)),), imports, **kw)  # type: ignore[arg-type]
+        return Plan(((start, end, self.wrap(node, fitted)),), imports, **kw)  # type: ignore[arg-type]  # kw: Plan's fields
 
     def enclosing_quotes(self, node: ast.AST) -> tuple[str, ...]:
         """The quotes of every f-string `node` sits in: before Python 3.12 its code may use none."""
@@ -225,7 +225,7 @@ class FixContext:
         span = self.statement_lines(stmt)
         if span is None:
             return None
-        return Plan(((span[0], span[1], self.kept_comment_lines(stmt, span)),), deletes=(stmt,), **kw)  # type: ignore[arg-type]
+        return Plan(((span[0], span[1], self.kept_comment_lines(stmt, span)),), deletes=(stmt,), **kw)  # type: ignore[arg-type]  # as above
 
     def kept_comment_lines(self, stmt: ast.stmt, span: tuple[int, int]) -> str:
         """What stays of a deleted statement's comments: nothing. A comment on the statement's
@@ -246,7 +246,7 @@ class FixContext:
         body = newline.join(
             indent + line.replace("\t", unit) if i else line.replace("\t", unit) for i, line in enumerate(lines)
         )
-        return Plan(((start, end, body),), imports, **kw)  # type: ignore[arg-type]
+        return Plan(((start, end, body),), imports, **kw)  # type: ignore[arg-type]  # as above
 
     def with_rewrite(
         self, plan: Plan | None, node: ast.AST, function: str | Callable[..., Any], **options: str
@@ -282,7 +282,7 @@ class FixContext:
     def expression_statement(self, match: Match) -> ast.stmt | None:
         """The `Expr` statement when the matched call is used only for its effect."""
         if self.analysis.is_expression_statement(match.node):
-            return self.analysis.parent(match.node)  # type: ignore[return-value]
+            return self.analysis.parent(match.node)  # type: ignore[return-value]  # an expression statement: its Expr
         return None
 
 
@@ -423,7 +423,7 @@ def replace_string(ctx: FixContext, match: Match) -> Plan | None:
     prefix, quote, _ = found.groups()
     plan = ctx.replace(node, f"{prefix}{quote}{new}{quote}")
     call = _autocast_without_dtype(ctx, match)
-    if call is None:
+    if call is None or plan is None:
         return plan
     # torch_xla's autocast defaulted to bfloat16 on the device, `torch.autocast("neuron")` does not
     dtype = ctx.render("{torch}.bfloat16", match)

@@ -15,7 +15,7 @@ def rename_call(node: cst.CSTNode, func: str, keyword: str = "") -> cst.CSTNode:
     new = realigned(node, node.with_changes(func=cst.parse_expression(func)))
     if keyword:
         argument = keyword_argument(keyword)
-        if any(a.keyword is not None and a.keyword.value == argument.keyword.value for a in node.args):  # type: ignore[union-attr]
+        if any(a.keyword is not None and a.keyword.value == argument.keyword.value for a in node.args):  # type: ignore[union-attr]  # keyword_argument asserts one
             return new
         new = append_argument(new, argument)
     return new

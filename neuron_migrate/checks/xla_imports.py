@@ -75,7 +75,7 @@ def xla_backend_use(analysis: Analysis) -> str | None:
 
 def _first_backend_string(analysis: Analysis) -> str | None:
     for node in analysis.nodes(ast.Constant):
-        value = node.value  # type: ignore[attr-defined]
+        value = node.value
         if isinstance(value, str) and ("xla" in value or "pjrt://" in value):
             text = value.strip()
             parts = [p.split(":")[-1] for p in text.split(",")]
@@ -113,11 +113,8 @@ def keep_reason(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> str | 
         missing = sorted(set(star_names(analysis.resolver, known=False)))
         if missing:
             return f"Import what `{missing[0]}` needs explicitly, then remove the `{{old}}` star import"
-    if (
-        isinstance(stmt, ast.ImportFrom)
-        and stmt.module in BACKEND_MODULES
-        or isinstance(stmt, ast.Import)
-        and any(a.name in BACKEND_MODULES for a in stmt.names)
+    if (isinstance(stmt, ast.ImportFrom) and stmt.module in BACKEND_MODULES) or (
+        isinstance(stmt, ast.Import) and any(a.name in BACKEND_MODULES for a in stmt.names)
     ):
         use = xla_backend_use(analysis)
         if use is not None:
@@ -194,7 +191,7 @@ def _patched_names(analysis: Analysis) -> set[str]:
 def _find_patched_names(analysis: Analysis) -> set[str]:
     found: set[str] = set()
     for node in analysis.nodes(ast.Call):
-        if not _is_patcher(node.func):  # type: ignore[attr-defined]
+        if not _is_patcher(node.func):
             continue
         for arg in node.args[:1]:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -242,10 +239,7 @@ def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
 
 def _claimed_elsewhere(analysis: Analysis, module: str, rule: RuleSpec) -> bool:
     """Whether another enabled import rule has a more specific entry for `module`."""
-    for other in analysis.import_rules:  # type: ignore[attr-defined]
-        if other is not rule and entry_for(other, module) is not None:
-            return True
-    return False
+    return any(other is not rule and entry_for(other, module) is not None for other in analysis.import_rules)
 
 
 def remove_import(ctx: FixContext, match: Match) -> Plan | None:
@@ -325,7 +319,7 @@ def _is_optional_import(ctx: FixContext, node: ast.Try) -> bool:
                 continue
             if not isinstance(stmt, ast.Assign) or not all(isinstance(t, ast.Name) for t in stmt.targets):
                 return False
-            if any(resolver.is_loaded(t.id) for t in stmt.targets):  # type: ignore[attr-defined]
+            if any(isinstance(t, ast.Name) and resolver.is_loaded(t.id) for t in stmt.targets):
                 return False
     return True
 

@@ -49,7 +49,7 @@ def repair_empty_blocks(
             for index in entries:
                 edits[index] = (edits[index][0], edits[index][0], "")
             edits.append((*span, ""))  # its comments were about the code that went
-            outer = _block_holding(analysis, parent, where)  # type: ignore[arg-type]
+            outer = _block_holding(analysis, parent, where)
             if outer is not None:
                 deleted.setdefault(id(outer), []).append(len(edits) - 1)
                 blocks[id(outer)] = outer

@@ -209,7 +209,7 @@ def _one_line_each(cells: CellMap) -> bool:
     """Whether every item of the list is one line: what `--fix` writes back, so both agree."""
     lines = [cells.cell.source[e.begin : e.end] for e in cells.elements]
     whole = all(line.endswith("\n") and line.count("\n") == 1 for line in lines[:-1])
-    return whole and (not lines or lines[-1].count("\n") == lines[-1].endswith("\n") and lines[-1] != "")
+    return whole and (not lines or (lines[-1].count("\n") == lines[-1].endswith("\n") and lines[-1] != ""))
 
 
 def _unmasked(cells: CellMap, first: int, last: int) -> bool:

@@ -223,7 +223,7 @@ def importers(facts: Mapping[str, Facts], wanted: Iterable[str] | None = None) -
                     hits += 1
                     if target != display and target in found:
                         found[target].add(display)
-            if module and hits < len(names) or not names:
+            if (module and hits < len(names)) or not names:
                 target = table.get(module) or (by_full.get(module) if table is owners else None)
                 if target and target != display and target in found:
                     found[target].add(display)

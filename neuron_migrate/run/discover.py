@@ -105,7 +105,7 @@ def resolve(path: Path) -> Path:
 
 
 def _excluded_target(
-    resolved: Path, roots: tuple[Path, ...], resolved_roots: tuple[Path, ...], patterns: tuple[str, ...]
+    resolved: Path, roots: tuple[Path, ...], resolved_roots: tuple[Path, ...], patterns: PathMatcher
 ) -> bool:
     """Whether a link's target lies in a folder (or is a file) the walk would not enter: matched
     by an exclude glob, hidden, or a virtualenv, under one of the roots; so a link cannot carry
@@ -219,7 +219,7 @@ def _walk_folder(
     walk = []
     for entry in dirs:
         path = base / entry.name
-        if _skip_dir(path, patterns) or rules and decide(rules, _join(folder, entry.name), True):
+        if _skip_dir(path, patterns) or (rules and decide(rules, _join(folder, entry.name), True)):
             continue
         if entry.name.endswith(suffixes):  # a folder named like `x.py` is reported, not walked
             yield path, None
