@@ -1,0 +1,47 @@
+# Step traces and a profiler server around a training loop, with a detached capture on one step.
+import tempfile
+
+import torch
+import torch.nn as nn
+import torch.distributed as dist
+import torch_xla.debug.profiler as xp
+
+
+def _optimizer_step(optimizer, **step_args):
+    """Average gradients over the default process group, then step (as torch_xla's optimizer_step did)."""
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        world_size = dist.get_world_size()
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad.div_(world_size)
+    return optimizer.step(**step_args)
+
+
+PORT = 9229
+
+
+def train(device, logdir):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(10, 20), nn.GELU(), nn.Linear(20, 3)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    generator = torch.Generator().manual_seed(2)
+    for step in range(5):
+        inputs = torch.randn(16, 10, generator=generator).to(device)
+        labels = torch.randint(0, 3, (16,), generator=generator).to(device)
+        with xp.StepTrace("train_step", step_num=step):
+            with torch.profiler.record_function("forward"):
+                loss = nn.functional.cross_entropy(model(inputs), labels)
+            with xp.Trace("backward", sync=False):
+                optimizer.zero_grad()
+                loss.backward()
+            _optimizer_step(optimizer)
+        if step == 1:
+            xp.trace_detached(f"localhost:{PORT}", logdir, duration_ms=500)
+        print(f"step {step} loss {loss.item():.4f}")
+
+
+if __name__ == "__main__":
+    server = xp.start_server(PORT)
+    train(torch.device("neuron"), tempfile.mkdtemp(prefix="profile-"))
