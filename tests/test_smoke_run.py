@@ -273,3 +273,11 @@ def test_a_caught_torch_xla_import_fails_with_nm710_even_on_neuron() -> None:
     on_cpu = smoke("xla_probe.py", "cpu")
     assert sorted(f.code for f in report_findings(on_cpu)) == ["NM709", "NM710"]
     assert not on_cpu.ok
+
+
+def test_an_optimizer_wrapper_is_counted_instead_of_the_shard_optimizer_inside_it() -> None:
+    report = smoke("zero.py", nproc=2)
+    assert report.ok, (report.problems, report.failure)
+    assert report.steps == 2 and report.step_site is not None
+    assert report.step_site.line == marker_line("zero.py", "step")
+    assert report.replicas is not None and (report.replicas.status, report.replicas.compared) == ("agree", 4)
