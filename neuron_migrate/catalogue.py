@@ -31,6 +31,7 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _RULE_KEYS = {
     "code",
     "name",
+    "concept",
     "message",
     "severity",
     "safety",
@@ -64,6 +65,31 @@ _MAP_KEYS = {
 # What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
 # bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
 _SHARED_BANDS = ("NM4", "NM5", "NM7", "NM9")
+# The concept a rule belongs to (`concept = "..."` in its TOML): a chapter of the migration guide
+# (guide.py) and, for a rule with Python, the module `checks/<concept>.py` that holds it
+# (checks.CONCEPTS). `packaging` and `shell` live in engine/formats/textfiles.py, `smoke` in
+# smoke/, `engine` (the tool's own findings) in engine/.
+CONCEPTS = (
+    "devices",
+    "execution",
+    "optimizer",
+    "compilation",
+    "ranks",
+    "collectives",
+    "loading",
+    "launch",
+    "sharding",
+    "utilities",
+    "apis",
+    "xla_imports",
+    "environment",
+    "packaging",
+    "shell",
+    "smoke",
+    "cuda",
+    "cuda_setup",
+    "engine",
+)
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
 
 
@@ -100,6 +126,7 @@ class RuleSpec:
     message: str
     severity: Severity
     safety: Safety
+    concept: str = ""  # one of CONCEPTS; "" when the TOML names none
     since: str = "0.1.0"
     detector: str = "qualified"  # "qualified" or a name in detectors.DETECTORS
     retired: bool = False
@@ -191,6 +218,7 @@ def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleS
         message=data["message"],
         severity=_enum(Severity, data["severity"], where, "severity"),
         safety=_enum(Safety, data["safety"], where, "safety"),
+        concept=_concept(data, where),
         since=data.get("since", "0.1.0"),
         detector=data.get("detector", "qualified"),
         retired=bool(data.get("retired", False)),
@@ -202,6 +230,17 @@ def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleS
         families=_families(data, where),
         blocker=_flag(data, "blocker", where),
     )
+
+
+def _concept(data: dict[str, Any], where: str) -> str:
+    """The rule's `concept`, one of CONCEPTS ("" when it names none: every shipped rule names one,
+    which tests/test_catalogue.py checks; a project's own rule may leave it out)."""
+    value = data.get("concept")
+    if value is None:
+        return ""
+    if value not in CONCEPTS:
+        raise RuleSpecError(f"{where}: `concept` must be one of {', '.join(CONCEPTS)}, not {value!r}")
+    return str(value)
 
 
 def _flag(data: dict[str, Any], key: str, where: str) -> bool:

@@ -3,8 +3,10 @@
 It covers the rules of the `xla` family (`--from xla`, the default); the CUDA family (NM8xx)
 is described in the README.
 
-Regenerate with `python -m neuron_migrate.guide > docs/migration-guide.md`; a test fails when the
-file is stale, and when a rule belongs to no concept.
+Each chapter gathers the rules of its concepts (`concept = "..."` in `rules/NMxxx.toml`), by code,
+so a new rule appears in its chapter with no edit here. Regenerate with
+`python -m neuron_migrate.guide > docs/migration-guide.md`; a test fails when the file is stale,
+and when a rule belongs to no chapter.
 """
 
 from __future__ import annotations
@@ -19,108 +21,86 @@ README = "../rules/README.md"
 
 
 @dataclass(frozen=True)
-class Concept:
-    """One thing that differs between torch_xla and TorchNeuron, and the rules that cover it."""
+class Chapter:
+    """One thing that differs between torch_xla and TorchNeuron: the rules of its concepts.
+
+    A rule joins a chapter through its TOML (`concept = "..."`), so a new rule needs no edit here.
+    """
 
     title: str
     intro: str
-    codes: tuple[str, ...]
+    concepts: tuple[str, ...]
+
+    def codes(self) -> tuple[str, ...]:
+        """The chapter's rules (migration rules of the `xla` family, not retired), by code."""
+        return tuple(s.code for s in _guided_specs() if s.concept in self.concepts)
 
 
-CONCEPTS: tuple[Concept, ...] = (
-    Concept(
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter(
         "Devices",
         "torch_xla hands out `xla` devices; TorchNeuron registers a `neuron` device in plain PyTorch, one NeuronCore per process.",
-        ("NM101", "NM102", "NM103", "NM104", "NM105"),
+        ("devices",),
     ),
-    Concept(
+    Chapter(
         "Execution model",
         "torch_xla records lazy tensors and runs a graph at each cut. TorchNeuron runs every op eagerly, so graph cuts, step contexts, step closures and eager-mode switches go.",
-        ("NM201", "NM202", "NM203", "NM205", "NM212"),
+        ("execution",),
     ),
-    Concept(
+    Chapter(
         "Compilation",
         'Graphs are compiled with `torch.compile(backend="neuron")` through TorchDynamo, with static shapes.',
-        ("NM206", "NM501", "NM502", "NM503", "NM504", "NM505", "NM506", "NM507"),
+        ("compilation",),
     ),
-    Concept(
+    Chapter(
         "Optimizer steps and gradients",
         "`xm.optimizer_step` all-reduced gradients; on TorchNeuron that is DDP's or FSDP's job, and the step is `optimizer.step()`.",
-        ("NM204",),
+        ("optimizer",),
     ),
-    Concept(
+    Chapter(
         "Ranks, printing and saving",
         "Ranks come from `torch.distributed` under torchrun; rank-0-only printing and saving become explicit guards.",
-        ("NM301", "NM302", "NM303", "NM304", "NM305", "NM210"),
+        ("ranks",),
     ),
-    Concept(
+    Chapter(
         "Collectives",
         "torch_xla collectives become `torch.distributed` calls on the `neuron` process group, keeping torch_xla's in-place-or-returned meaning.",
-        ("NM306", "NM307"),
+        ("collectives",),
     ),
-    Concept(
+    Chapter(
         "Data loading",
         "`MpDeviceLoader` moved batches to the device in the background; a plain loader with `.to(device)` does the same.",
-        ("NM308",),
+        ("loading",),
     ),
-    Concept(
+    Chapter(
         "Launching and process groups",
         'One process per NeuronCore, started by `torchrun`, with `init_process_group("neuron")`.',
-        ("NM309", "NM310", "NM313"),
+        ("launch",),
     ),
-    Concept(
+    Chapter(
         "Sharding: FSDP and SPMD",
         "XLA FSDP becomes FSDP2 `fully_shard`; GSPMD annotations become DTensor on a `DeviceMesh`, by hand.",
-        ("NM311", "NM312"),
+        ("sharding",),
     ),
-    Concept(
+    Chapter(
         "Utilities, debugging and internals",
         "The helpers scripts import from torch_xla (rate trackers, logging, metrics, profiler, RNG, checkpointing) get plain PyTorch equivalents; internals have none.",
-        ("NM213", "NM207", "NM208", "NM209", "NM211", "NM299"),
+        ("utilities",),
     ),
-    Concept(
+    Chapter(
         "APIs and dtypes the beta lacks",
         "Some PyTorch features fall back to the CPU or fail on Neuron; the `--target-version` compat data says which.",
-        (
-            "NM401",
-            "NM402",
-            "NM403",
-            "NM404",
-            "NM405",
-            "NM406",
-            "NM407",
-            "NM408",
-            "NM409",
-            "NM410",
-            "NM411",
-            "NM412",
-            "NM413",
-        ),
+        ("apis",),
     ),
-    Concept(
+    Chapter(
         "Environment, packages and shell scripts",
         "XLA-era environment variables, requirement pins and launchers in shell scripts.",
-        (
-            "NM601",
-            "NM602",
-            "NM603",
-            "NM604",
-            "NM605",
-            "NM606",
-            "NM620",
-            "NM621",
-            "NM622",
-            "NM623",
-            "NM624",
-            "NM630",
-            "NM631",
-            "NM632",
-        ),
+        ("xla_imports", "environment", "packaging", "shell"),
     ),
-    Concept(
+    Chapter(
         "Checking the result: `neuron-migrate smoke`",
         "`smoke` runs the migrated script for a few steps on `neuron` (real or emulated on the CPU) and reports what static checks cannot see.",
-        ("NM701", "NM702", "NM703", "NM704", "NM705", "NM706", "NM707", "NM708"),
+        ("smoke",),
     ),
 )
 
@@ -142,8 +122,12 @@ def fix_words(spec: RuleSpec) -> str:
     return ("partly fixed by " if partly else "fixed by ") + words
 
 
+def _guided_specs() -> tuple[RuleSpec, ...]:
+    return tuple(s for s in load_catalogue() if not s.retired and "xla" in s.families and not s.code.startswith("NM9"))
+
+
 def guided_codes() -> set[str]:
-    return {code for concept in CONCEPTS for code in concept.codes}
+    return {code for chapter in CHAPTERS for code in chapter.codes()}
 
 
 def render() -> str:
@@ -159,10 +143,10 @@ def render() -> str:
         "## Contents",
         "",
     ]
-    out += [f"- [{c.title}](#{_anchor(c.title)})" for c in CONCEPTS]
-    for concept in CONCEPTS:
-        out += ["", f"## {concept.title}", "", concept.intro, ""]
-        rules = [specs[code] for code in concept.codes if code in specs]
+    out += [f"- [{c.title}](#{_anchor(c.title)})" for c in CHAPTERS]
+    for chapter in CHAPTERS:
+        out += ["", f"## {chapter.title}", "", chapter.intro, ""]
+        rules = [specs[code] for code in chapter.codes()]
         out += ["### What the tool checks and fixes", ""]
         out += [f"- {_link(s)} ({fix_words(s)}): {_sentence(s.doc.get('what', s.message))}" for s in rules]
         manual = [line for s in rules for line in _manual(s)]

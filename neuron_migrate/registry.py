@@ -2,18 +2,19 @@
 
 A rule is data (`rules/NMxxx.toml`, or a project's `NMX001.toml` found through `extend-rules`).
 Rules that data cannot express name a detector (`detector = "..."`) and map entries name a fix
-(`fix = "..."`); those names are looked up here, in `checks/` or in a project's plugin modules
-(`plugins = ["mypkg.nm_rules"]`). Every layer asks this module, so the TOML files, the detector
+(`fix = "..."`); those names are looked up here, in the concept modules `checks.CONCEPTS`
+(`checks/devices.py`, `checks/execution.py`, ...) or in a project's plugin modules
+(`plugins = ["mypkg.nm_rules"]`), merged by one loop with the same clash checks. Every layer asks this module, so the TOML files, the detector
 and fix tables, the packaging and shell checks and the smoke rules cannot disagree.
 
-A plugin module is written against the same interface as `checks/*.py`:
+A plugin module is written against the same interface as a concept module `checks/<concept>.py`:
 
 - `RULES`: a sequence of rule tables in the TOML schema (`code`, `name`, `message`, ...), each
   with a project code such as `NMX101`;
 - `DETECTORS`: `{name: ((ast node types...), detector)}` where a detector is
-  `(rule, analysis, node, scope) -> Iterator[Match]`, as in `checks/detectors.py`;
-- `FIXES`: `{name: fix}` where a fix is `(FixContext, Match) -> Plan | None`, as in
-  `checks/fixes.py`.
+  `(rule, analysis, node, scope) -> Iterator[Match]` (`checks.toolkit.DetectorFn`);
+- `FIXES`: `{name: fix}` where a fix is `(FixContext, Match) -> Plan | None`
+  (`checks.toolkit.FixFn`; `FixContext` is in `checks/toolkit.py`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from neuron_migrate.catalogue import (
 from neuron_migrate.settings import RuleSources
 
 if TYPE_CHECKING:
-    from neuron_migrate.checks.detectors import DetectorFn
+    from neuron_migrate.checks.toolkit import DetectorFn
 
 # Detectors the engine runs outside the `ast` walk: packaging files and shell scripts
 # (engine/formats/textfiles.py), the catch-all for torch_xla names no other rule claims, and
@@ -75,22 +76,15 @@ class Registry:
 def registry(sources: RuleSources = RuleSources()) -> Registry:
     """The shipped rules plus the project's; raises RuleSpecError naming the bad file or key."""
     # The checks are imported here, not at the top: a run answered from the cache needs none.
-    from neuron_migrate.checks import (
-        api_fixes,
-        collective_fixes,
-        cuda_fixes,
-        fixes,
-        fsdp_fixes,
-        port_fixes,
-    )
-    from neuron_migrate.checks.detectors import DETECTORS
+    from neuron_migrate import checks
 
     specs = list(load_catalogue())
-    detectors: dict[str, tuple[tuple[type, ...], DetectorFn]] = dict(DETECTORS)
-    fix_table: dict[str, Callable[..., Any]] = {
-        **fixes.FIXES, **api_fixes.FIXES, **cuda_fixes.FIXES,
-        **port_fixes.FIXES, **fsdp_fixes.FIXES, **collective_fixes.FIXES,
-    }  # fmt: skip
+    detectors: dict[str, tuple[tuple[type, ...], DetectorFn]] = {}
+    fix_table: dict[str, Callable[..., Any]] = {}
+    for concept in checks.CONCEPTS:
+        module = importlib.import_module(f"neuron_migrate.checks.{concept}")
+        _merge(detectors, module.DETECTORS, f"neuron_migrate.checks.{concept}", "DETECTORS", "module")
+        _merge(fix_table, module.FIXES, f"neuron_migrate.checks.{concept}", "FIXES", "module")
     examples: dict[str, Path] = {}
     digest = _data_digest(sources)
     for folder in sources.extend_rules:
@@ -100,8 +94,8 @@ def registry(sources: RuleSources = RuleSources()) -> Registry:
     for name in sources.plugins:
         module = _import_plugin(name, sources.plugin_root)
         specs.extend(_plugin_rules(module, name))
-        _merge(detectors, getattr(module, "DETECTORS", {}), name, "DETECTORS")
-        _merge(fix_table, getattr(module, "FIXES", {}), name, "FIXES")
+        _merge(detectors, getattr(module, "DETECTORS", {}), name, "DETECTORS", "plugin")
+        _merge(fix_table, getattr(module, "FIXES", {}), name, "FIXES", "plugin")
         digest.update(_module_source(module))
     ordered = tuple(sorted(specs, key=lambda s: s.code))
     _check_unique(ordered)
@@ -167,16 +161,17 @@ def _plugin_rules(module: ModuleType, name: str) -> list[RuleSpec]:
     return [parse_rule(dict(table), f"plugin {name} RULES[{i}]", project=True) for i, table in enumerate(tables)]
 
 
-def _merge(into: dict[str, Any], extra: object, plugin: str, table: str) -> None:
+def _merge(into: dict[str, Any], extra: object, plugin: str, table: str, kind: str) -> None:
+    """Add a concept module's or a plugin's table to `into`; a name may be defined only once."""
     if not isinstance(extra, Mapping):
-        raise RuleSpecError(f"plugin {plugin}: `{table}` must be a mapping of name to function")
+        raise RuleSpecError(f"{kind} {plugin}: `{table}` must be a mapping of name to function")
     for key, value in extra.items():
         if key in into or key in BUILTIN_DETECTORS:
-            raise RuleSpecError(f"plugin {plugin}: {table} name {key!r} is already taken")
+            raise RuleSpecError(f"{kind} {plugin}: {table} name {key!r} is already taken")
         if table == "DETECTORS" and not _is_detector_entry(value):
-            raise RuleSpecError(f"plugin {plugin}: DETECTORS[{key!r}] must be ((node types...), function)")
+            raise RuleSpecError(f"{kind} {plugin}: DETECTORS[{key!r}] must be ((node types...), function)")
         if table == "FIXES" and not callable(value):
-            raise RuleSpecError(f"plugin {plugin}: FIXES[{key!r}] must be a function")
+            raise RuleSpecError(f"{kind} {plugin}: FIXES[{key!r}] must be a function")
         into[key] = value
 
 

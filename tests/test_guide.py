@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from conftest import ROOT
 
-from neuron_migrate.catalogue import load_catalogue
-from neuron_migrate.guide import CONCEPTS, guided_codes, render
+from neuron_migrate.catalogue import CONCEPTS, load_catalogue
+from neuron_migrate.guide import CHAPTERS, guided_codes, render
 
 
 def test_migration_guide_is_fresh() -> None:
@@ -13,9 +13,13 @@ def test_migration_guide_is_fresh() -> None:
     assert text == render(), "run: python -m neuron_migrate.guide > docs/migration-guide.md"
 
 
-def test_every_migration_rule_belongs_to_one_concept() -> None:
-    codes = [c for concept in CONCEPTS for c in concept.codes]
-    assert len(codes) == len(set(codes)), "a rule is listed under two concepts"
+def test_every_migration_rule_belongs_to_one_chapter() -> None:
+    """Membership is data: each rule's TOML names its concept, and each concept is in one chapter."""
+    concepts = [c for chapter in CHAPTERS for c in chapter.concepts]
+    assert len(concepts) == len(set(concepts)), "a concept is listed under two chapters"
+    assert set(concepts) <= set(CONCEPTS), "a chapter names a concept the catalogue does not know"
+    codes = [c for chapter in CHAPTERS for c in chapter.codes()]
+    assert len(codes) == len(set(codes))
     wanted = {
         s.code for s in load_catalogue() if not s.retired and not s.code.startswith("NM9") and "xla" in s.families
     }

@@ -12,7 +12,7 @@ are in, `add_to_module` parses the module once and inserts:
 
 Only module-level imports count as "already there": a function-local `import os` does not bind
 `os` where the module-level code runs. Nothing is removed here: which torch_xla imports may go is
-decided by `checks/import_uses.py` (uses per scope, side effects, star imports, names kept by
+decided by `checks/xla_imports.py` (uses per scope, side effects, star imports, names kept by
 strings), and NM601's fix deletes them.
 
 `libcst.codemod.visitors.AddImportsVisitor` is not used: it appends every new import after the

@@ -40,7 +40,7 @@ benchmark's corpus (a) (interleaved, best of 5): a module parse took 51 ms a fil
 span parses of every rewritten call 2.6 ms a file. The one whole-module parse a fix run makes is
 `verify`'s; new imports and helpers parse only the module's head (`analysis/imports.py`).
 
-Transforms that build calls from the old call's arguments use `checks.cst_fixes.relaid`: one
+Transforms that build calls from the old call's arguments use `checks.toolkit_cst.relaid`: one
 argument per line stays one per line, each argument keeps the comment after it, and
 continuation lines aligned with the opening parenthesis move with it.
 """

@@ -1,8 +1,8 @@
-"""Detectors of the CUDA family (NM8xx, `--from cuda`): device strings, `.cuda()`, `is_cuda`,
-AMP, `nccl`, CUDA-only imports and extension builds, and the `"cuda" if ... else "cpu"` idiom.
+"""CUDA devices (NM801-NM803, NM809, NM812; `--from cuda`): device strings, `.cuda()`, `is_cuda`,
+AMP, and the `"cuda" if ... else "cpu"` idiom.
 
-Each detector is a pure function (rule, analysis, node, scope) -> matches. The map entries they
-build name their fix in `checks/cuda_fixes.py`; what the fix writes depends on `--target`.
+Each fix writes `neuron` code, or with `--target accelerator` device-agnostic code
+(`torch.accelerator`, `torch.get_device_module`) that runs unchanged on CUDA, Neuron and the CPU.
 """
 
 from __future__ import annotations
@@ -12,38 +12,56 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.toolkit import (
+    ACCEL_DEVICE,
+    ACCEL_TYPE,
+    FixContext,
+    FixFn,
+    keyword_of,
+    replace_node,
+    string_literal,
+    string_value,
+    wants_accelerator,
+)
+from neuron_migrate.model import Safety
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
+
+
 CUDA_STRING = re.compile(r"^cuda(?::(\d+))?$")
+
+
 _DEVICE_KEYWORDS = {"device", "map_location"}
+
+
 _DEVICE_CALLS = {"torch.device"}
+
+
 _AUTOCAST = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}
+
+
 _CUDA_AUTOCAST = {"torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"}
+
+
 _SCALER = {"torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"}
+
+
 _CUDA_SCALER = {"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}
+
+
 _IS_AVAILABLE = {"torch.cuda.is_available"}
-_INIT_PG = {
-    "torch.distributed.init_process_group",
-    "torch.distributed.distributed_c10d.init_process_group",
-    "torch.distributed.new_group",
-    "torch.distributed.distributed_c10d.new_group",
-}
+
+
 _DEVICE_MESSAGE = "Replace the device string `{old}` with the current accelerator, else the CPU"
+
+
 _COMPARE_MESSAGE = "Compare with the current accelerator's type instead of `{old}`; it is None on the CPU"
+
+
 _AMP_MESSAGE = "Replace `{old}` with its `torch.amp` form on the current accelerator, else the CPU"
-_EXTENSION = {"torch.utils.cpp_extension.CUDAExtension"}
-_EXTENSION_LOAD = {"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"}
-
-
-def _string(node: ast.AST | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-def _keyword(call: ast.Call, name: str) -> ast.keyword | None:
-    return next((k for k in call.keywords if k.arg == name), None)
 
 
 def _handled(analysis: Analysis, node: ast.AST) -> bool:
@@ -64,7 +82,7 @@ def cuda_device_string(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope:
         operands = [node.left, *node.comparators]
         if any(isinstance(o, ast.Attribute) and o.attr == "type" for o in operands):
             for operand in operands:
-                if _string(operand) == "cuda":
+                if string_value(operand) == "cuda":
                     entry = MapEntry(old="cuda", fix="cuda_device_string", accelerator_message=_COMPARE_MESSAGE)
                     yield Match(rule, operand, scope, entry, "cuda", '"cuda"', (("slot", "compare"),))
 
@@ -80,7 +98,7 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
     elif call.args and isinstance(func, ast.Attribute) and func.attr == "to":
         slots.append((call.args[0], "argument"))
     for value, slot in slots:
-        text = _string(value)
+        text = string_value(value)
         found = CUDA_STRING.match(text) if text is not None else None
         if found is None and _indexed_fstring(value):
             text, index = analysis.segment(value), "f"  # f"cuda:{local_rank}"
@@ -150,30 +168,12 @@ def cuda_amp(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) ->
         yield Match(rule, node, scope, entry, "torch.cuda.amp.GradScaler", written)
     elif names & (_AUTOCAST | _SCALER):
         device = node.args[0] if node.args else None
-        keyword = _keyword(node, "device_type") or _keyword(node, "device")
+        keyword = keyword_of(node, "device_type") or keyword_of(node, "device")
         device = keyword.value if keyword is not None else device
-        if _string(device) == "cuda":
+        if string_value(device) == "cuda":
             fix = "cuda_autocast" if names & _AUTOCAST else "cuda_grad_scaler"
             entry = MapEntry(old=written, fix=fix, accelerator_message=_AMP_MESSAGE)
             yield Match(rule, node, scope, entry, written, f'{written}("cuda")')
-
-
-# -- NM804: process groups ---------------------------------------------------------------------------
-def nccl_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`init_process_group("nccl")`, `backend="nccl"`, `"cpu:gloo,cuda:nccl"`, `new_group(backend="nccl")`."""
-    assert isinstance(node, ast.Call)
-    if not analysis.call_names(node, scope) & _INIT_PG:
-        return
-    is_init = any(n.endswith("init_process_group") for n in analysis.call_names(node, scope))
-    keyword = _keyword(node, "backend")
-    backend = keyword.value if keyword is not None else (node.args[0] if node.args and is_init else None)
-    text = _string(backend)
-    if backend is None or text is None or "nccl" not in text.lower():
-        return
-    message = "Replace the process-group backend `{old}` with `dist.get_default_backend_for_device(...)`"
-    yield Match(
-        rule, backend, scope, MapEntry(old=text, fix="nccl_backend", accelerator_message=message), text, f'"{text}"'
-    )
 
 
 # -- NM809: the device idiom -----------------------------------------------------------------------
@@ -197,7 +197,7 @@ def _idiom(analysis: Analysis, node: ast.IfExp, scope: Scope) -> str | None:
         return None
     if not analysis.call_names(test, scope) & _IS_AVAILABLE:
         return None
-    body, orelse = _string(node.body), _string(node.orelse)
+    body, orelse = string_value(node.body), string_value(node.orelse)
     if body is None or orelse != "cpu" or CUDA_STRING.match(body) is None:
         return None
     return body
@@ -214,80 +214,134 @@ def _idiom_match(rule: RuleSpec, analysis: Analysis, node: ast.AST, inner: ast.I
         if len(analysis.segment(node)) <= 70
         else '"cuda" if torch.cuda.is_available() else "cpu"'
     )
-    text = _string(inner.body) or "cuda"
+    text = string_value(inner.body) or "cuda"
     entry = MapEntry(
         old=text, fix="cuda_idiom", accelerator_message="Replace `{old}` with the current accelerator, else the CPU"
     )
     return Match(rule, node, scope, entry, text, written, (("slot", slot),))
 
 
-# -- NM810: cuDNN / CUDA backend flags -------------------------------------------------------------
-_FLAG_MODULES = ("torch.backends.cudnn", "torch.backends.cuda")
+_CUDA_AMP_ARGS = ("enabled", "dtype", "cache_enabled")
 
 
-def _is_flag(analysis: Analysis, node: ast.AST, scope: Scope) -> bool:
-    return any(n == m or n.startswith(m + ".") for n in analysis.qualified(node, scope) for m in _FLAG_MODULES)
+_AUTOCAST_ARGS = ("device_type", "dtype", "enabled", "cache_enabled")
 
 
-def cuda_backend_flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`torch.backends.cudnn.benchmark = True` (one target), and reads of the cuDNN / CUDA flags."""
-    if isinstance(node, ast.Assign):
-        target = node.targets[0]
-        if len(node.targets) == 1 and isinstance(target, ast.Attribute) and _is_flag(analysis, target.value, scope):
-            entry = MapEntry(old="flag", fix="remove_flag_assignment", accelerator_message=_FLAG_MESSAGE)
-            yield Match(rule, node, scope, entry, "flag", analysis.segment(target))
-        return
+def _simple_args(call: ast.Call) -> bool:
+    return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg for k in call.keywords)
+
+
+# -- NM801 ------------------------------------------------------------------------------------------
+def fix_cuda_device_string(ctx: FixContext, match: Match) -> Plan | None:
+    """`"cuda"` -> `"neuron"`; with `--target accelerator`, the current accelerator or the CPU."""
+    extra = dict(match.extra)
+    slot, index = extra.get("slot"), extra.get("index")
+    node = match.node
+    dropped = Safety.UNSAFE if index or slot == "device_index" else None  # the index is dropped
+    if not wants_accelerator(ctx, match):
+        if slot == "device_index":
+            return replace_node(ctx, match, ctx.analysis.parent(node), '{torch}.device("neuron")', dropped)
+        text = '"neuron"' if index == "f" else string_literal(ctx, node, "neuron")
+        return ctx.replace(node, text, safety=dropped) if text else None
+    if slot == "compare":
+        return None  # `torch.accelerator.current_accelerator()` is None on the CPU; a human decides
+    if slot in ("device_call", "device_index"):
+        return replace_node(ctx, match, ctx.analysis.parent(node), ACCEL_DEVICE, dropped)
+    return replace_node(ctx, match, node, ACCEL_DEVICE, dropped)
+
+
+# -- NM802 ------------------------------------------------------------------------------------------
+def fix_cuda_method(ctx: FixContext, match: Match) -> Plan | None:
+    """`x.cuda()` -> `x.to("neuron")`; `x.cuda(n)` drops `n` (unsafe); `non_blocking` is kept."""
+    call = match.node
+    assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+    if not _simple_args(call) or len(call.args) > 2:
+        return None
+    named = dict(zip(("device", "non_blocking"), call.args))
+    named.update({k.arg: k.value for k in call.keywords if k.arg})  # type: ignore[misc]
+    if set(named) - {"device", "non_blocking", "memory_format"}:
+        return None
+    device = named.pop("device", None)
+    has_index = device is not None and not (isinstance(device, ast.Constant) and device.value is None)
+    target = ACCEL_DEVICE if wants_accelerator(ctx, match) else '"neuron"'
+    rest = "".join(f", {name}={ctx.segment(value)}" for name, value in named.items())
+    rendered = ctx.render(f".to({target}{rest})", match)
+    if rendered is None:
+        return None
+    start = ctx.src.node_span(call.func.value)[1]
+    end = ctx.src.node_span(call)[1]
+    return Plan(((start, end, rendered[0]),), rendered[1], Safety.UNSAFE if has_index else None)
+
+
+# -- NM812 ------------------------------------------------------------------------------------------
+def fix_cuda_tensor_check(ctx: FixContext, match: Match) -> Plan | None:
+    """`x.is_cuda` -> `x.device.type == "neuron"`; no fix with `--target accelerator`."""
+    node = match.node
     assert isinstance(node, ast.Attribute)
-    parent = analysis.parent(node)
-    if isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Store):
-        owner = analysis.parent(parent)
-        if isinstance(owner, ast.Assign) and len(owner.targets) == 1 and owner.targets[0] is parent:
-            return  # reported with the assignment
-    if isinstance(node.ctx, ast.Load) and _is_flag(analysis, node, scope):
-        message = "Remove `{old}`; Neuron has no cuDNN or CUDA backend to query or configure"
-        entry = MapEntry(old="read", message=message, accelerator_message=_FLAG_MESSAGE)
-        yield Match(rule, node, scope, entry, "read", analysis.segment(node))
+    if wants_accelerator(ctx, match):
+        return None
+    return ctx.replace(node, f'{ctx.segment(node.value)}.device.type == "neuron"')
 
 
-_FLAG_MESSAGE = "Keep `{old}` for CUDA runs only; Neuron ignores the cuDNN and CUDA flags"
+# -- NM803 ------------------------------------------------------------------------------------------
+def cuda_autocast(ctx: FixContext, match: Match) -> Plan | None:
+    """`torch.cuda.amp.autocast(...)` / `torch.autocast("cuda", ...)` -> `torch.autocast("neuron", dtype=...)`.
+
+    CUDA autocast defaults to float16; the fix writes that dtype out so it survives the move.
+    """
+    call = match.node
+    if not isinstance(call, ast.Call) or not _simple_args(call):
+        return None
+    positions = _CUDA_AMP_ARGS if match.qualified == "torch.cuda.amp.autocast" else _AUTOCAST_ARGS
+    if len(call.args) > len(positions):
+        return None
+    named = dict(zip(positions, call.args))
+    named.update({k.arg: k.value for k in call.keywords if k.arg})  # type: ignore[misc]
+    named.pop("device_type", None)
+    dtype = ctx.segment(named.pop("dtype")) if "dtype" in named else "{torch}.float16"
+    accelerator = wants_accelerator(ctx, match)
+    parts = [ACCEL_TYPE if accelerator else '"neuron"', f"dtype={dtype}"]
+    parts += [f"{name}={ctx.segment(value)}" for name, value in named.items()]
+    return replace_node(
+        ctx, match, call, f"{{torch}}.autocast({', '.join(parts)})", Safety.UNSAFE if accelerator else None
+    )
 
 
-# -- NM807: CUDA-only libraries ----------------------------------------------------------------------
-def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
-    if isinstance(node, ast.ImportFrom):
-        return [node.module] if node.level == 0 and node.module else []
-    return [alias.name for alias in node.names]
+def cuda_grad_scaler(ctx: FixContext, match: Match) -> Plan | None:
+    """`torch.cuda.amp.GradScaler(...)` -> `torch.amp.GradScaler("neuron", ...)`; `"cuda"` -> `"neuron"`."""
+    call = match.node
+    if not isinstance(call, ast.Call) or not _simple_args(call):
+        return None
+    accelerator = wants_accelerator(ctx, match)
+    device = ACCEL_TYPE if accelerator else '"neuron"'
+    safety = Safety.UNSAFE if accelerator else None
+    if match.qualified == "torch.cuda.amp.GradScaler":
+        inner = ctx.args_text(call).strip()
+        if "#" in inner or "\n" in inner:
+            return None
+        args = f"{device}, {inner}" if inner else device
+        return replace_node(ctx, match, call, f"{{torch}}.amp.GradScaler({args})", safety)
+    keyword = next((k for k in call.keywords if k.arg == "device"), None)
+    if keyword is None and not call.args:
+        return None
+    node = keyword.value if keyword is not None else call.args[0]
+    if accelerator:
+        return replace_node(ctx, match, node, ACCEL_TYPE, safety)
+    text = string_literal(ctx, node, "neuron")
+    return ctx.replace(node, text) if text else None
 
 
-def cuda_library_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """Imports of the packages the rule lists (`old = "flash_attn"` covers `flash_attn.*`)."""
-    assert isinstance(node, (ast.Import, ast.ImportFrom))
-    for module in _imported_modules(node):
-        entry = next((e for e in rule.maps if module == e.old or module.startswith(e.old + ".")), None)
-        if entry is not None:
-            yield Match(rule, node, scope, entry, entry.old, module)
-            return
-
-
-# -- NM808: CUDA extension builds ----------------------------------------------------------------------
-def cuda_extension(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`CUDAExtension(...)`, and `load` / `load_inline` given CUDA sources or `with_cuda=True`."""
-    assert isinstance(node, ast.Call)
-    names = analysis.call_names(node, scope)
-    written = analysis.segment(node.func)
-    if names & _EXTENSION:
-        yield Match(rule, node, scope, None, "CUDAExtension", written)
-    elif names & _EXTENSION_LOAD and _builds_cuda(node):
-        yield Match(rule, node, scope, None, written, written)
-
-
-def _builds_cuda(call: ast.Call) -> bool:
-    if _keyword(call, "cuda_sources") is not None:
-        return True
-    with_cuda = _keyword(call, "with_cuda")
-    if with_cuda is not None and not (isinstance(with_cuda.value, ast.Constant) and not with_cuda.value.value):
-        return True
-    return any(_string(n) is not None and _string(n).endswith((".cu", ".cuh")) for n in ast.walk(call))  # type: ignore[union-attr]
+# -- NM809 ------------------------------------------------------------------------------------------
+def fix_cuda_idiom(ctx: FixContext, match: Match) -> Plan | None:
+    """`"cuda" if torch.cuda.is_available() else "cpu"` -> the same test for `neuron`, or the accelerator's type."""
+    slot = dict(match.extra).get("slot")
+    indexed = match.qualified != "cuda"
+    safety = Safety.UNSAFE if indexed else None
+    if wants_accelerator(ctx, match):
+        return replace_node(ctx, match, match.node, ACCEL_DEVICE if slot == "device_call" else ACCEL_TYPE, safety)
+    idiom = '"neuron" if {torch}.neuron.is_available() else "cpu"'
+    template = f"{{torch}}.device({idiom})" if slot == "device_call" else idiom
+    return replace_node(ctx, match, match.node, template, safety)
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
@@ -296,10 +350,18 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
         "cuda_method": ((ast.Call,), cuda_method),
         "cuda_tensor_check": ((ast.Attribute,), cuda_tensor_check),
         "cuda_amp": ((ast.Call,), cuda_amp),
-        "nccl_backend": ((ast.Call,), nccl_backend),
         "cuda_idiom": ((ast.Call, ast.IfExp), cuda_idiom),
-        "cuda_library_import": ((ast.Import, ast.ImportFrom), cuda_library_import),
-        "cuda_extension": ((ast.Call,), cuda_extension),
-        "cuda_backend_flag": ((ast.Assign, ast.Attribute), cuda_backend_flag),
+    }
+)
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "cuda_device_string": fix_cuda_device_string,
+        "cuda_method": fix_cuda_method,
+        "cuda_tensor_check": fix_cuda_tensor_check,
+        "cuda_autocast": cuda_autocast,
+        "cuda_grad_scaler": cuda_grad_scaler,
+        "cuda_idiom": fix_cuda_idiom,
     }
 )

@@ -21,8 +21,8 @@ from neuron_migrate.analysis.analyze import (
     walk,
 )
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
-from neuron_migrate.checks.fixes import FixContext
 from neuron_migrate.checks.messages import MESSAGE_VALUES
+from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.prefilter import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
 from neuron_migrate.registry import (
@@ -452,8 +452,8 @@ def import_text(
 
 def helper_sources(keys: tuple[str, ...]) -> list[str]:
     """The source of each helper the `helper:<name>:<module name>` keys among `keys` ask for, in
-    the order `checks.fixes.HELPERS` lists the helpers (then by key)."""
-    from neuron_migrate.checks.fixes import HELPERS, helper_text
+    the order `checks.helpers.HELPERS` lists the helpers (then by key)."""
+    from neuron_migrate.checks.helpers import HELPERS, helper_text
 
     order = {name: index for index, name in enumerate(HELPERS)}
     helpers = [k for k in set(keys) if k.startswith("helper:")]

@@ -1,16 +1,21 @@
-"""When a torch_xla import may go: uses per scope, side effects, star imports, names kept by strings.
+"""torch_xla imports (NM601, NM602): when an import is reported, and when it may go.
 
-Detectors and `remove_import` ask the same questions here, so a finding's message says why an
-import stays exactly when the fix declines to remove it.
+The detector and `remove_import` ask the same questions here (uses per scope, side effects,
+star imports, names kept by strings), so a finding's message says why an import stays exactly
+when the fix declines to remove it.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match, Plan, import_rule
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
+from neuron_migrate.catalogue import RuleSpec
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, entry_for
 
 # Modules imported for their side effect: they register the `xla` backend and init methods.
 BACKEND_MODULES = (
@@ -18,6 +23,8 @@ BACKEND_MODULES = (
     "torch_xla.experimental.pjrt_backend",
     "torch_xla.experimental.pjrt",
 )
+
+
 _PATCHERS = ("patch", "patch.object", "patch.dict", "patch.multiple")
 
 
@@ -203,3 +210,89 @@ def _is_patcher(func: ast.AST) -> bool:
         parts.append(func.id)
     chain = ".".join(reversed(parts))
     return any(chain == p or chain.endswith("." + p) for p in _PATCHERS) and "patch" in parts
+
+
+# -- the detector and the fix -----------------------------------------------------------
+def _xla_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        return [module] if node.level == 0 and (module == XLA_ROOT or module.startswith(XLA_ROOT + ".")) else []
+    return [a.name for a in node.names if a.name == XLA_ROOT or a.name.startswith(XLA_ROOT + ".")]
+
+
+@import_rule
+def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+    """Imports of torch_xla modules; entries with `old` list the modules this rule owns."""
+    assert isinstance(node, (ast.Import, ast.ImportFrom))
+    for module in _xla_modules(node):
+        entry = entry_for(rule, module)
+        if entry is None:
+            continue
+        if entry.old == XLA_ROOT and entry.prefix and _claimed_elsewhere(analysis, module, rule):
+            continue
+        if entry.fix == "remove_import" and not import_used(analysis, node):
+            reason = keep_reason(analysis, node)
+            entry = replace(entry, message=reason) if reason is not None else entry
+        yield Match(rule, node, scope, entry, module, module)
+        return
+
+
+def _claimed_elsewhere(analysis: Analysis, module: str, rule: RuleSpec) -> bool:
+    """Whether another enabled import rule has a more specific entry for `module`."""
+    for other in analysis.import_rules:  # type: ignore[attr-defined]
+        if other is not rule and entry_for(other, module) is not None:
+            return True
+    return False
+
+
+def remove_import(ctx: FixContext, match: Match) -> Plan | None:
+    """Delete a torch_xla import whose names are no longer used where it binds them."""
+    stmt = match.node
+    assert isinstance(stmt, (ast.Import, ast.ImportFrom))
+    if import_used(ctx.analysis, stmt) or keep_reason(ctx.analysis, stmt) is not None:
+        return None
+    if len(stmt.names) > 1 and not all(_is_xla(stmt, alias) for alias in stmt.names):
+        return None  # a mixed import; a human splits it
+    parent = ctx.analysis.parent(stmt)
+    if isinstance(parent, ast.Try) and any(s is stmt for s in parent.body):
+        if _is_optional_import(ctx, parent):
+            return ctx.delete_statement(parent)
+        return None  # the import decides which branch runs; removing it changes behaviour
+    return ctx.delete_statement(stmt)
+
+
+def _is_xla(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> bool:
+    module = stmt.module if isinstance(stmt, ast.ImportFrom) else alias.name
+    return module is not None and (module == "torch_xla" or module.startswith("torch_xla."))
+
+
+def _is_optional_import(ctx: FixContext, node: ast.Try) -> bool:
+    """`try: import torch_xla... except ImportError: xm = None` with nothing else depending on it."""
+    if node.orelse or node.finalbody:
+        return False
+    if not all(isinstance(s, (ast.Import, ast.ImportFrom)) and all(_is_xla(s, a) for a in s.names) for s in node.body):
+        return False
+    resolver = ctx.analysis.resolver
+    for handler in node.handlers:
+        for stmt in handler.body:
+            if isinstance(stmt, ast.Pass):
+                continue
+            if not isinstance(stmt, ast.Assign) or not all(isinstance(t, ast.Name) for t in stmt.targets):
+                return False
+            if any(resolver.is_loaded(t.id) for t in stmt.targets):  # type: ignore[attr-defined]
+                return False
+    return True
+
+
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
+    {
+        "xla_import": ((ast.Import, ast.ImportFrom), xla_import),
+    }
+)
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "remove_import": remove_import,
+    }
+)

@@ -1,31 +1,82 @@
-"""Feature flags that gate torch_xla code paths: after migration, what they guard never runs.
+"""Environment (NM603-NM606): XLA-era environment variables and the feature flags that gate XLA code.
 
-`is_torch_xla_available()`, `is_xla_available()`, `"torch_xla" in sys.modules`,
-`importlib.util.find_spec("torch_xla")`, `DistributedType.XLA`, and reads of the torch_xla-era
-environment variables (`XLA_USE_BF16`, `XLA_DOWNCAST_BF16`, `PJRT_DEVICE`). The finding names
-the lines the test guards, when it is an `if`/`elif`/`while` condition or a conditional expression.
+`is_torch_xla_available()`, `"torch_xla" in sys.modules`, `importlib.util.find_spec("torch_xla")`,
+`DistributedType.XLA` and reads of torch_xla-era variables are reported with the lines they
+guard; statements that only set an XLA variable are removed.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, entry_for, string_value
+
+# -- environment variables -------------------------------------------------------------------
+_ENVIRON = {"os.environ"}
+
+
+@resolved_only
+def env_var(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+    """Environment variables set from Python: `os.environ[K] = v`, `setdefault`, `putenv`, `update`."""
+    for name, target, stmt_node in _env_writes(analysis, node, scope):
+        entry = entry_for(rule, name)
+        if entry is not None:
+            yield Match(rule, target, scope, entry, name, name, (("stmt", "1" if stmt_node else ""),))
+
+
+def _env_writes(analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[tuple[str, ast.AST, bool]]:
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Subscript) and analysis.qualified(target.value, scope) & _ENVIRON:
+                key = string_value(target.slice)
+                if key is not None:
+                    yield key, node, len(node.targets) == 1
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        func = node.func
+        names = analysis.call_names(node, scope)
+        if names & {"os.environ.setdefault", "os.putenv", "os.environ.__setitem__"}:
+            key = string_value(node.args[0]) if node.args else None
+            if key is not None:
+                yield key, node, analysis.is_expression_statement(node)
+        elif func.attr == "update" and analysis.qualified(func.value, scope) & _ENVIRON:
+            for keyword in node.keywords:
+                if keyword.arg:
+                    yield keyword.arg, keyword, False
+            if node.args and isinstance(node.args[0], ast.Dict):
+                for key_node in node.args[0].keys:
+                    key = string_value(key_node)
+                    if key is not None:
+                        yield key, key_node, False  # type: ignore[misc]
+
+
+def remove_env_statement(ctx: FixContext, match: Match) -> Plan | None:
+    """Delete a statement whose only effect is to set a torch_xla-era environment variable."""
+    if not dict(match.extra).get("stmt"):
+        return None
+    node = match.node
+    stmt = node if isinstance(node, ast.stmt) else ctx.analysis.parent(node)
+    return ctx.delete_statement(stmt) if isinstance(stmt, ast.stmt) else None
+
 
 _AVAILABILITY = frozenset({"is_torch_xla_available", "is_xla_available", "is_torch_tpu_available", "is_tpu_available"})
+
+
 _FIND_SPEC = frozenset({"importlib.util.find_spec", "importlib.find_loader", "pkgutil.find_loader"})
+
+
 _ENV_READS = frozenset({"os.environ.get", "os.getenv"})
-_ENVIRON = frozenset({"os.environ"})
+
+
 _SYS_MODULES = frozenset({"sys.modules"})
+
+
 _UNGUARDED = "Port or remove the code that depends on `{old}`; after migration it is false or unset"
-
-
-def _string(node: ast.AST | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def xla_feature_flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
@@ -53,7 +104,7 @@ def _flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> tu
         names = analysis.call_names(node, scope)
         if not names:
             return None
-        first = _string(node.args[0]) if node.args else None
+        first = string_value(node.args[0]) if node.args else None
         if names & _FIND_SPEC and first is not None and first.split(".")[0] == "torch_xla":
             return MapEntry(old=first), analysis.segment(node)
         variables = _variables(rule.maps)
@@ -63,7 +114,7 @@ def _flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> tu
         if node.attr == "XLA" and (dotted(node.value) or "").rsplit(".", 1)[-1] == "DistributedType":
             return MapEntry(old="DistributedType.XLA"), dotted(node) or "DistributedType.XLA"
     elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
-        key = _string(node.left)
+        key = string_value(node.left)
         if key is None:
             return None
         container = analysis.qualified(node.comparators[0], scope)
@@ -73,7 +124,7 @@ def _flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> tu
         if key in variables and container & _ENVIRON:
             return variables[key], analysis.segment(node)
     elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-        key = _string(node.slice)
+        key = string_value(node.slice)
         if key is not None and key in _variables(rule.maps) and analysis.qualified(node.value, scope) & _ENVIRON:
             return _variables(rule.maps)[key], analysis.segment(node)
     return None
@@ -92,3 +143,18 @@ def _guarded_lines(analysis: Analysis, node: ast.AST) -> str:
     else:
         return ""
     return f" (line {first})" if first == last else f" (lines {first}-{last})"
+
+
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
+    {
+        "env_var": ((ast.Assign, ast.Call), env_var),
+        "xla_feature_flag": ((ast.Call, ast.Compare, ast.Attribute, ast.Subscript), xla_feature_flag),
+    }
+)
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "remove_env_statement": remove_env_statement,
+    }
+)

@@ -1,7 +1,7 @@
-"""Detectors for `torch.compile` arguments the Neuron backend rejects, ignores or needs.
+"""Compilation (NM206, NM501-NM507): `torch_xla.compile` and `torch.compile` arguments.
 
-What the backend accepts (`modes`, `options` keys, `dynamic`) comes from the target version's
-compat data, so a release that widens support is a data change.
+What the Neuron backend accepts (`modes`, `options` keys, `dynamic`) comes from the target
+version's compat data, so a release that widens support is a data change.
 """
 
 from __future__ import annotations
@@ -12,33 +12,61 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match, resolved_only
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.toolkit import (
+    FixContext,
+    FixFn,
+    entry_for,
+    keyword_insertion,
+    keyword_of,
+    matched_call,
+    plain_args,
+    string_value,
+)
 from neuron_migrate.model import Safety
+
+_COMPILE = {"torch.compile", "torch._dynamo.optimize"}
+
+
+@resolved_only
+def compile_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+    """`torch.compile(m, backend="openxla")` and `torch._dynamo.optimize("openxla")`."""
+    assert isinstance(node, ast.Call)
+    names = analysis.call_names(node, scope)
+    if not names & _COMPILE:
+        return
+    backend = next((k.value for k in node.keywords if k.arg == "backend"), None)
+    if backend is None and "torch._dynamo.optimize" in names and node.args:
+        backend = node.args[0]
+    text = string_value(backend)
+    entry = entry_for(rule, text) if text is not None else None
+    if entry is not None and backend is not None:
+        yield Match(rule, backend, scope, entry, text or "", text or "", (("new", "neuron"),))
+
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 
+
 # `--target accelerator` keeps code that runs on CUDA and the CPU, where no `neuron` backend exists.
 _PORTABLE_BACKEND = 'Pass `backend="neuron"` to `{old}` only when the current accelerator is `neuron`'
+
+
 COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
+
+
 _OPTIMIZE = frozenset({"torch._dynamo.optimize"})
+
+
 SET_DEFAULT_BACKEND = frozenset(
     {"torch.compiler.set_default_backend", "torch._dynamo.backends.registry.set_default_backend"}
 )
 
 
-def _keyword(call: ast.Call, name: str) -> ast.keyword | None:
-    return next((k for k in call.keywords if k.arg == name), None)
-
-
 def _spreads(call: ast.Call) -> bool:
     """`f(*args)` / `f(**kwargs)`: any keyword may be hidden in there."""
     return any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
-
-
-def _string(node: ast.AST | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _compile_call(analysis: Analysis, node: ast.AST, scope: Scope, names: frozenset[str] = COMPILE) -> bool:
@@ -61,7 +89,7 @@ def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
     """`torch.compile(..., dynamic=True)` and `torch._dynamo.optimize(..., dynamic=True)`."""
     if not _compile_call(analysis, node, scope, COMPILE | _OPTIMIZE) or _support(analysis).dynamic:
         return
-    keyword = _keyword(node, "dynamic")  # type: ignore[arg-type]
+    keyword = keyword_of(node, "dynamic")  # type: ignore[arg-type]
     if keyword is not None and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
         yield Match(
             rule, keyword.value, scope, MapEntry(old="dynamic=True", new="False"), "torch.compile", "dynamic=True"
@@ -86,7 +114,7 @@ def _missing_keyword(
     rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope, name: str, keyword: str
 ) -> Iterator[Match]:
     if isinstance(node, ast.Call):
-        if _compile_call(analysis, node, scope) and _keyword(node, name) is None and not _spreads(node):
+        if _compile_call(analysis, node, scope) and keyword_of(node, name) is None and not _spreads(node):
             yield Match(
                 rule,
                 node,
@@ -130,8 +158,8 @@ def compile_mode(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
     """`torch.compile(..., mode="max-autotune")`: a mode the backend ignores."""
     if not _compile_call(analysis, node, scope):
         return
-    keyword = _keyword(node, "mode")  # type: ignore[arg-type]
-    mode = _string(keyword.value) if keyword is not None else None
+    keyword = keyword_of(node, "mode")  # type: ignore[arg-type]
+    mode = string_value(keyword.value) if keyword is not None else None
     if keyword is not None and mode is not None and mode not in _support(analysis).modes:
         yield Match(rule, keyword, scope, MapEntry(old=mode, fix="remove_keyword"), "torch.compile", mode)
 
@@ -141,7 +169,7 @@ def compile_options(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Sc
     """Keys of `torch.compile(..., options={...})` that the Neuron backend does not read."""
     if not _compile_call(analysis, node, scope):
         return
-    keyword = _keyword(node, "options")  # type: ignore[arg-type]
+    keyword = keyword_of(node, "options")  # type: ignore[arg-type]
     known = _support(analysis).options
     for key_node, key in _option_keys(analysis, keyword.value if keyword else None, scope):
         if key not in known:
@@ -153,7 +181,7 @@ def _option_keys(analysis: Analysis, value: ast.AST | None, scope: Scope) -> Ite
     """String keys of a dict literal or of `dict(key=...)`."""
     if isinstance(value, ast.Dict):
         for key in value.keys:
-            text = _string(key)
+            text = string_value(key)
             if key is not None and text is not None:
                 yield key, text
     elif (
@@ -174,25 +202,119 @@ def cuda_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
     names = analysis.call_names(node, scope)
     backend: ast.AST | None = None
     if names & COMPILE:
-        keyword = _keyword(node, "backend")
+        keyword = keyword_of(node, "backend")
         backend = keyword.value if keyword else None
     elif names & (_OPTIMIZE | SET_DEFAULT_BACKEND):
-        keyword = _keyword(node, "backend")
+        keyword = keyword_of(node, "backend")
         backend = keyword.value if keyword else node.args[0] if node.args else None
-    text = _string(backend)
+    text = string_value(backend)
     entry = next((e for e in rule.maps if e.old == text), None) if text is not None else None
     if entry is not None and backend is not None:
         yield Match(rule, backend, scope, entry, text or "", text or "", (("new", "neuron"),))
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def remove_keyword(ctx: FixContext, match: Match) -> Plan | None:
+    """Delete the matched keyword argument and the comma that joins it to its neighbour."""
+    keyword = match.node
+    call = ctx.analysis.parent(keyword)
+    if not isinstance(keyword, ast.keyword) or not isinstance(call, ast.Call):
+        return None
+    items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    start, end = ctx.src.node_span(keyword)
+    position = next(i for i, item in enumerate(items) if item is keyword)
+    if position > 0:
+        start = ctx.src.node_span(items[position - 1])[1]
+    elif len(items) > 1:
+        end = ctx.src.node_span(items[1])[0]
+    if "#" in ctx.src.text[start:end]:
+        return None  # a comment would go with it
+    return Plan(((start, end, ""),))
+
+
+def add_keyword(ctx: FixContext, match: Match) -> Plan | None:
+    """Append a keyword argument (`extra["keyword"]`) to a call, or call a bare decorator with it."""
+    keyword = dict(match.extra).get("keyword")
+    node = match.node
+    if keyword is None:
+        return None
+    if not isinstance(node, ast.Call):
+        return ctx.replace(node, f"{ctx.segment(node)}({keyword})")
+    inner = ctx.args_text(node)
+    close = ctx.src.node_span(node)[1] - 1
+    content_end = close - (len(inner) - len(inner.rstrip()))
+    stripped = inner.strip()
+    closing_on_own_line = "\n" in inner[len(inner.rstrip()) :] or "\r" in inner[len(inner.rstrip()) :]
+    if "#" in inner:
+        plan = Plan((keyword_insertion(ctx, node, keyword),))
+    elif stripped.endswith(",") and closing_on_own_line:  # one argument per line: add another line
+        arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
+        last = max(arguments, key=lambda n: (n.lineno, n.col_offset))
+        indent = ctx.src.indent_of(last.lineno)
+        plan = Plan(((content_end, content_end, f"{ctx.src.newline}{indent}{keyword},"),))
+    else:
+        separator = "" if not stripped else " " if stripped.endswith(",") else ", "
+        plan = Plan(((content_end, content_end, f"{separator}{keyword}"),))
+    return ctx.with_rewrite(plan, node, "neuron_migrate.checks.compilation_cst:add_keyword", keyword=keyword)
+
+
+# torch_xla.compile's XLA-only arguments that change nothing a `torch.compile` user sees.
+_COMPILE_DROPPED = ("name",)
+
+
+def xla_compile(ctx: FixContext, match: Match) -> Plan | None:
+    """`torch_xla.compile(fn, full_graph=b, name=n)` -> `torch.compile(fn, backend="neuron", dynamic=False, fullgraph=b)`."""
+    call = matched_call(match)
+    if call is None or len(call.args) != 1 or not plain_args(call):
+        return None
+    extra = []
+    for keyword in call.keywords:
+        if keyword.arg == "full_graph":
+            if not _runs_backward(ctx, match, call.args[0]):
+                extra.append(f", fullgraph={ctx.segment(keyword.value)}")
+        elif keyword.arg not in _COMPILE_DROPPED:
+            return None  # `num_different_graphs_allowed` and the like: a human decides
+    rendered = ctx.render('{torch}.compile({0}, backend="neuron", dynamic=False', match)
+    if rendered is None:
+        return None
+    return ctx.replace(call, rendered[0] + "".join(extra) + ")", rendered[1])
+
+
+def _runs_backward(ctx: FixContext, match: Match, fn: ast.expr) -> bool:
+    """Whether `fn` is a function of this file that calls `.backward()`.
+
+    torch_xla traced such a step into one graph; Dynamo with `fullgraph=True` raises at the
+    backward call instead, so the fix leaves `fullgraph` out and lets Dynamo split the graph.
+    """
+    bindings = ctx.analysis.resolver.lookup(fn.id, match.scope) if isinstance(fn, ast.Name) else []
+    node = bindings[0].node if len(bindings) == 1 else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+        for n in ast.walk(node)
+    )
+
+
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
     {
+        "compile_backend": ((ast.Call,), compile_backend),
         "compile_dynamic_true": ((ast.Call,), dynamic_true),
         "compile_dynamic_unset": ((ast.Call, *_DEFINITIONS), dynamic_unset),
         "compile_backend_unset": ((ast.Call, *_DEFINITIONS), backend_unset),
         "compile_mode": ((ast.Call,), compile_mode),
         "compile_options": ((ast.Call,), compile_options),
         "compile_cuda_backend": ((ast.Call,), cuda_backend),
+    }
+)
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "remove_keyword": remove_keyword,
+        "add_keyword": add_keyword,
+        "xla_compile": xla_compile,
     }
 )

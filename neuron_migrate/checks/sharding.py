@@ -1,23 +1,18 @@
-"""torch_xla FSDP -> FSDP2: `XlaFullyShardedDataParallel(model, ...)` becomes `fully_shard` calls.
-
-A pure function (FixContext, Match) -> Plan | None, merged into `fixes.FIXES`; this module
-imports `fixes` only for type checking, so `fixes` can import it without a cycle.
-"""
+"""Sharding (NM311): torch_xla FSDP -> FSDP2, `XlaFullyShardedDataParallel(model, ...)` -> `fully_shard`."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.model import Safety
 
-if TYPE_CHECKING:
-    from neuron_migrate.checks.fixes import FixContext
-
 TRANSFORMER_POLICY = "torch_xla.distributed.fsdp.wrap.transformer_auto_wrap_policy"
+
+
 # XLA-only arguments: layout pinning, graph barriers and flattening have no FSDP2 meaning.
 XLA_ONLY = frozenset(
     {
@@ -26,6 +21,8 @@ XLA_ONLY = frozenset(
         "execute_sharding_on_init", "use_all_gather_via_all_reduce",
     }
 )  # fmt: skip
+
+
 _LOOP_NAME = "submodule"
 
 
@@ -130,4 +127,11 @@ def _statement_of(ctx: FixContext, node: ast.AST) -> ast.stmt | None:
     return current
 
 
-FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType({"xla_fsdp": xla_fsdp})
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "xla_fsdp": xla_fsdp,
+    }
+)

@@ -1,7 +1,8 @@
-"""Where an `"xla"` device string is rewritten: only where a torch API receives it.
+"""Devices (NM101-NM105): `xm.xla_device()`, `"xla"` device strings, device types, autocast.
 
-A string passed to the user's own function is rewritten only when that function is in the file
-and every `"xla"` test in it is rewritten too, so the same branch runs. The user's comparisons
+An `"xla"` device string is rewritten only where a torch API receives it. A string passed to
+the user's own function is rewritten only when that function is in the file and every `"xla"`
+test in it is rewritten too, so the same branch runs. The user's comparisons
 (`device == "xla"`, `x.device.type == "xla"`, `"xla" in str(device)`) are rewritten to
 `"neuron"`: after migration they would otherwise never be true. A device held in a variable
 (`DEVICE = "xla"`, a class attribute, a default argument) is rewritten where it is defined.
@@ -11,15 +12,34 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.toolkit import (
+    ACCEL_DEVICE,
+    ACCEL_TYPE,
+    DetectorFn,
+    FixContext,
+    FixFn,
+    argument,
+    keyword_of,
+    literal,
+    matched_call,
+    only_args,
+    replace_string,
+    string_value,
+)
 from neuron_migrate.model import Safety
 
 DEVICE_STRING = re.compile(r"^xla(?::(\d+))?$")
+
+
 _DEVICE_KEYWORDS = {"device", "device_type", "map_location"}
+
+
 _DEVICE_CALLS = {
     "torch.device",
     "torch.autocast",
@@ -30,15 +50,19 @@ _DEVICE_CALLS = {
     "torch.distributed.DeviceMesh",
     "torch.distributed.init_device_mesh",
 }
+
+
 # Tensor and Module methods that take a device; their receivers cannot be resolved by name.
 _DEVICE_METHODS = {"to", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "to_empty"}
+
+
 _OTHER_MESSAGE = 'Replace `"{old}"` with `"{new}"` if `{callee}` passes it to torch; check its device tests'
+
+
 _COMPARE_MESSAGE = 'Test for `"{new}"` instead of `"{old}"` once this value holds a TorchNeuron device'
+
+
 _USER_MESSAGE = 'Replace `"{old}"` with `"{new}"` once `{callee}` no longer tests for `"{old}"`'
-
-
-def _string(node: ast.AST | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def new_device(text: str) -> str | None:
@@ -98,7 +122,7 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
         return
     kind, definition = receiver(analysis, call, scope)
     for value in slots:
-        literal = _string(value)
+        literal = string_value(value)
         if literal is not None and new_device(literal) is not None:
             if kind == "torch" or (kind == "user" and consistent(analysis, definition)):  # type: ignore[arg-type]
                 yield _match(rule, value, scope)
@@ -243,7 +267,7 @@ def _find_device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
 
 
 def _is_device_string(node: ast.AST | None) -> bool:
-    text = _string(node)
+    text = string_value(node)
     return text is not None and new_device(text) is not None
 
 
@@ -273,7 +297,7 @@ def _class_attribute(scope: Scope, name: str) -> ast.Constant | None:
         and isinstance(s.targets[0], ast.Name)
         and s.targets[0].id == name
     ]
-    if len(assigned) != 1 or _string(assigned[0].value) is None:
+    if len(assigned) != 1 or string_value(assigned[0].value) is None:
         return None
     return assigned[0].value  # type: ignore[return-value]
 
@@ -289,3 +313,116 @@ def variable_safety(analysis: Analysis, value: ast.AST) -> Safety | None:
             ):
                 return Safety.UNSAFE
     return None
+
+
+# -- fixes ------------------------------------------------------------------------------------
+def xla_device(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.xla_device()` -> `torch.device("neuron")`; with an index, an unsafe `torch.device("neuron", n)`."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    if not only_args(call, {"n": 0, "index": 0, "devkind": 1}) or keyword_of(call, "devkind") or len(call.args) > 1:
+        return None
+    index = argument(call, "n", 0) or argument(call, "index", 0)
+    if ctx.analysis.target == "accelerator":
+        return _accelerator_device(ctx, match, call, index)
+    if index is None or literal(index) is None:
+        rendered = ctx.render('{torch}.device("neuron")', match)
+        return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+    rendered = ctx.render('{torch}.device("neuron", {n})', match, {"n": ctx.segment(index)})
+    if rendered is None:
+        return None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE)
+
+
+def _accelerator_device(ctx: FixContext, match: Match, call: ast.Call, index: ast.expr | None) -> Plan | None:
+    """`--target accelerator`: the current accelerator, else the CPU; an index is dropped (unsafe)."""
+    rendered = ctx.render(ACCEL_DEVICE, match)
+    if rendered is None:
+        return None
+    dropped = index is not None and literal(index) is not None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if dropped else None)
+
+
+def autocast(ctx: FixContext, match: Match) -> Plan | None:
+    """`torch_xla.amp.autocast(device, ...)` -> `torch.autocast("neuron", ..., dtype=torch.bfloat16)`.
+
+    torch_xla's autocast defaulted to bfloat16 on the device; `torch.autocast("neuron")` has a
+    default of its own, so the dtype is always written. Positional arguments become keywords:
+    the two signatures order them differently.
+    """
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    allowed = {"device": 0, "enabled": 1, "dtype": 2, "cache_enabled": 3}
+    if not call.args or not only_args(call, allowed):
+        return None
+    keywords, values = [], {}
+    for name in ("enabled", "dtype", "cache_enabled"):
+        value = argument(call, name, allowed[name])
+        if value is not None:
+            keywords.append(f"{name}={{{name}}}")  # filled from `values`: user text is no template
+            values[name] = ctx.segment(value)
+        elif name == "dtype":
+            keywords.append("dtype={torch}.bfloat16")
+    accelerator = ctx.analysis.target == "accelerator"  # also autocasts on the CPU now: unsafe
+    device = ACCEL_TYPE if accelerator else '"neuron"'
+    rendered = ctx.render("{torch}.autocast(" + ", ".join([device, *keywords]) + ")", match, values)
+    names = ctx.render("{torch}|" + device, match)
+    if rendered is None or names is None:
+        return None
+    plan = ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if accelerator else None)
+    torch, device_text = names[0].split("|", 1)
+    dtype = "" if argument(call, "dtype", allowed["dtype"]) is not None else f"{torch}.bfloat16"
+    return ctx.with_rewrite(
+        plan,
+        call,
+        "neuron_migrate.checks.devices_cst:autocast",
+        func=f"{torch}.autocast",
+        device=device_text,
+        dtype=dtype,
+    )
+
+
+_DEVICE_TYPES = {"NEURON": "neuron", "CUDA": "cuda", "GPU": "cuda", "TPU": "tpu"}
+
+
+def device_type(ctx: FixContext, match: Match) -> Plan | None:
+    """`xr.device_type() == "NEURON"` -> a test of `torch.accelerator.current_accelerator()`."""
+    call = matched_call(match)
+    compare = ctx.analysis.parent(call) if call is not None else None
+    if call is None or call.args or call.keywords or not isinstance(compare, ast.Compare) or len(compare.ops) != 1:
+        return None
+    other = compare.comparators[0] if compare.left is call else compare.left
+    kind = string_value(other)
+    if kind is None or not isinstance(compare.ops[0], (ast.Eq, ast.NotEq)):
+        return None
+    equal = isinstance(compare.ops[0], ast.Eq)
+    if kind == "CPU":
+        template = "{torch}.accelerator.current_accelerator() is " + ("None" if equal else "not None")
+    elif kind in _DEVICE_TYPES:
+        operator = "==" if equal else "!="
+        template = (
+            f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} "{_DEVICE_TYPES[kind]}"'
+        )
+    else:
+        return None
+    rendered = ctx.render(template, match)
+    return ctx.replace(compare, rendered[0], rendered[1]) if rendered else None
+
+
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
+    {
+        "device_string": ((ast.Call, ast.Compare), device_string),
+    }
+)
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "xla_device": xla_device,
+        "autocast": autocast,
+        "replace_string": replace_string,
+        "device_type": device_type,
+    }
+)

@@ -1,4 +1,4 @@
-"""Detectors for APIs and dtypes the TorchNeuron beta lacks, where a qualified name is not enough.
+"""APIs and dtypes the TorchNeuron beta lacks (NM401-NM413), where a qualified name is not enough.
 
 Module families (`torch.sparse`, `torch.func`, ...) are plain `[[map]]` data; what is here needs
 an import statement, a keyword value or a method name. Method calls on arbitrary objects
@@ -13,18 +13,28 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, resolved_only
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.toolkit import FixContext, FixFn, keyword_of
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 
+
 FLOAT64 = frozenset({"torch.float64", "torch.double"})
+
+
 _NUMPY_FLOAT64 = frozenset({"numpy.float64", "numpy.double", "numpy.float_"})
+
+
 _SPARSE_LAYOUTS = frozenset(f"torch.sparse_{n}" for n in ("coo", "csr", "csc", "bsr", "bsc"))
+
+
 _TO_SPARSE = frozenset(
     {"to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc"}
 )
+
+
 _SPARSE_GRAD_OWNERS = {
     "torch.nn.Embedding": "torch.nn.Embedding",
     "torch.nn.modules.sparse.Embedding": "torch.nn.Embedding",
@@ -33,11 +43,21 @@ _SPARSE_GRAD_OWNERS = {
     "torch.nn.functional.embedding": "torch.nn.functional.embedding",
     "torch.nn.functional.embedding_bag": "torch.nn.functional.embedding_bag",
 }
+
+
 _NUMPY_CASTS = frozenset({"astype", "view"})
+
+
 # Methods whose result no longer has the dtype `torch.from_numpy` gave it.
 _CASTS = frozenset({"float", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char"})
+
+
 _FROM_NUMPY = frozenset({"torch.from_numpy"})
+
+
 _TENSOR_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
+
+
 # NumPy functions whose result is an integer array.
 _INTEGER_FACTORIES = frozenset(
     {
@@ -51,16 +71,13 @@ _INTEGER_FACTORIES = frozenset(
         "numpy.bincount",
     }
 )
+
+
 # NumPy functions whose result is float64 unless a dtype is given.
 _FLOAT64_FACTORIES = frozenset(
     f"numpy.{n}"
     for n in ("zeros", "ones", "empty", "eye", "identity", "linspace", "logspace", "geomspace", "loadtxt", "genfromtxt")
 )
-
-
-# -- helpers ------------------------------------------------------------------------------------
-def _keyword(call: ast.Call, name: str) -> ast.keyword | None:
-    return next((k for k in call.keywords if k.arg == name), None)
 
 
 def _is_true(node: ast.AST | None) -> bool:
@@ -123,7 +140,7 @@ def sparse_use(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
     assert isinstance(node, ast.Call)
     names = analysis.call_names(node, scope)
     func = node.func
-    layout = _keyword(node, "layout")
+    layout = keyword_of(node, "layout")
     if layout is not None:
         found = sorted(analysis.qualified(layout.value, scope) & _SPARSE_LAYOUTS)
         if found:
@@ -140,10 +157,10 @@ def sparse_use(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
         name = tensor_method[0].rsplit(".", 1)[1] if tensor_method else attr
         yield _match(rule, node, scope, f"torch.Tensor.{name}", f".{name}()")
     owner = next((_SPARSE_GRAD_OWNERS[n] for n in sorted(names) if n in _SPARSE_GRAD_OWNERS), None)
-    sparse = _keyword(node, "sparse")
+    sparse = keyword_of(node, "sparse")
     if owner is not None and sparse is not None and _is_true(sparse.value):
         yield _match(rule, sparse, scope, f"{owner}(sparse=True)", "sparse=True")
-    grad = _keyword(node, "sparse_grad")
+    grad = keyword_of(node, "sparse_grad")
     gather = "torch.gather" in names or (attr == "gather" and imports_torch(analysis))
     if grad is not None and _is_true(grad.value) and gather:
         yield _match(rule, grad, scope, "torch.gather(sparse_grad=True)", "sparse_grad=True")
@@ -310,7 +327,7 @@ def numpy_float64(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
     assert isinstance(node, ast.Call)
     names = analysis.call_names(node, scope)
     wanted = names & (_FROM_NUMPY | _TENSOR_FROM_DATA)
-    if not wanted or not node.args or _keyword(node, "dtype") is not None or _cast_after(analysis, node, scope):
+    if not wanted or not node.args or keyword_of(node, "dtype") is not None or _cast_after(analysis, node, scope):
         return
     made = _numpy_dtype(analysis, _numpy_source(analysis, node.args[0], scope), scope)
     written = f"{dotted(node.func) or 'torch'}(...)"
@@ -372,7 +389,7 @@ def _numpy_dtype(analysis: Analysis, call: ast.Call | None, scope: Scope) -> boo
         return None
     func = call.func
     given = call.args[0] if isinstance(func, ast.Attribute) and func.attr in _NUMPY_CASTS and call.args else None
-    keyword = _keyword(call, "dtype")
+    keyword = keyword_of(call, "dtype")
     given = keyword.value if keyword is not None else given
     if given is not None:
         return _is_float64_spelling(analysis, given, scope)
@@ -396,6 +413,19 @@ def _is_float64_spelling(analysis: Analysis, node: ast.AST, scope: Scope) -> boo
     return bool(analysis.qualified(node, scope) & _NUMPY_FLOAT64)
 
 
+def rename_method(ctx: FixContext, match: Match) -> Plan | None:
+    """`x.double()` -> `x.float()`: only the method name changes."""
+    call = match.node
+    new = dict(match.extra).get("new")
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or new is None:
+        return None
+    end = ctx.src.node_span(call.func)[1]
+    start = end - len(call.func.attr)
+    if ctx.src.text[start:end] != call.func.attr:
+        return None  # a line continuation or comment between the dot and the name
+    return Plan(((start, end, new),))
+
+
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
     {
         "module_import": ((ast.Import, ast.ImportFrom), module_import),
@@ -404,5 +434,12 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
         "float64_dtype": ((ast.Call, ast.Attribute, ast.Name), float64_dtype),
         "double_method": ((ast.Call,), double_method),
         "numpy_float64": ((ast.Call,), numpy_float64),
+    }
+)
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "rename_method": rename_method,
     }
 )

@@ -1,24 +1,53 @@
-"""`xm.all_reduce`, `xm.all_gather` and `xm.reduce_scatter` -> helpers with their exact meaning.
+"""Collectives (NM306): `xm.all_reduce`, `all_gather`, `reduce_scatter`, `mesh_reduce`, ...
 
 Each call keeps its arguments and calls a helper written into the file once, which does what
 torch_xla did with `torch.distributed`: a list is reduced in place and returned, a tensor is
 reduced into a new one, `scale=` multiplies the result, and without a process group the call
 acts on one rank. `groups=` other than None, and list forms of the gather and scatter, stay
-findings. Pure functions (FixContext, Match) -> Plan | None, merged into `fixes.FIXES`.
+findings.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from neuron_migrate.analysis.analyze import Match, Plan
-from neuron_migrate.checks.helper_code import HELPER_NAMES, helper_imports
+from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call, helper_imports
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, matched_call, plain_args
 
-if TYPE_CHECKING:
-    from neuron_migrate.checks.fixes import FixContext
+
+# -- distributed helpers ----------------------------------------------------------------
+def broadcast_master_param(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.broadcast_master_param(model)` -> `_broadcast_master_param(model)`: rank 0's parameters to all."""
+    call = matched_call(match)
+    if call is None or ctx.expression_statement(match) is None or not plain_args(call):
+        return None
+    model = argument(call, "model", 0)
+    if model is None or len(call.args) + len(call.keywords) != 1:
+        return None
+    return helper_call(
+        ctx,
+        match,
+        "broadcast_master_param",
+        f"_broadcast_master_param({ctx.segment(model)})",
+        call,
+    )
+
+
+def mesh_reduce(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.mesh_reduce(tag, data, fn)` -> `_mesh_reduce(data, fn)`: all_gather_object, then `fn`."""
+    call = matched_call(match)
+    if call is None or not plain_args(call) or len(call.args) + len(call.keywords) != 3:
+        return None
+    data = argument(call, "data", 1)
+    reduce_fn = argument(call, "reduce_fn", 2)
+    if data is None or reduce_fn is None or argument(call, "tag", 0) is None:
+        return None
+    text = f"_mesh_reduce({ctx.segment(data)}, {ctx.segment(reduce_fn)})"
+    return helper_call(ctx, match, "mesh_reduce", text, call)
+
 
 # Parameters of each torch_xla collective, by position (the helpers take the same ones).
 _PARAMETERS = {
@@ -35,6 +64,8 @@ _PARAMETERS = {
         "pin_layout",
     ),
 }
+
+
 _TENSOR_ONLY = {"all_gather": "value", "reduce_scatter": "input"}
 
 
@@ -63,4 +94,13 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     return Plan(((start, end, HELPER_NAMES[kind]),), needed)
 
 
-FIXES: Mapping[str, Callable[[FixContext, Match], Plan | None]] = MappingProxyType({"collective": collective})
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "broadcast_master_param": broadcast_master_param,
+        "mesh_reduce": mesh_reduce,
+        "collective": collective,
+    }
+)

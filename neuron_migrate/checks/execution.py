@@ -1,0 +1,121 @@
+"""Execution model (NM201-NM203, NM205, NM212): graph cuts, step contexts, step closures.
+
+torch_xla recorded lazy tensors and ran a graph at each cut; TorchNeuron runs every op eagerly,
+so graph cuts, step contexts and eager-mode switches go, and a step closure runs where it is
+called.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.analysis.source import kept_comments
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, literal, only_args, operand
+
+
+def remove_statement(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.mark_step()` on its own line -> nothing."""
+    stmt = ctx.expression_statement(match)
+    return ctx.delete_statement(stmt) if stmt is not None else None
+
+
+def sync(ctx: FixContext, match: Match) -> Plan | None:
+    """`torch_xla.sync()` -> nothing; `torch_xla.sync(wait=True)` -> synchronize."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    if not only_args(call, {"wait": -1, "reset_scope": -1}):
+        return None
+    wait = literal(argument(call, "wait", -1))
+    if wait is ...:
+        return None
+    if wait:
+        rendered = ctx.render("{torch}.accelerator.synchronize()", match)
+        return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+    return remove_statement(ctx, match)
+
+
+def step_closure(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.add_step_closure(fn, args=(a, b))` -> `fn(a, b)` (runs now rather than after the step)."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    if not only_args(call, {"closure": 0, "args": 1, "run_async": 2}):
+        return None
+    closure = argument(call, "closure", 0)
+    args = argument(call, "args", 1)
+    if closure is None:
+        return None
+    if args is None:
+        inner = ""
+    elif isinstance(args, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in args.elts):
+        inner = ", ".join(ctx.segment(e) for e in args.elts)
+    else:
+        inner = f"*{ctx.segment(args)}"
+    if _comment_between(ctx, call, [closure, args]):
+        return None  # a comment on the call itself has no place in `fn(...)`
+    return ctx.with_rewrite(
+        ctx.replace(call, f"{operand(ctx, closure)}({inner})"), call, "neuron_migrate.checks.execution_cst:step_closure"
+    )
+
+
+def _comment_between(ctx: FixContext, node: ast.AST, parts: list[ast.AST | None]) -> bool:
+    """Whether `node`'s text has a comment outside `parts` (which the rewrite keeps)."""
+    start, end = ctx.src.node_span(node)
+    text = ctx.src.text
+    if "#" not in text[start:end] or not kept_comments(text[start:end]):
+        return False
+    outside = []
+    last = start
+    for part in sorted((p for p in parts if p is not None), key=ctx.src.node_span):
+        part_start, part_end = ctx.src.node_span(part)
+        outside.append(text[last:part_start])
+        last = part_end
+    outside.append(text[last:end])
+    return any("#" in piece for piece in outside)
+
+
+def step_context(ctx: FixContext, match: Match) -> Plan | None:
+    """`with torch_xla.step(): body` -> `body`, dedented one level."""
+    item = ctx.analysis.parent(match.node)
+    stmt = ctx.analysis.parent(item) if isinstance(item, ast.withitem) else None
+    if not isinstance(stmt, ast.With) or len(stmt.items) != 1 or item.optional_vars is not None:  # type: ignore[union-attr]
+        return None
+    span = ctx.statement_lines(stmt)
+    first = stmt.body[0]
+    if span is None or first.lineno == stmt.lineno:
+        return None
+    if any(
+        isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and n.lineno != n.end_lineno
+        for n in ast.walk(stmt)
+    ):
+        return None  # dedenting would change a multi-line string
+    outer = ctx.src.indent_of(stmt.lineno)
+    inner = ctx.src.indent_of(first.lineno)
+    body_start = ctx.src.line_start(first.lineno)
+    lines = ctx.src.text[body_start : span[1]].splitlines(keepends=True)
+    dedented = []
+    for line in lines:
+        if line.startswith(inner):
+            dedented.append(outer + line[len(inner) :])
+        elif line.strip():
+            return None  # a continuation line indented less than the body; leave it to a human
+        else:
+            dedented.append(line)
+    return Plan(((span[0], span[1], "".join(dedented)),))
+
+
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "remove_statement": remove_statement,
+        "sync": sync,
+        "step_closure": step_closure,
+        "step_context": step_context,
+    }
+)

@@ -1,0 +1,335 @@
+"""Code that fixes write into the migrated file once, after its imports, by helper name.
+
+A fix asks for a helper with the import key `helper:<name>:<module name>`; `engine/check.py`
+writes `helper_text(key)`: `HELPERS[name]`'s template with the module's name filled in.
+`HELPER_NAMES` is the function or class each helper defines, which the fix calls.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks.toolkit import FixContext
+
+
+def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
+    """The import keys that write helper `name` into the file; () when this file has it already.
+
+    None when the helper's name is bound to something else here, or its module's name (torch's,
+    or `dist`'s for the optimizer step) is taken at module scope, where the helper lives.
+    """
+    template, defined, module = HELPERS[name]
+    resolver = ctx.analysis.resolver
+    bindings = resolver.lookup(defined, resolver.module_scope)
+    if bindings:
+        node = bindings[0].node
+        ours = len(bindings) == 1 and isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        return () if ours and ast.get_docstring(node) == _docstring(template) else None  # type: ignore[arg-type]
+    rendered = ctx.render("{" + module + "}", dataclasses.replace(match, scope=resolver.module_scope))
+    if rendered is None:
+        return None
+    return (f"helper:{name}:{rendered[0]}", *rendered[1])
+
+
+def _docstring(template: str) -> str:
+    return template.split('"""')[1]
+
+
+_REDUCE_OPS = '{"sum": "SUM", "mul": "PRODUCT", "min": "MIN", "max": "MAX", "and": "BAND", "or": "BOR"}'
+
+
+COLLECTIVE_HELPERS: Mapping[str, str] = MappingProxyType(
+    {
+        "all_reduce": f'''def _all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
+    """What `xm.all_reduce` did: reduce a list of tensors in place, or a tensor into a new one."""
+    single = isinstance(inputs, {{torch}}.Tensor)
+    tensors = [inputs.clone()] if single else list(inputs)
+    if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
+        op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
+        for tensor in tensors:
+            {{torch}}.distributed.all_reduce(tensor, op=op)
+    if scale != 1.0:
+        for tensor in tensors:
+            tensor.mul_(scale)
+    return tensors[0] if single else inputs
+''',
+        "all_gather": '''def _all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
+    """What `xm.all_gather` did: every rank's `value`, concatenated along `dim`."""
+    parts = [value]
+    if {torch}.distributed.is_available() and {torch}.distributed.is_initialized():
+        parts = [{torch}.empty_like(value) for _ in range({torch}.distributed.get_world_size())]
+        {torch}.distributed.all_gather(parts, value.contiguous())
+    result = {torch}.cat(parts, dim=dim)
+    if output is None:
+        return result
+    output.copy_(result)
+    return output
+''',
+        "reduce_scatter": f'''def _reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None, output=None, pin_layout=True):
+    """What `xm.reduce_scatter` did: reduce `input` over the ranks and keep this rank's shard."""
+    if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
+        op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
+        moved = input.movedim(scatter_dim, 0).contiguous()
+        result = moved.new_empty((moved.shape[0] // shard_count, *moved.shape[1:]))
+        {{torch}}.distributed.reduce_scatter_tensor(result, moved, op=op)
+        result = result.movedim(0, scatter_dim)
+    else:
+        result = input.clone()
+    result.mul_(scale)
+    if output is None:
+        return result
+    output.copy_(result)
+    return output
+''',
+    }
+)
+
+
+_PORT_HELPERS: Mapping[str, str] = MappingProxyType(
+    {
+        "write_to_summary": '''def _write_to_summary(summary_writer, global_step=None, dict_to_write={}, write_xla_metrics=False):
+    """Add each value as a scalar, as torch_xla's `test_utils.write_to_summary` did."""
+    if summary_writer is None:
+        return
+    for key, value in dict_to_write.items():
+        summary_writer.add_scalar(key, value, global_step)
+''',
+        "close_summary_writer": '''def _close_summary_writer(summary_writer):
+    """Close the writer if there is one, as torch_xla's `test_utils.close_summary_writer` did."""
+    if summary_writer is not None:
+        summary_writer.flush()
+        summary_writer.close()
+''',
+        "get_summary_writer": '''def _get_summary_writer(logdir):
+    """A TensorBoard writer for `logdir`, or None without one (torch_xla's `get_summary_writer`)."""
+    if not logdir:
+        return None
+    import time
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(log_dir=logdir)
+    writer.add_scalar("TensorboardStartTimestamp", time.time(), 0)
+    return writer
+''',
+        "rate_tracker": '''class _RateTracker:
+    """Samples per second, smoothed and since the start (what `xm.RateTracker` reported)."""
+
+    def __init__(self, smooth_factor=None):
+        import time
+
+        self._clock = time.time
+        self._smooth_factor = 0.4 if smooth_factor is None else smooth_factor
+        self._start_time = self._partial_time = self._clock()
+        self._partial_count = self._count = 0.0
+        self._partial_rate = None
+
+    def add(self, count):
+        self._count += count
+
+    def rate(self):
+        now = self._clock()
+        delta = now - self._partial_time
+        if delta <= 0:
+            return 0.0
+        rate = self._count / delta
+        if self._partial_rate is not None:
+            rate = (1 - self._smooth_factor) * rate + self._smooth_factor * self._partial_rate
+        self._partial_count += self._count
+        self._count = 0.0
+        self._partial_time, self._partial_rate = now, rate
+        return rate
+
+    def global_rate(self):
+        delta = self._clock() - self._start_time
+        return (self._partial_count + self._count) / delta if delta > 0 else 0.0
+''',
+        "training_update": '''def _print_training_update(device, step, loss, rate, global_rate, epoch=None, summary_writer=None):
+    """Print one training line, as torch_xla's `test_utils.print_training_update` did."""
+    import datetime
+
+    items = [
+        "Training",
+        f"Device={device}",
+        f"Epoch={epoch}" if epoch is not None else None,
+        f"Step={step}",
+        f"Loss={loss:.5f}",
+        f"Rate={rate:.2f}",
+        f"GlobalRate={global_rate:.2f}",
+        f"Time={datetime.datetime.now():%H:%M:%S}",
+    ]
+    print("|", " ".join(item for item in items if item), flush=True)
+    if summary_writer:
+        summary_writer.add_scalar("examples/sec", rate, None)
+        summary_writer.add_scalar("average_examples/sec", global_rate, None)
+''',
+        "test_update": '''def _print_test_update(device, accuracy, epoch=None, step=None):
+    """Print one test line, as torch_xla's `test_utils.print_test_update` did."""
+    import datetime
+
+    items = [
+        "Test",
+        f"Device={device}",
+        f"Step={step}" if step is not None else None,
+        f"Epoch={epoch}" if epoch is not None else None,
+        f"Accuracy={accuracy:.2f}" if accuracy is not None else None,
+        f"Time={datetime.datetime.now():%H:%M:%S}",
+    ]
+    print("|", " ".join(item for item in items if item), flush=True)
+''',
+        "broadcast_master_param": '''def _broadcast_master_param(model):
+    """Copy rank 0's parameters and buffers to every rank (what `xm.broadcast_master_param` did)."""
+    if not {torch}.distributed.is_available() or not {torch}.distributed.is_initialized():
+        return
+    with {torch}.no_grad():
+        for tensor in [*model.parameters(), *model.buffers()]:
+            {torch}.distributed.broadcast(tensor.data, src=0)
+''',
+        "mesh_reduce": '''def _mesh_reduce(data, reduce_fn):
+    """Gather `data` from every rank and reduce the list (what `xm.mesh_reduce` did)."""
+    if isinstance(data, {torch}.Tensor):
+        data = data.cpu()
+    if not {torch}.distributed.is_available() or not {torch}.distributed.is_initialized():
+        return reduce_fn([data])
+    values = [None] * {torch}.distributed.get_world_size()
+    {torch}.distributed.all_gather_object(values, data)
+    return reduce_fn(values)
+''',
+    }
+)
+
+
+HELPER_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "rate_tracker": "_RateTracker",
+        "training_update": "_print_training_update",
+        "test_update": "_print_test_update",
+        "broadcast_master_param": "_broadcast_master_param",
+        "mesh_reduce": "_mesh_reduce",
+        "write_to_summary": "_write_to_summary",
+        "close_summary_writer": "_close_summary_writer",
+        "get_summary_writer": "_get_summary_writer",
+        "all_reduce": "_all_reduce",
+        "all_gather": "_all_gather",
+        "reduce_scatter": "_reduce_scatter",
+    }
+)
+
+
+HELPER_TEMPLATES: Mapping[str, str] = MappingProxyType({**_PORT_HELPERS, **COLLECTIVE_HELPERS})
+
+
+# What `xm.optimizer_step` did, written into the migrated file once: average, then step.
+OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
+    """Average gradients over the default process group, then step (as torch_xla's optimizer_step did)."""
+    if {dist}.is_available() and {dist}.is_initialized() and {dist}.get_world_size() > 1:
+        world_size = {dist}.get_world_size()
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    {dist}.all_reduce(param.grad)
+                    param.grad.div_(world_size)
+    return optimizer.step(**step_args)
+'''
+
+
+# What `xm.save` did before writing: copy every tensor to the CPU.
+TO_CPU = '''def _to_cpu(data):
+    """Copy the tensors in `data` to the CPU, as torch_xla's save did before writing."""
+    if isinstance(data, {torch}.Tensor):
+        return data.cpu()
+    if isinstance(data, dict):
+        return type(data)((k, _to_cpu(v)) for k, v in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_to_cpu(v) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_to_cpu(v) for v in data)
+    return data
+'''
+
+
+# A drop-in for MpDeviceLoader, written into the migrated file once. It imports what it needs
+# itself, so it works wherever `torch` is (or is not) imported in the file.
+DEVICE_LOADER = '''class _DeviceLoader:
+    """Iterate `loader`, moving each batch's tensors to `device` (what MpDeviceLoader did)."""
+
+    def __init__(self, loader, device):
+        self._loader = loader
+        self._device = device
+
+    def __iter__(self):
+        for batch in self._loader:
+            yield _move_to_device(batch, self._device)
+
+    def __len__(self):
+        return len(self._loader)
+
+
+def _move_to_device(data, device):
+    """Move the tensors in `data` to `device`: in sequences, mappings, dataclasses and objects."""
+    import collections.abc
+    import copy
+
+    import torch
+
+    if isinstance(data, torch.Tensor):
+        return data.to(device)
+    if isinstance(data, (str, bytes, type)):
+        return data
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_move_to_device(v, device) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_move_to_device(v, device) for v in data)
+    if isinstance(data, collections.abc.Mapping):
+        moved = {k: _move_to_device(v, device) for k, v in data.items()}
+        try:
+            result = copy.copy(data)
+            result.update(moved)
+        except (TypeError, AttributeError):
+            return moved  # a read-only mapping
+        return result
+    if hasattr(data, "__dict__"):
+        result = copy.copy(data)
+        for name, value in vars(data).items():
+            vars(result)[name] = _move_to_device(value, device)
+        return result
+    return data
+'''
+
+
+# Every helper a fix may write: template, the name it defines, the module it uses. They are
+# written in this order (the device loader first, the others by name).
+HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
+    {
+        "device_loader": (DEVICE_LOADER, "_DeviceLoader", "torch"),
+        **dict(
+            sorted(
+                {
+                    "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
+                    "to_cpu": (TO_CPU, "_to_cpu", "torch"),
+                    # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
+                    **{name: (template, HELPER_NAMES[name], "torch") for name, template in HELPER_TEMPLATES.items()},
+                }.items()
+            )
+        ),
+    }
+)
+
+
+def helper_text(key: str) -> str | None:
+    """The source of the helper a `helper:<name>:<module name>` import key asks for."""
+    _, name, module_name = key.split(":", 2)
+    if name not in HELPERS:
+        return None
+    template, _, module = HELPERS[name]
+    return template.replace("{" + module + "}", module_name)
+
+
+def helper_call(ctx: FixContext, match: Match, name: str, call_text: str, node: ast.AST) -> Plan | None:
+    """Replace `node` with `call_text`, which calls the helper `HELPERS[name]` written into the file."""
+    needed = helper_imports(ctx, match, name)
+    return ctx.replace(node, call_text, needed) if needed is not None else None

@@ -1,0 +1,221 @@
+"""Launching and process groups (NM309, NM310): `xmp.spawn` / `torch_xla.launch`, `xla` backends.
+
+The spawned function runs once per torchrun process; `init_process_group("xla")` and
+`init_method="xla://"` become the `neuron` backend.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from types import MappingProxyType
+
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
+from neuron_migrate.analysis.names import Scope
+from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.devices import string_source, variable_safety
+from neuron_migrate.checks.toolkit import (
+    ACCEL_DEVICE,
+    STRING_LITERAL,
+    DetectorFn,
+    FixContext,
+    FixFn,
+    argument,
+    entry_for,
+    keyword_of,
+    literal,
+    only_args,
+    operand,
+    string_value,
+)
+from neuron_migrate.model import Safety
+
+# -- process groups ------------------------------------------------------------------------
+_INIT_PG = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
+
+
+_NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"}
+
+
+@resolved_only
+def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+    """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, and a backend
+    held in a constant, class attribute or default argument."""
+    assert isinstance(node, ast.Call)
+    names = analysis.call_names(node, scope)
+    if names & _INIT_PG:
+        backend = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "backend"), None)
+    elif names & _NEW_GROUP:
+        backend = next(
+            (k.value for k in node.keywords if k.arg == "backend"), node.args[2] if len(node.args) > 2 else None
+        )
+    else:
+        return
+    text = string_value(backend)
+    if text is None or names & _NEW_GROUP:
+        source = backend if text is not None else _backend_source(analysis, backend, scope)
+        if source is not None and source.value == "xla":
+            safety = None if text is not None else variable_safety(analysis, backend)  # type: ignore[arg-type]
+            entry = MapEntry(old="xla", fix="replace_string", safety=safety)
+            yield Match(rule, source, scope, entry, "xla", "xla", (("new", "neuron"),))
+        return
+    entry = entry_for(rule, text)
+    if entry is None and "xla" in text.split(",")[-1]:
+        entry = MapEntry(old=text, message="Rewrite the backend `{old}` as `cpu:gloo,neuron:neuron`", safety=None)
+        entry = replace(entry, fix=None)
+    if entry is not None:
+        yield Match(rule, node, scope, entry, text, text)
+
+
+def _backend_source(analysis: Analysis, backend: ast.AST | None, scope: Scope) -> ast.Constant | None:
+    return string_source(analysis, backend, scope) if backend is not None else None
+
+
+_SPAWN_ARGS = {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}
+
+
+_LAUNCH_ARGS = {"fn": 0, "args": 1, "start_method": 2, "debug_single_process": 3}
+
+
+def spawn(ctx: FixContext, match: Match) -> Plan | None:
+    """`xmp.spawn(fn, args=(a,))` -> `fn(int(os.environ.get("LOCAL_RANK", 0)), a)` for torchrun.
+
+    torch_xla's collectives needed no process group; TorchNeuron's `torch.distributed` ones do.
+    When the file never calls `init_process_group`, the fix starts one before the call, only
+    under torchrun (`WORLD_SIZE` set), so a plain `python` run still works as one process.
+    """
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    stmt = ctx.expression_statement(match)
+    launch = match.qualified.rsplit(".", 1)[-1] == "launch"
+    if stmt is None or not only_args(call, _LAUNCH_ARGS if launch else _SPAWN_ARGS):
+        return None
+    fn = argument(call, "fn", 0)
+    args = argument(call, "args", 1)
+    if fn is None:
+        return None
+    rank = ctx.render('int({os}.environ.get("LOCAL_RANK", 0))', match)
+    if rank is None:
+        return None
+    parts = [rank[0]]
+    if isinstance(args, (ast.Tuple, ast.List)):
+        parts += [ctx.segment(e) for e in args.elts]
+    elif args is not None:
+        parts.append(f"*{ctx.segment(args)}")
+    text = f"{operand(ctx, fn)}({', '.join(parts)})"
+    # nprocs=1 (launch's debug_single_process=True) ran `fn(0, *args)` in this very process:
+    # the rewrite does the same. The debug argument itself has no torchrun meaning and goes.
+    single = (
+        literal(argument(call, "debug_single_process", 3)) is True
+        if launch
+        else literal(argument(call, "nprocs", 2)) == 1
+    )
+    safety = Safety.SAFE if single else None
+    kind = "launch" if launch else ""
+    if _calls_init_process_group(ctx):
+        return ctx.with_rewrite(
+            ctx.replace(call, text, rank[1], safety=safety),
+            call,
+            "neuron_migrate.checks.launch_cst:spawn",
+            rank=rank[0],
+            launch=kind,
+        )
+    if not _defined_here(ctx, fn, match):
+        # The function may start a process group itself; starting one here would clash.
+        if safety is not Safety.SAFE:
+            return None
+        return ctx.with_rewrite(
+            ctx.replace(call, text, rank[1], safety=safety),
+            call,
+            "neuron_migrate.checks.launch_cst:spawn",
+            rank=rank[0],
+            launch=kind,
+        )
+    guard = ctx.render('if "WORLD_SIZE" in {os}.environ:', match)
+    init = ctx.render('{dist}.init_process_group("neuron")', match)
+    if guard is None or init is None:
+        return None
+    imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
+    plan = ctx.replace_statement(stmt, [guard[0], f"\t{init[0]}", text], imports, safety=safety)
+    return ctx.with_rewrite(
+        plan,
+        stmt,
+        "neuron_migrate.checks.launch_cst:spawn",
+        rank=rank[0],
+        launch=kind,
+        guard=guard[0][len("if ") : -1],
+        init=init[0],
+    )
+
+
+def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
+    """Whether `fn` names a function defined in this file (so its body is known to the check)."""
+    if not isinstance(fn, ast.Name):
+        return False
+    bindings = ctx.analysis.resolver.lookup(fn.id, match.scope)
+    return bool(bindings) and all(isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)) for b in bindings)
+
+
+def _calls_init_process_group(ctx: FixContext) -> bool:
+    """Whether anything called `init_process_group` is called anywhere in the module."""
+    for node in ctx.analysis.nodes(ast.Call):
+        func = node.func  # type: ignore[attr-defined]
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name == "init_process_group":
+            return True
+    return False
+
+
+def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
+    """`init_process_group("xla", init_method="xla://")` -> `init_process_group("neuron")`."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    backend = call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "backend")
+    found = STRING_LITERAL.fullmatch(ctx.segment(backend))
+    if found is None:
+        return None
+    new, imports = f"{found.group(1)}{found.group(2)}neuron{found.group(2)}", ()
+    if ctx.analysis.target == "accelerator":  # nccl on CUDA, neuron on Trainium, gloo on the CPU
+        rendered = ctx.render(f"{{dist}}.get_default_backend_for_device({ACCEL_DEVICE})", match)
+        if rendered is None:
+            return None
+        new, imports = rendered
+    edits = [(*ctx.src.node_span(backend), new)]
+    method = keyword_of(call, "init_method")
+    if method is None:
+        return Plan(tuple(edits), imports)
+    if literal(method.value) != "xla://":
+        return None
+    edits.append(_remove_argument(ctx, call, method))
+    # `xla://` also worked in a single process; torchrun's `env://` needs its variables.
+    return Plan(tuple(edits), imports, safety=Safety.UNSAFE)
+
+
+def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:
+    """The edit that deletes one keyword argument and the comma before it."""
+    items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    start, end = ctx.src.node_span(keyword)
+    position = items.index(keyword)
+    if position > 0:
+        start = ctx.src.node_span(items[position - 1])[1]
+    elif len(items) > 1:
+        end = ctx.src.node_span(items[1])[0]
+    return start, end, ""
+
+
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
+    {
+        "process_group": ((ast.Call,), process_group),
+    }
+)
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "spawn": spawn,
+        "process_group": fix_process_group,
+    }
+)

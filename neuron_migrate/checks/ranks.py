@@ -1,0 +1,235 @@
+"""Ranks, printing and saving (NM210, NM301-NM305): rank-0 guards and barriers.
+
+`xm.master_print`, `xm.save`, `xm.rendezvous` and `xm.is_master_ordinal` become explicit
+`torch.distributed` rank tests, merged into an existing rank-0 `if` where there is one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks.helpers import helper_imports
+from neuron_migrate.checks.toolkit import (
+    DetectorFn,
+    FixContext,
+    FixFn,
+    argument,
+    keyword_of,
+    line_length,
+    literal,
+    only_args,
+)
+
+
+def master_print(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.master_print(x)` -> print on rank 0 only, and in a single process."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    stmt = ctx.expression_statement(match)
+    if (
+        stmt is None
+        or any(k.arg not in ("fd",) for k in call.keywords)
+        or any(isinstance(a, ast.Starred) for a in call.args)
+    ):
+        return None
+    parts = [ctx.segment(a) for a in call.args]
+    fd = keyword_of(call, "fd")
+    if fd is not None:
+        parts.append(f"file={ctx.segment(fd.value)}")
+    body = f"print({', '.join(parts)})"
+    outer = _sole_body_of_rank_if(ctx, stmt)
+    if outer is not None:
+        return _merge_rank0(ctx, match, outer, stmt, body)
+    guard = ctx.render('if int({os}.environ.get("RANK", 0)) == 0:', match)  # right before init too
+    if guard is None:
+        return None
+    plan = ctx.replace_statement(stmt, [guard[0], f"\t{body}"], guard[1])
+    return ctx.with_rewrite(plan, stmt, "neuron_migrate.checks.ranks_cst:master_print", guard=guard[0][3:-1])
+
+
+def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.rendezvous(tag)` on its own line -> a barrier when a process group exists."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    stmt = ctx.expression_statement(match)
+    if stmt is None or not only_args(call, {"tag": 0}):
+        return None
+    guard = ctx.render("if {dist}.is_initialized():", match)
+    barrier = ctx.render("{dist}.barrier()", match)
+    if guard is None or barrier is None:
+        return None
+    one_line = _one_line_if(ctx, stmt)
+    if one_line is not None:  # `if c: xm.rendezvous(t)` -> `if c and dist.is_initialized(): dist.barrier()`
+        test = ctx.segment(one_line.test)
+        if isinstance(one_line.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda)):
+            test = f"({test})"
+        condition = guard[0][len("if ") : -1]
+        return ctx.replace_statement(one_line, [f"if {test} and {condition}: {barrier[0]}"], guard[1])
+    plan = ctx.replace_statement(stmt, [guard[0], f"\t{barrier[0]}"], guard[1])
+    return ctx.with_rewrite(
+        plan, stmt, "neuron_migrate.checks.ranks_cst:guarded_call", guard=guard[0][3:-1], call=barrier[0]
+    )
+
+
+def _one_line_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
+    """The `if` whose whole body is `stmt`, written on one line with no `else`."""
+    parent = ctx.analysis.parent(stmt)
+    if not isinstance(parent, ast.If) or parent.body != [stmt] or parent.orelse:
+        return None
+    if parent.lineno != stmt.lineno or ctx.statement_lines(parent) is None:
+        return None
+    return parent
+
+
+def xla_save(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.save(obj, path)` -> `torch.save(_to_cpu(obj), path)` on each host's first rank, then a barrier.
+
+    As torch_xla did: the tensors are copied to the CPU, the file is written where
+    `is_master_ordinal(local=not global_master)` holds (everywhere with `master_only=False`),
+    and with `sync=True` every rank waits for it.
+    """
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    stmt = ctx.expression_statement(match)
+    allowed = {"data": 0, "file_or_path": 1, "master_only": 2, "global_master": 3, "sync": 4}
+    data, path = argument(call, "data", 0), argument(call, "file_or_path", 1)
+    if stmt is None or not only_args(call, allowed) or data is None or path is None:
+        return None
+    options = [literal(argument(call, name, allowed[name])) for name in ("master_only", "global_master", "sync")]
+    if any(value not in (None, True, False) for value in options):
+        return None  # decided at run time; a human picks the ranks that write
+    master_only, global_master, sync = (
+        default if value is None else value for value, default in zip(options, (True, False, True))
+    )
+    helper = helper_imports(ctx, match, "to_cpu")
+    save = ctx.render(
+        "{torch}.save(_to_cpu({data}), {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)}
+    )
+    variable = "RANK" if global_master else "LOCAL_RANK"
+    guard = ctx.render(f'if int({{os}}.environ.get("{variable}", 0)) == 0:', match)
+    barrier = ctx.render("if {dist}.is_initialized():", match), ctx.render("{dist}.barrier()", match)
+    if helper is None or save is None or guard is None or None in barrier:
+        return None
+    lines = [guard[0], f"\t{save[0]}"] if master_only else [save[0]]
+    imports = helper + save[1] + (guard[1] if master_only else ())
+    if sync:
+        lines += [barrier[0][0], f"\t{barrier[1][0]}"]  # type: ignore[index]
+        imports += barrier[0][1]  # type: ignore[index]
+    plan = ctx.replace_statement(stmt, lines, tuple(dict.fromkeys(imports)))
+    func = save[0][: save[0].index("(")]
+    sync_guard, call = (barrier[0][0][len("if ") : -1], barrier[1][0]) if sync else ("", "")  # type: ignore[index]
+    guard_test = guard[0][len("if ") : -1] if master_only else ""
+    return ctx.with_rewrite(
+        plan,
+        stmt,
+        "neuron_migrate.checks.ranks_cst:xla_save",
+        func=func,
+        helper="_to_cpu",
+        guard=guard_test,
+        sync_guard=sync_guard,
+        barrier=call,
+    )
+
+
+_RANK_TEST = re.compile(r"rank|ordinal|master", re.IGNORECASE)
+
+
+def _merge_rank0(ctx: FixContext, match: Match, outer: ast.If, stmt: ast.stmt, body: str) -> Plan | None:
+    """`body` on global rank 0 only, in place of `stmt`, the whole body of `outer`, an `if` that
+    already tests a rank (`if xm.is_master_ordinal():`, a `LOCAL_RANK` check): the two guards are
+    merged into that `if` rather than nested."""
+    guard = ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)  # right before init too
+    if guard is None:
+        return None
+    if _is_global_rank0(ctx, match, outer.test, guard[0]):
+        return ctx.replace_statement(stmt, [body])  # the `if` already runs on rank 0 only
+    return _merge_into_if(ctx, outer, stmt, guard[0], body, guard[1])
+
+
+def _merge_into_if(
+    ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, body: str, imports: tuple[str, ...]
+) -> Plan | None:
+    """`if test:\n    stmt` -> `if test and (guard):\n    body`, by two edits that leave the test's
+    own text alone (another fix may be rewriting it in the same round)."""
+    span = ctx.statement_lines(stmt)
+    if span is None:
+        return None
+    start, end = ctx.src.node_span(outer.test)
+    test = outer.test
+    low = isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (
+        isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)
+    )
+    indent = ctx.src.indent_of(outer.lineno).replace("\t", ctx.analysis.indent_unit())
+    tail = f" and {guard}"
+    header = len(indent) + len("if ") + (end - start) + 2 * low + len(tail) + 1
+    if header > line_length(ctx.src.text):
+        newline, unit = ctx.src.newline, ctx.analysis.indent_unit()
+        tail = f" and ({newline}{indent}{unit}{guard}{newline}{indent})"
+    s_start, s_end = ctx.src.node_span(stmt)
+    edits = [(end, end, (")" if low else "") + tail), (s_start, s_end, body)]
+    if low:
+        edits.insert(0, (start, start, "("))
+    return Plan(tuple(edits), imports)
+
+
+def _is_global_rank0(ctx: FixContext, match: Match, test: ast.expr, guard: str) -> bool:
+    """Whether `test` is the rank-0 guard itself, or `xm.is_master_ordinal(local=False)`
+    (which NM303 rewrites into that guard)."""
+    if " ".join(ctx.segment(test).split()) == guard:
+        return True
+    if not isinstance(test, ast.Call) or "torch_xla.core.xla_model.is_master_ordinal" not in ctx.analysis.call_names(
+        test, match.scope
+    ):
+        return False
+    local = argument(test, "local", 0)
+    return isinstance(local, ast.Constant) and local.value is False and len(test.args) + len(test.keywords) == 1
+
+
+def _sole_body_of_rank_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
+    """The `if` whose only statement is `stmt`, when its test is a rank check and nothing but
+    `:` and whitespace lies between them (no comment to lose)."""
+    parent = ctx.analysis.parent(stmt)
+    if not isinstance(parent, ast.If) or parent.orelse or len(parent.body) != 1 or parent.body[0] is not stmt:
+        return None
+    if not _RANK_TEST.search(ctx.segment(parent.test)):
+        return None
+    between = ctx.src.text[ctx.src.node_span(parent.test)[1] : ctx.src.node_span(stmt)[0]]
+    return parent if between.strip() == ":" else None
+
+
+def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.is_master_ordinal()` -> `LOCAL_RANK == 0`; with `local=False`, global rank 0."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    if not only_args(call, {"local": 0}):
+        return None
+    local = literal(argument(call, "local", 0))
+    if local is ...:
+        return None
+    if local is None or local:
+        template = 'int({os}.environ.get("LOCAL_RANK", 0)) == 0'
+    else:
+        template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
+    rendered = ctx.render(template, match)
+    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+
+
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "master_print": master_print,
+        "rendezvous": rendezvous,
+        "xla_save": xla_save,
+        "master_ordinal": master_ordinal,
+    }
+)

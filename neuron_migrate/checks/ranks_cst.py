@@ -1,0 +1,60 @@
+"""LibCST transforms of the ranks concept; imported only when a file is fixed."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from neuron_migrate.analysis.transform import Decline
+from neuron_migrate.checks.toolkit_cst import by_name, call_statement, positional, realigned, relaid
+
+
+def _guarded(stmt: cst.SimpleStatementLine, guard: str, inner: cst.BaseExpression) -> cst.If:
+    """`if <guard>:` around the statement `inner`, which keeps the statement's trailing comment."""
+    body = stmt.with_changes(body=[cst.Expr(inner)], leading_lines=())
+    return cst.If(
+        test=cst.parse_expression(guard), body=cst.IndentedBlock(body=[body]), leading_lines=stmt.leading_lines
+    )
+
+
+def master_print(stmt: cst.CSTNode, guard: str) -> cst.CSTNode:
+    """`xm.master_print(x, fd=f)` -> `if <guard>:` / `print(x, file=f)`, every comment kept."""
+    line, call = call_statement(stmt)
+    args = []
+    for arg in call.args:
+        if arg.star:
+            raise Decline
+        if arg.keyword is not None:
+            if arg.keyword.value != "fd":
+                raise Decline
+            arg = arg.with_changes(keyword=cst.Name("file"))
+        args.append(arg)
+    return _guarded(line, guard, realigned(call, call.with_changes(func=cst.Name("print"), args=args)))
+
+
+def guarded_call(stmt: cst.CSTNode, guard: str, call: str) -> cst.CSTNode:
+    """`xm.rendezvous(tag)` -> `if <guard>:` / `<call>`, the trailing comment kept on the call."""
+    line, _ = call_statement(stmt)
+    return _guarded(line, guard, cst.parse_expression(call))
+
+
+_SAVE = ("data", "file_or_path", "master_only", "global_master", "sync")
+
+
+def xla_save(stmt: cst.CSTNode, func: str, helper: str, guard: str, sync_guard: str, barrier: str) -> cst.CSTNode:
+    """`xm.save(obj, path)` -> `if <guard>:` / `torch.save(_to_cpu(obj), path)` and, with
+    `barrier`, `if <sync_guard>:` / `<barrier>`; the call's comments and layout kept."""
+    line, call = call_statement(stmt)
+    given = by_name(call, _SAVE)
+    data, path = given.get("data"), given.get("file_or_path")
+    if data is None or path is None:
+        raise Decline
+    wrapped = cst.Call(func=cst.Name(helper), args=[cst.Arg(value=data.value)])
+    save = relaid(call, cst.parse_expression(func), [positional(data).with_changes(value=wrapped), positional(path)])
+    first: cst.BaseStatement = _guarded(line, guard, save) if guard else line.with_changes(body=[cst.Expr(save)])
+    if not barrier:
+        return first
+    after = cst.If(
+        test=cst.parse_expression(sync_guard),
+        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(barrier))])]),
+    )
+    return cst.FlattenSentinel([first, after])

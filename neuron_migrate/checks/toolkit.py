@@ -1,0 +1,440 @@
+"""The fix API and the small helpers every concept module shares (one copy each).
+
+`FixContext` is what a fix gets: the file, its analysis, and the edits it may plan
+(`replace`, `delete_statement`, `render`, `with_rewrite`). A fix is a pure function
+(FixContext, Match) -> Plan | None (`FixFn`); None means "a human must decide", and the finding
+stays with its guidance. A detector is (rule, analysis, node, scope) -> matches (`DetectorFn`).
+Rewrites edit only the text they replace, so the rest of the file keeps its formatting.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import io
+import re
+import tokenize
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from neuron_migrate.analysis.analyze import EXPRESSION, IMPORTS, STATEMENT, Analysis, Match, Plan, Rewrite
+from neuron_migrate.analysis.names import Scope
+from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
+from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.model import Safety
+
+DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+# Parents under which an expression of any precedence needs no parentheses.
+_SAFE_SLOTS = (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr, ast.keyword, ast.If, ast.While, ast.Assert)
+
+
+_LOW_PRECEDENCE = (ast.IfExp, ast.BoolOp, ast.Compare, ast.BinOp, ast.UnaryOp, ast.Lambda, ast.NamedExpr)
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression(text: str) -> ast.expr | None:
+    """`text` parsed as an expression, or None (memoised: files share their replacements).
+
+    Only the node's type is read, so one parsed node serves every file.
+    """
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+
+class FixContext:
+    """What a fix may ask of the module: text, names to use, and edit builders."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.src = analysis.src
+        self._names: dict[tuple[str, int], tuple[str, bool] | None] = {}  # name_for's answers by scope
+        self._module_aliases: dict[str, list[str]] | None = None
+
+    # -- names --------------------------------------------------------------------------
+    def name_for(self, key: str, match: Match) -> tuple[str, bool] | None:
+        """The name to use for `torch`, `dist` or `os` at the match, and whether to import it.
+
+        None when the default name means something else here and no alias exists. The answer
+        depends only on the scope, so it is computed once per scope.
+        """
+        cache_key = (key, id(match.scope))
+        if cache_key not in self._names:
+            self._names[cache_key] = self._name_in_scope(key, match)
+        return self._names[cache_key]
+
+    def _name_in_scope(self, key: str, match: Match) -> tuple[str, bool] | None:
+        module, _ = IMPORTS[key]
+        resolver = self.analysis.resolver
+        if imports_module(resolver.lookup(key, match.scope), module):
+            return key, False
+        for name in self._aliases_of(module):
+            if resolver.lookup(name, match.scope) == resolver.module_scope.bindings[name]:
+                return name, False
+        if resolver.lookup(key, match.scope) or resolver.lookup(key, resolver.module_scope):
+            return None
+        if resolver.is_loaded_unbound(key):
+            return None
+        return key, True
+
+    def _aliases_of(self, module: str) -> list[str]:
+        """Module-level names bound only by `import <module> [as name]`, sorted (indexed once)."""
+        if self._module_aliases is None:
+            found: dict[str, list[str]] = {}
+            for name, bindings in sorted(self.analysis.resolver.module_scope.bindings.items()):
+                if bindings and bindings[0].kind == "import" and imports_module(bindings, bindings[0].target):
+                    found.setdefault(bindings[0].target, []).append(name)
+            self._module_aliases = found
+        return self._module_aliases.get(module, [])
+
+    def render(
+        self, template: str, match: Match, values: Mapping[str, str] | None = None
+    ) -> tuple[str, tuple[str, ...]] | None:
+        """Fill `{torch}`, `{dist}`, `{os}`, `{args}` and `{0}`.. in a template; None if impossible."""
+        given = dict(values or {})
+        call = match.node if isinstance(match.node, ast.Call) else None
+        needed: list[str] = []
+        out: list[str] = []
+        last = 0
+        for found in _PLACEHOLDER.finditer(template):
+            key = found.group(1)
+            out.append(template[last : found.start()])
+            last = found.end()
+            if key in given:
+                out.append(given[key])
+            elif key in IMPORTS:
+                found_name = self.name_for(key, match)
+                if found_name is None:
+                    return None
+                if found_name[1]:
+                    needed.append(key)
+                out.append(found_name[0])
+            elif key == "args" and call is not None:
+                out.append(self.args_text(call))
+            elif key.isdigit() and call is not None and int(key) < len(call.args):
+                out.append(self.segment(call.args[int(key)]))
+            else:
+                return None
+        out.append(template[last:])
+        return "".join(out), tuple(needed)
+
+    # -- text -------------------------------------------------------------------------
+    def segment(self, node: ast.AST) -> str:
+        return self.src.segment(node)
+
+    def args_text(self, call: ast.Call) -> str:
+        """The text between a call's parentheses, exactly as written."""
+        func_end = self.src.node_span(call.func)[1]
+        call_start, call_end = self.src.node_span(call)
+        inner = self.src.text[func_end:call_end]
+        open_at = inner.index("(")
+        return inner[open_at + 1 : -1]
+
+    def wrap(self, node: ast.AST, text: str) -> str:
+        """Parenthesise `text` if it replaces `node` where its precedence would change meaning."""
+        expr = _expression(text)
+        if expr is None:
+            return text
+        parent = self.analysis.parent(node)
+        if not isinstance(expr, _LOW_PRECEDENCE):
+            return text
+        if isinstance(parent, _SAFE_SLOTS) or (isinstance(parent, ast.Call) and node in parent.args):
+            return text
+        if isinstance(parent, ast.BoolOp) and isinstance(expr, (ast.Compare, ast.BinOp, ast.UnaryOp)):
+            return text  # comparisons and `not` bind tighter than `and` / `or`
+        return f"({text})"
+
+    def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan | None:
+        """Replace `node` with `text`; None when `text` cannot sit inside the f-string around it."""
+        start, end = self.src.node_span(node)
+        quotes = self.enclosing_quotes(node)
+        fitted = fit_quotes(text, quotes) if quotes else text
+        if fitted is None:
+            return None
+        return Plan(((start, end, self.wrap(node, fitted)),), imports, **kw)  # type: ignore[arg-type]
+
+    def enclosing_quotes(self, node: ast.AST) -> tuple[str, ...]:
+        """The quotes of every f-string `node` sits in: before Python 3.12 its code may use none."""
+        quotes: list[str] = []
+        current = self.analysis.parent(node)
+        while current is not None and not isinstance(current, ast.stmt):
+            if isinstance(current, ast.JoinedStr):
+                quote = self._quote_around(current, self.src.node_span(node)[0])
+                if quote is not None:
+                    quotes.append(quote)
+            current = self.analysis.parent(current)
+        return tuple(quotes)
+
+    def _quote_around(self, joined: ast.JoinedStr, offset: int) -> str | None:
+        """The quote of the part of `joined` (`f"a" f'b'` is one node) that holds `offset`."""
+        start, _ = self.src.node_span(joined)
+        segment = self.segment(joined)
+        lines = [0]
+        for line in segment.splitlines(keepends=True):
+            lines.append(lines[-1] + len(line))
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(segment).readline))
+        except (tokenize.TokenError, SyntaxError):
+            return None
+        opened: list[str] = []  # Python 3.12+ tokenizes f-strings into parts
+        for token in tokens:
+            token_start = start + lines[token.start[0] - 1] + token.start[1]
+            token_end = start + lines[token.end[0] - 1] + token.end[1]
+            if token_start > offset:
+                break
+            name = tokenize.tok_name[token.type]
+            if name == "FSTRING_START":
+                opened.append(token.string)
+            elif name == "FSTRING_END" and opened:
+                opened.pop()
+            elif token.type == tokenize.STRING and token_start <= offset < token_end:
+                opened.append(token.string)
+                break
+        found = STRING_START.match(opened[-1]) if opened else None
+        return found.group(2) if found else None
+
+    def statement_lines(self, stmt: ast.stmt) -> tuple[int, int] | None:
+        """Offsets covering `stmt`'s whole lines, or None when it shares a line with code."""
+        start, end = self.src.node_span(stmt)
+        line_start = self.src.line_start(stmt.lineno)
+        if self.src.text[line_start:start].strip():
+            return None
+        rest_of_line = self.src.line_text(stmt.end_lineno or stmt.lineno)
+        tail = self.src.text[end : self.src.line_start(stmt.end_lineno or stmt.lineno) + len(rest_of_line)]
+        if tail.strip() and not tail.strip().startswith("#"):
+            return None
+        return line_start, self.src.line_start((stmt.end_lineno or stmt.lineno) + 1)
+
+    def delete_statement(self, stmt: ast.stmt, **kw: object) -> Plan | None:
+        """Remove a statement that stands on its own lines."""
+        span = self.statement_lines(stmt)
+        if span is None:
+            return None
+        return Plan(((span[0], span[1], self.kept_comment_lines(stmt, span)),), deletes=(stmt,), **kw)  # type: ignore[arg-type]
+
+    def kept_comment_lines(self, stmt: ast.stmt, span: tuple[int, int]) -> str:
+        """The comments of a deleted statement, each on its own line at the statement's indent."""
+        text = self.src.text[span[0] : span[1]]
+        if "#" not in text:
+            return ""
+        indent = self.src.indent_of(stmt.lineno)
+        return "".join(f"{indent}{comment}{self.src.newline}" for comment in kept_comments(text))
+
+    def replace_statement(
+        self, stmt: ast.stmt, lines: list[str], imports: tuple[str, ...] = (), **kw: object
+    ) -> Plan | None:
+        """Replace a statement that stands on its own lines with `lines`, indented like it."""
+        span = self.statement_lines(stmt)
+        if span is None:
+            return None
+        start, end = self.src.node_span(stmt)
+        indent = self.src.indent_of(stmt.lineno)
+        unit = self.analysis.indent_unit()
+        newline = self.src.newline
+        body = newline.join(
+            indent + line.replace("\t", unit) if i else line.replace("\t", unit) for i, line in enumerate(lines)
+        )
+        return Plan(((start, end, body),), imports, **kw)  # type: ignore[arg-type]
+
+    def with_rewrite(
+        self, plan: Plan | None, node: ast.AST, function: str | Callable[..., Any], **options: str
+    ) -> Plan | None:
+        """`plan`, refined when fixing by the LibCST transform `function` applied to `node`.
+
+        `function` is a transform, a `"module:function"` path (the built-in fixes name one in
+        their concept's `checks/<concept>_cst.py`), or the bare name of a built-in transform,
+        looked up in the alias module `checks/cst_fixes.py` (kept for plugins). `node` is an expression (its span is parsed) or a statement
+        standing on its own lines (those lines are parsed); the transform's result replaces every
+        edit of `plan` inside that span. See `analysis/transform.py`.
+        """
+        if plan is None:
+            return None
+        if isinstance(function, str) and ":" not in function:
+            function = CST_FIXES + function
+        if isinstance(node, ast.stmt):
+            span = self.statement_lines(node)
+            if span is None:
+                return plan
+            rewrite = Rewrite(function, span, STATEMENT, tuple(sorted(options.items())))
+        else:
+            span = self.src.node_span(node)
+            preview = plan.edits[0][2]
+            wrapped = (
+                plan.edits[0][:2] == span and preview.startswith("(") and self.wrap(node, preview[1:-1]) == preview
+            )
+            rewrite = Rewrite(
+                function, span, EXPRESSION, tuple(sorted(options.items())), self.enclosing_quotes(node), wrapped
+            )
+        return dataclasses.replace(plan, rewrite=rewrite)
+
+    def expression_statement(self, match: Match) -> ast.stmt | None:
+        """The `Expr` statement when the matched call is used only for its effect."""
+        if self.analysis.is_expression_statement(match.node):
+            return self.analysis.parent(match.node)  # type: ignore[return-value]
+        return None
+
+
+FixFn = Callable[[FixContext, Match], Plan | None]
+
+
+CST_FIXES = "neuron_migrate.checks.cst_fixes:"  # bare transform names (plugins); imported only when fixing
+
+
+# -- arguments and calls -------------------------------------------------------------------
+def keyword_of(call: ast.Call, name: str) -> ast.keyword | None:
+    return next((k for k in call.keywords if k.arg == name), None)
+
+
+def argument(call: ast.Call, name: str, pos: int) -> ast.expr | None:
+    if 0 <= pos < len(call.args):
+        return call.args[pos]
+    keyword = keyword_of(call, name)
+    return keyword.value if keyword else None
+
+
+def only_args(call: ast.Call, allowed: dict[str, int]) -> bool:
+    """True when the call passes only the named parameters (name -> position)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    if len(call.args) > len([p for p in allowed.values() if p >= 0]):
+        return False
+    positional = {name for name, pos in allowed.items() if 0 <= pos < len(call.args)}
+    return all(k.arg in allowed and k.arg not in positional for k in call.keywords)
+
+
+def plain_args(call: ast.Call) -> bool:
+    return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
+
+
+def matched_call(match: Match) -> ast.Call | None:
+    return match.node if isinstance(match.node, ast.Call) else None
+
+
+def literal(node: ast.AST | None) -> object:
+    try:
+        return ast.literal_eval(node) if node is not None else None
+    except ValueError:
+        return ...
+
+
+def operand(ctx: FixContext, node: ast.AST) -> str:
+    text = ctx.segment(node)
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        return text
+    return f"({text})"
+
+
+def keyword_insertion(ctx: FixContext, call: ast.Call, keyword: str) -> tuple[int, int, str]:
+    """The text edit that appends `keyword` to a call's arguments (LibCST keeps the layout)."""
+    inner = ctx.args_text(call)
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
+    if "#" in inner and arguments:  # after the last argument, never inside a comment
+        end = ctx.src.node_span(max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset)))[1]
+        return end, end, f", {keyword}"
+    content_end = ctx.src.node_span(call)[1] - 1 - (len(inner) - len(inner.rstrip()))
+    stripped = inner.strip()
+    sep = "" if not stripped else " " if stripped.endswith(",") else ", "
+    return content_end, content_end, f"{sep}{keyword}"
+
+
+def entry_for(rule: RuleSpec, value: str) -> MapEntry | None:
+    """The rule's map entry for an exact value, or the longest matching `prefix` entry."""
+    best: MapEntry | None = None
+    for entry in rule.maps:
+        if entry.old == value:
+            return entry
+        if entry.prefix and value.startswith(entry.old) and (best is None or len(entry.old) > len(best.old)):
+            best = entry
+    return best
+
+
+def imports_module(bindings: list, module: str) -> bool:
+    return bool(bindings) and all(b.kind == "import" and b.target == module for b in bindings)
+
+
+def line_length(text: str) -> int:
+    """The file's apparent line length: its longest line, but at least 79 (PEP 8)."""
+    return max([79, *(len(line) for line in text.splitlines())])
+
+
+# -- strings -------------------------------------------------------------------------------
+def string_value(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+STRING_LITERAL = re.compile(r"([rRuU]?)('''|\"\"\"|'|\")(.*)\2", re.S)
+
+
+def string_literal(ctx: FixContext, node: ast.AST, value: str) -> str | None:
+    """`value` as a string literal in the quote style of `node`, or None for f-strings and concatenation."""
+    found = STRING_LITERAL.fullmatch(ctx.segment(node))
+    return f"{found.group(1)}{found.group(2)}{value}{found.group(2)}" if found else None
+
+
+def replace_node(
+    ctx: FixContext, match: Match, node: ast.AST, template: str, safety: Safety | None = None
+) -> Plan | None:
+    rendered = ctx.render(template, match)
+    if rendered is None:
+        return None
+    return ctx.replace(node, rendered[0], rendered[1], safety=safety)
+
+
+# -- the current accelerator (`--target accelerator`) ---------------------------------------
+# The current accelerator, or the CPU where there is none (check_available: a CUDA build on a
+# machine without a GPU counts as none). Both APIs exist in torch 2.13 and 2.14.
+ACCEL_DEVICE = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
+
+
+ACCEL_TYPE = f"({ACCEL_DEVICE}).type"
+
+
+def wants_accelerator(ctx: FixContext, match: Match) -> bool:
+    return ctx.analysis.target == "accelerator"
+
+
+# -- a fix several concepts name (`fix = "replace_string"`) ---------------------------------
+def replace_string(ctx: FixContext, match: Match) -> Plan | None:
+    """Swap a string literal's value, keeping its prefix and quote style."""
+    new = dict(match.extra).get("new")
+    node = match.node
+    if new is None or not isinstance(node, ast.Constant):
+        return None
+    found = STRING_LITERAL.fullmatch(ctx.segment(node))
+    if found is None:
+        return None  # implicit concatenation or an f-string; a human edits it
+    prefix, quote, _ = found.groups()
+    plan = ctx.replace(node, f"{prefix}{quote}{new}{quote}")
+    call = _autocast_without_dtype(ctx, match)
+    if call is None:
+        return plan
+    # torch_xla's autocast defaulted to bfloat16 on the device, `torch.autocast("neuron")` does not
+    dtype = ctx.render("{torch}.bfloat16", match)
+    if dtype is None:
+        return None
+    last = [*call.args, *call.keywords][-1]
+    end = ctx.src.node_span(last.value if isinstance(last, ast.keyword) else last)[1]
+    return dataclasses.replace(
+        plan, edits=(*plan.edits, (end, end, f", dtype={dtype[0]}")), imports=(*plan.imports, *dtype[1])
+    )
+
+
+_AUTOCAST_CALLS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
+
+
+def _autocast_without_dtype(ctx: FixContext, match: Match) -> ast.Call | None:
+    """The `torch.autocast(...)` call whose device type `match` is, when it passes no dtype."""
+    parent = ctx.analysis.parent(match.node)
+    call = ctx.analysis.parent(parent) if isinstance(parent, ast.keyword) else parent
+    if not isinstance(call, ast.Call) or not ctx.analysis.call_names(call, match.scope) & _AUTOCAST_CALLS:
+        return None
+    if len(call.args) > 1 or any(k.arg in ("dtype", None) for k in call.keywords):
+        return None  # a dtype is given (positionally, by keyword, or maybe in **kwargs)
+    return call

@@ -1,0 +1,189 @@
+"""Utilities, debugging and internals (NM207, NM209, NM213): what training scripts import from torch_xla.
+
+`SampleGenerator`, `RateTracker`, test_utils logging, metrics reports, profiler traces and
+gradient checkpointing get plain PyTorch equivalents, most through helpers written into the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call
+from neuron_migrate.checks.toolkit import (
+    DetectorFn,
+    FixContext,
+    FixFn,
+    argument,
+    keyword_insertion,
+    keyword_of,
+    matched_call,
+    plain_args,
+)
+from neuron_migrate.model import Safety
+
+
+def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
+    """torch_xla's `checkpoint` -> torch's, keeping torch_xla's `use_reentrant=True` default."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return None  # referenced, not called: a finding without a fix
+    rendered = ctx.render("{torch}.utils.checkpoint.checkpoint", match)
+    if rendered is None:
+        return None
+    start, end = ctx.src.node_span(call.func)
+    edits = [(start, end, rendered[0])]
+    keyword = ""
+    if keyword_of(call, "use_reentrant") is None:
+        if any(k.arg is None for k in call.keywords):
+            return None  # `**options` may hold it
+        keyword = "use_reentrant=True"
+        edits.append(keyword_insertion(ctx, call, keyword))
+    plan = Plan(tuple(edits), rendered[1])
+    return ctx.with_rewrite(
+        plan, call, "neuron_migrate.checks.utilities_cst:rename_call", func=rendered[0], keyword=keyword
+    )
+
+
+def sample_generator(ctx: FixContext, match: Match) -> Plan | None:
+    """`xu.SampleGenerator(data=d, sample_count=n)` -> `[d] * n`: re-iterable, with a length, like the original."""
+    call = matched_call(match)
+    if call is None or not plain_args(call) or len(call.args) + len(call.keywords) != 2:
+        return None
+    data = argument(call, "data", 0)
+    count = argument(call, "sample_count", 1)
+    if data is None or count is None:
+        return None
+    count_text = ctx.segment(count)
+    if not isinstance(count, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)):
+        count_text = f"({count_text})"
+    return ctx.replace(call, f"[{ctx.segment(data)}] * {count_text}")
+
+
+def rate_tracker(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.RateTracker(...)` -> `_RateTracker(...)`, a helper with the same `add`/`rate`/`global_rate`."""
+    call = matched_call(match)
+    if call is None or not plain_args(call) or len(call.args) + len(call.keywords) > 1:
+        return None
+    if call.keywords and call.keywords[0].arg != "smooth_factor":
+        return None
+    return helper_call(ctx, match, "rate_tracker", f"_RateTracker({ctx.args_text(call)})", call)
+
+
+def now(ctx: FixContext, match: Match) -> Plan | None:
+    """`test_utils.now()` -> `datetime.datetime.now().strftime("%H:%M:%S")`; `now(fmt)` keeps `fmt`."""
+    call = matched_call(match)
+    if call is None or not plain_args(call) or len(call.args) + len(call.keywords) > 1:
+        return None
+    given = argument(call, "format", 0)
+    if call.keywords and given is None:
+        return None
+    quote = "'" if _inside_double_quoted_fstring(ctx, call) else '"'
+    fmt = ctx.segment(given) if given is not None else f"{quote}%H:%M:%S{quote}"
+    rendered = ctx.render("{datetime}.datetime.now().strftime({fmt})", match, {"fmt": fmt})
+    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+
+
+def _inside_double_quoted_fstring(ctx: FixContext, node: ast.AST) -> bool:
+    """Whether `node` sits in an f-string delimited by `"` (before 3.12 its quote cannot recur inside)."""
+    current = ctx.analysis.parent(node)
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.JoinedStr):
+            return ctx.segment(current).lstrip("rRfFbBuU").startswith('"')
+        current = ctx.analysis.parent(current)
+    return False
+
+
+def training_update(ctx: FixContext, match: Match) -> Plan | None:
+    """`test_utils.print_training_update(...)` -> `_print_training_update(...)`, printing the same line."""
+    return _same_arguments(ctx, match, "training_update")
+
+
+def test_update(ctx: FixContext, match: Match) -> Plan | None:
+    """`test_utils.print_test_update(...)` -> `_print_test_update(...)`, printing the same line."""
+    return _same_arguments(ctx, match, "test_update")
+
+
+def write_to_summary(ctx: FixContext, match: Match) -> Plan | None:
+    """`test_utils.write_to_summary(w, step, values)` -> `_write_to_summary(...)`; not with XLA metrics."""
+    call = matched_call(match)
+    if call is None or not plain_args(call):
+        return None
+    metrics = argument(call, "write_xla_metrics", 3)
+    if metrics is not None and not (isinstance(metrics, ast.Constant) and metrics.value is False):
+        return None  # the XLA metrics it also wrote do not exist on TorchNeuron
+    return _same_arguments(ctx, match, "write_to_summary")
+
+
+def close_summary_writer(ctx: FixContext, match: Match) -> Plan | None:
+    """`test_utils.close_summary_writer(w)` -> `_close_summary_writer(w)`."""
+    return _same_arguments(ctx, match, "close_summary_writer")
+
+
+def get_summary_writer(ctx: FixContext, match: Match) -> Plan | None:
+    """`test_utils.get_summary_writer(logdir)` -> `_get_summary_writer(logdir)`, with torch's TensorBoard writer."""
+    plan = _same_arguments(ctx, match, "get_summary_writer")
+    return dataclasses.replace(plan, safety=Safety.UNSAFE) if plan is not None else None
+
+
+def _same_arguments(ctx: FixContext, match: Match, name: str) -> Plan | None:
+    call = matched_call(match)
+    if call is None or not plain_args(call):
+        return None
+    return helper_call(ctx, match, name, f"{HELPER_NAMES[name]}({ctx.args_text(call)})", call)
+
+
+_LOGGING = ("print", "info", "debug", "warning", "log")
+
+
+def printed_report(ctx: FixContext, match: Match) -> Plan | None:
+    """`print(met.metrics_report())` or `logger.info(...)` of it -> nothing; the report is XLA's."""
+    call = matched_call(match)
+    outer = ctx.analysis.parent(call) if call is not None else None
+    if call is None or not isinstance(outer, ast.Call) or outer.args != [call] or outer.keywords:
+        return None
+    func = outer.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    stmt = ctx.analysis.parent(outer)
+    if name not in _LOGGING or not (isinstance(stmt, ast.Expr) and stmt.value is outer):
+        return None
+    return ctx.delete_statement(stmt)
+
+
+def profiler_trace(ctx: FixContext, match: Match) -> Plan | None:
+    """`xp.Trace(name)` / `xp.StepTrace(name)` -> `torch.profiler.record_function(name)`."""
+    call = matched_call(match)
+    if call is None or len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+        return None
+    rendered = ctx.render("{torch}.profiler.record_function({0})", match)
+    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+
+
+def start_server(ctx: FixContext, match: Match) -> Plan | None:
+    """`xp.start_server(port)` on its own line -> nothing; capture with `torch.profiler` instead."""
+    stmt = ctx.expression_statement(match)
+    return ctx.delete_statement(stmt) if stmt is not None else None
+
+
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
+
+
+FIXES: Mapping[str, FixFn] = MappingProxyType(
+    {
+        "checkpoint": checkpoint,
+        "sample_generator": sample_generator,
+        "rate_tracker": rate_tracker,
+        "now": now,
+        "training_update": training_update,
+        "test_update": test_update,
+        "write_to_summary": write_to_summary,
+        "close_summary_writer": close_summary_writer,
+        "get_summary_writer": get_summary_writer,
+        "printed_report": printed_report,
+        "profiler_trace": profiler_trace,
+        "start_server": start_server,
+    }
+)
