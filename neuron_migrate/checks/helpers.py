@@ -51,7 +51,7 @@ COLLECTIVE_HELPERS: Mapping[str, str] = MappingProxyType(
     if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
         op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
         for tensor in tensors:
-            {{torch}}.distributed.all_reduce(tensor, op=op)
+            {{torch}}.distributed.all_reduce(tensor, op=op, group=groups)
     if scale != 1.0:
         for tensor in tensors:
             tensor.mul_(scale)
