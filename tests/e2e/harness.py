@@ -78,9 +78,9 @@ PROGRAMS: tuple[Program, ...] = (
     Program("pjrt_group", distributed=True, pending="needs pjrt process group fix from issue 23"),
     Program("probe_import", pending="needs import probe fix from issue 23"),
     Program("amp_recipe", distributed=True, pending="needs TPU/CUDA AMP recipe fix from issue 23"),
-    Program("fsdp_lambda", distributed=True, pending="needs FSDP lambda and partial policy fix from issue 23"),
-    Program("zero1", distributed=True, pending="needs torch_xla ZeRO-1 fix from issue 23"),
-    Program("groups_allreduce", distributed=True, pending="needs groups= all-reduce fix from issue 23"),
+    Program("fsdp_lambda", distributed=True),
+    Program("zero1", distributed=True),
+    Program("groups_allreduce", distributed=True),
 )
 
 

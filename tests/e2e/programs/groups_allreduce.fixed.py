@@ -3,7 +3,21 @@
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-import torch_xla.core.xla_model as xm
+
+
+def _all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
+    """What `xm.all_reduce` did: reduce a list of tensors in place, or a tensor into a new one."""
+    single = isinstance(inputs, torch.Tensor)
+    tensors = [inputs.clone()] if single else list(inputs)
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        op = getattr(torch.distributed.ReduceOp, {"sum": "SUM", "mul": "PRODUCT", "min": "MIN", "max": "MAX", "and": "BAND", "or": "BOR"}[reduce_type])
+        for tensor in tensors:
+            torch.distributed.all_reduce(tensor, op=op, group=groups)
+    if scale != 1.0:
+        for tensor in tensors:
+            tensor.mul_(scale)
+    return tensors[0] if single else inputs
+
 
 _DATA_PARALLEL_GROUP = None
 
@@ -24,7 +38,7 @@ def get_data_parallel_size():
 def allreduce_gradients(model):
     grads = [p.grad for p in model.parameters() if p.grad is not None]
     scale = 1.0 / get_data_parallel_size()
-    xm.all_reduce("sum", grads, scale=scale, groups=get_data_parallel_group())
+    _all_reduce("sum", grads, scale=scale, groups=get_data_parallel_group())
 
 
 def main():
