@@ -7,10 +7,12 @@ import hashlib
 import re
 import sys
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from neuron_migrate.data import rules_dir
+from neuron_migrate.fsio import CONFIG_LIMIT, read_regular, read_text_regular
 from neuron_migrate.model import Safety, Severity
 from neuron_migrate.settings import FAMILIES, TARGETS  # noqa: F401 - TARGETS is re-exported (it lives in settings)
 
@@ -152,11 +154,11 @@ class RuleSpec:
         return DOCS_URL.format(code=self.code.lower())
 
 
-def _enum(cls: type, value: Any, where: str, key: str) -> Any:
+def _enum(cls: type[Enum], value: Any, where: str, key: str) -> Any:
     try:
         return cls(value)
     except ValueError:
-        choices = ", ".join(member.value for member in cls)  # type: ignore[attr-defined]
+        choices = ", ".join(str(member.value) for member in cls)
         raise RuleSpecError(f"{where}: `{key}` must be one of {choices}, not {value!r}") from None
 
 
@@ -286,11 +288,11 @@ def load_rule_folder(folder: Path, project: bool = False) -> tuple[RuleSpec, ...
     for path in sorted(folder.glob("NM*.toml")):
         where = str(path) if project else path.name
         try:
-            data = toml.loads(path.read_text(encoding="utf-8"))
-        except (toml.TOMLDecodeError, RecursionError) as exc:
-            raise RuleSpecError(f"{where}: invalid TOML: {exc}") from None
+            data = toml.loads(read_text_regular(path, CONFIG_LIMIT))
         except (OSError, UnicodeDecodeError) as exc:
             raise RuleSpecError(f"{where}: cannot read the rule file: {exc}") from None
+        except (toml.TOMLDecodeError, RecursionError, ValueError) as exc:  # ValueError: a 5000-digit integer
+            raise RuleSpecError(f"{where}: invalid TOML: {exc}") from None
         spec = parse_rule(data, where, project=project)
         if spec.code in seen:
             raise RuleSpecError(f"{where}: code {spec.code} is already used by {seen[spec.code]}")
@@ -308,7 +310,10 @@ def catalogue_digest(directory: Path | None = None) -> str:
     digest = hashlib.sha256()
     for path in sorted(folder.rglob("*.toml")):
         digest.update(path.relative_to(folder).as_posix().encode())
-        digest.update(path.read_bytes())
+        try:
+            digest.update(read_regular(path, CONFIG_LIMIT)[0])
+        except OSError as exc:  # a FIFO or device named *.toml: loading the rules reports it
+            digest.update(f"unreadable:{type(exc).__name__}".encode())
     return digest.hexdigest()[:16]
 
 

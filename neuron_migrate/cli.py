@@ -42,6 +42,7 @@ class DefaultCheckGroup(click.Group):
     ) -> Any:
         """Click's own errors (a bad option, a missing value) in our one style:
         `neuron-migrate: error: ...` on stderr and exit code 2."""
+        _names_never_stop_output()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
@@ -69,6 +70,17 @@ class DefaultCheckGroup(click.Group):
             module, attribute = _LAZY_COMMANDS[name]
             self.add_command(getattr(importlib.import_module(module), attribute), name)
         return super().get_command(ctx, name)
+
+
+def _names_never_stop_output() -> None:
+    """Text on stdout keeps the bytes of file names that are not UTF-8 (as `ls` prints them)
+    instead of raising UnicodeEncodeError; stderr already escapes them."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and getattr(sys.stdout, "errors", "") == "strict":
+        try:
+            reconfigure(errors="surrogateescape")
+        except (ValueError, OSError):
+            pass
 
 
 def _lower_first(text: str) -> str:
@@ -109,6 +121,23 @@ def _families_option(ctx: click.Context, param: click.Parameter, value: str | No
         raise click.BadParameter(str(exc).removeprefix("--from: ")) from None
 
 
+def _allow_plugins(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from neuron_migrate.run import trust
+
+        trust.allow()
+
+
+_ALLOW_PLUGINS = click.option(
+    "--allow-plugins",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_allow_plugins,
+    help="Trust the config: import the Python modules its `plugins` names (also NEURON_MIGRATE_ALLOW_PLUGINS=1).",
+)
+
+
 @click.group(cls=DefaultCheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="neuron-migrate", message="%(prog)s %(version)s")
 def main() -> None:
@@ -136,14 +165,23 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
-@click.option("--output-format", type=click.Choice(FORMATS), default=None, help="Report format  [default: text]")
+@click.option(
+    "--output-format",
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Report format  [default: text]",
+)
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
 @click.option(
     "--show-fixes", is_flag=True, help="List the fixes applied, per file (to stderr for machine-readable formats)."
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
+)
 @click.option(
     "--exclude",
     multiple=True,
@@ -151,6 +189,11 @@ def main() -> None:
 )
 @click.option(
     "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
+)
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
 )
 @click.option(
     "--target-version",
@@ -233,6 +276,7 @@ def main() -> None:
     is_flag=True,
     help="Print the settings (after config and flags) each path is checked with, and exit.",
 )
+@_ALLOW_PLUGINS
 def check(paths: tuple[Path, ...], **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
     from neuron_migrate.run.parallel import fewer_collections
@@ -313,16 +357,30 @@ def _shown_value(value: object) -> str:
     return repr(value)
 
 
-def _write_output(text: str, options: dict[str, Any]) -> None:
-    """The report: to `--output-file` when given, else stdout."""
-    target = options.get("output_file")
+def _write_output(text: str, options: dict[str, Any], fmt: str = "text", target: Path | None = None) -> None:
+    """The report: to `--output-file` (or `target`) when given, else stdout. Bytes either way:
+    file names that are not UTF-8 never stop a report (`fsio.report_bytes`)."""
+    from neuron_migrate.fsio import report_bytes
+
+    data = report_bytes(text, fmt)
+    target = target if target is not None else options.get("output_file")
     if target is None:
-        click.echo(text, nl=False)
+        click.echo(data, nl=False)
         return
+    from neuron_migrate.engine.writeback import OutputRefused, write_output
+
     try:
-        Path(target).write_text(text, encoding="utf-8")
+        write_output(Path(target), data)
+    except OutputRefused as exc:
+        _fail(f"cannot write {_shown(target)}: {exc}; name a regular file or a new path")
     except OSError as exc:
-        _fail(f"cannot write {target}: {exc.strerror or exc}")
+        _fail(f"cannot write {_shown(target)}: {exc.strerror or exc}")
+
+
+def _shown(path: Path) -> str:
+    from neuron_migrate.fsio import visible_name
+
+    return visible_name(os.fspath(path))
 
 
 def _smoke(results: list[Any], options: dict[str, Any], request: Any, cwd: Path) -> tuple[list[Any], bool]:
@@ -398,9 +456,14 @@ def _stderr() -> Any:
 
 def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
     """`--stdin-filename NAME`: with --fix only the code goes to stdout, the report to stderr."""
+    from neuron_migrate.fsio import read_stream
     from neuron_migrate.run import workflow
+    from neuron_migrate.settings import Settings
 
-    data = sys.stdin.buffer.read()
+    limit = Settings.max_file_bytes
+    data = read_stream(sys.stdin.buffer, limit)  # at most limit + 1 bytes: `< /dev/zero` ends too
+    if data is None and options["fix"]:  # no fixed code to print: the caller must keep its text
+        _fail(f"stdin holds more than {limit // 2**20} MiB; check a file that large by its path, or split it")
     result, output = workflow.check_stdin(data, options["stdin_filename"], request, cwd)
     if options["fix"]:
         stdout = sys.stdout.buffer
@@ -408,7 +471,7 @@ def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
         stdout.flush()
         _emit([result], options, err=True)
     elif options["diff"]:
-        click.echo(_diff([result]), nl=False)
+        click.echo(_diff([result], on_disk=False), nl=False)
     else:
         _emit([result], options)
     sys.exit(_exit_code([result], options))
@@ -419,7 +482,7 @@ def _write_baseline(path: Path, results: Sequence[Any]) -> NoReturn:
 
     count = baseline.write(path, results)
     noun = "finding" if count == 1 else "findings"
-    click.echo(f"Wrote {count} {noun} to the baseline {path}.")
+    click.echo(f"Wrote {count} {noun} to the baseline {_shown(path)}.")
     sys.exit(EXIT_CLEAN)
 
 
@@ -472,9 +535,11 @@ def _emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) ->
         report = _report(fmt, results, options)
     if report is not None:
         if err:
-            click.echo(report, nl=False, err=True)
+            from neuron_migrate.fsio import report_bytes
+
+            click.echo(report_bytes(report, fmt), nl=False, err=True)
         else:
-            _write_output(report, options)
+            _write_output(report, options, fmt)
     if options["show_fixes"]:
         from neuron_migrate.output import show_fixes
 
@@ -526,8 +591,12 @@ def _repository_root(cwd: Path) -> Path:
 
 def _append_step_summary(path: Path, results: Sequence[Any], options: Any) -> None:
     """Append the Markdown summary, keeping the file under GitHub's 1 MiB limit."""
+    from neuron_migrate.fsio import is_regular, visible_name
     from neuron_migrate.output import github
 
+    if os.path.lexists(path) and not is_regular(path):
+        click.echo(f"neuron-migrate: warning: {path} is not a regular file; no step summary written", err=True)
+        return
     try:
         used = path.stat().st_size if path.exists() else 0
         room = github.SUMMARY_LIMIT - used - 1
@@ -536,8 +605,8 @@ def _append_step_summary(path: Path, results: Sequence[Any], options: Any) -> No
             return
         separator = "\n" if used else ""
         text = github.summary(results, root=options.root, cwd=options.cwd, limit=room - len(separator))
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(separator + text)
+        with path.open("ab") as handle:
+            handle.write(visible_name(separator + text).encode("utf-8"))
     except OSError as exc:
         click.echo(f"neuron-migrate: warning: cannot write the step summary to {path}: {exc.strerror or exc}", err=True)
 
@@ -552,20 +621,21 @@ def _emit_suppressed(results: Sequence[Any], to_stderr: bool) -> None:
     click.echo("\n".join(lines), err=to_stderr)
 
 
-def _diff(results: Sequence[Any]) -> str:
-    import difflib
+def _diff(results: Sequence[Any], on_disk: bool = True) -> str:
+    """The `--diff` patch; `on_disk`: the results' paths name the files (not stdin)."""
+    from neuron_migrate.output import patch
 
-    chunks = []
-    for result in results:
-        if result.changed:
-            lines = difflib.unified_diff(
-                (result.source or "").splitlines(keepends=True),
-                (result.fixed_source or "").splitlines(keepends=True),
-                fromfile=f"a/{result.path}",
-                tofile=f"b/{result.path}",
-            )
-            chunks.append("".join(line if line.endswith("\n") else line + "\n" for line in lines))
-    return "".join(chunks)
+    changed = [r for r in results if r.changed]
+    return patch.render((r.path, r.source or "", r.fixed_source or "", on_disk and _has_bom(r.path)) for r in changed)
+
+
+def _has_bom(path: str) -> bool:
+    """Whether the file starts with a UTF-8 byte order mark (the decoded text no longer shows it)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(3) == b"\xef\xbb\xbf"
+    except OSError:
+        return False
 
 
 def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
@@ -583,6 +653,7 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--format",
+    "--output-format",
     "fmt",
     type=click.Choice(("html", "md", "json")),
     default="html",
@@ -610,6 +681,11 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
 )
 @click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
+)
+@click.option(
     "--target-version",
     type=click.Choice(available_versions()),
     default=None,
@@ -621,7 +697,10 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
 )
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes.")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
+)
+@_ALLOW_PLUGINS
 def report_command(
     paths: tuple[Path, ...], fmt: str, output: Path | None, smoke_script: Path | None, **options: Any
 ) -> None:
@@ -637,14 +716,9 @@ def report_command(
         text = report.render(fmt, collect(paths, options, cwd, smoke=smoke))
     except workflow.USER_ERRORS as exc:
         _fail(str(exc))
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        _fail(f"cannot write {output}: {exc.strerror or exc}")
-    click.echo(f"Wrote the {fmt} report to {output}", err=True)
+    _write_output(text, {}, fmt, output)
+    if output is not None:
+        click.echo(f"Wrote the {fmt} report to {_shown(output)}", err=True)
 
 
 def _smoke_report(script: Path, options: dict[str, Any], cwd: Path) -> Any:
@@ -676,8 +750,17 @@ def _project_rules(config_file: Path | None) -> Any:
 
 
 @main.command("rules")
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text", show_default=True)
+@click.option(
+    "--format",
+    "--output-format",
+    "fmt",
+    type=click.Choice(("text", "json", "markdown")),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
 @_CONFIG_OPTION
+@_ALLOW_PLUGINS
 def rules_command(fmt: str, config_file: Path | None) -> None:
     """List every rule (the project's own too): code, name, severity, fix safety and summary."""
     from neuron_migrate import docs
@@ -688,6 +771,7 @@ def rules_command(fmt: str, config_file: Path | None) -> None:
 @main.command("explain")
 @click.argument("code")
 @_CONFIG_OPTION
+@_ALLOW_PLUGINS
 def explain(code: str, config_file: Path | None) -> None:
     """Explain a rule: what it flags, why, an example and the fix."""
     from neuron_migrate import docs

@@ -10,6 +10,7 @@ file's selection.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ _SELECTOR = re.compile(r"^(ALL|NM\d{0,3}|NM[A-Z]\d{0,3})$")  # NMX001: a project
 _CODE_LISTS = ("select", "ignore", "extend-select")
 _GLOB_LISTS = ("exclude", "extend-exclude")
 KEYS = (
-    *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "target-version", "unsafe-fixes", "output-format",
+    *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "respect-gitignore", "target-version", "unsafe-fixes", "output-format",
     "extend-rules", "plugins", "from", "target", "report-effort",
 )  # fmt: skip
 
@@ -58,6 +59,7 @@ class Config:
     extend_select: tuple[str, ...] = ()
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool | None = None
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     target_version: str | None = None
     unsafe_fixes: bool | None = None
@@ -81,6 +83,7 @@ class Overrides:
     extend_select: tuple[str, ...] = ()
     exclude: tuple[str, ...] | None = None  # replaces the config's (or the default) excludes, as in Ruff
     extend_exclude: tuple[str, ...] = ()  # added to them
+    respect_gitignore: bool | None = None  # `--no-respect-gitignore`
     target_version: str | None = None
     unsafe_fixes: bool | None = None
     output_format: str | None = None
@@ -119,8 +122,10 @@ def _has_table(pyproject: Path) -> bool:
 
 
 def _read(path: Path) -> str:
+    from neuron_migrate.fsio import CONFIG_LIMIT, read_text_regular
+
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text_regular(path, CONFIG_LIMIT)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{shown(path)}: cannot read the config file: {exc}") from None
 
@@ -135,13 +140,15 @@ def _parse_toml(text: str, path: Path) -> dict[str, Any]:
         return toml.loads(text)
     except toml.TOMLDecodeError as exc:
         raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
+    except ValueError as exc:  # an integer of thousands of digits: Python refuses to convert it
+        raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{shown(path)}: invalid TOML: nested too deeply") from None
 
 
 def load_config(path: Path) -> Config:
     """Read and validate one config file (a `pyproject.toml` or a `neuron-migrate.toml`)."""
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"{shown(path)}: config file not found")
     data = _parse_toml(_read(path), path)
     if path.name == PYPROJECT:
@@ -166,7 +173,13 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
             values[key.replace("-", "_")] = _codes(data[key], where, key)
     for key in _GLOB_LISTS:
         if key in data:
-            values[key.replace("-", "_")] = _strings(data[key], where, key)
+            values[key.replace("-", "_")] = tuple(anchor_glob(g, path.parent) for g in _strings(data[key], where, key))
+    if "respect-gitignore" in data:
+        if not isinstance(data["respect-gitignore"], bool):
+            raise ConfigError(
+                f"{where}: `respect-gitignore` must be true or false, not {_type(data['respect-gitignore'])}"
+            )
+        values["respect_gitignore"] = data["respect-gitignore"]
     if "per-file-ignores" in data:
         values["per_file_ignores"] = _per_file_ignores(data["per-file-ignores"], where, path.parent)
     if "target-version" in data:
@@ -226,6 +239,11 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
     sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
     if not (folders or plugins):
         return sources
+    from neuron_migrate.run.trust import refusal
+
+    refused = refusal(plugins)
+    if refused is not None:
+        raise ConfigError(f"{where}: {refused}")
     from neuron_migrate.catalogue import RuleSpecError
     from neuron_migrate.registry import registry
 
@@ -308,14 +326,17 @@ def _per_file_ignores(value: object, where: str, root: Path) -> tuple[tuple[str,
 
 
 def anchor_glob(glob: str, root: Path) -> str:
-    """A per-file-ignores glob made absolute against the config's folder.
+    """A settings glob (`exclude`, `per-file-ignores`) made absolute against the config's folder.
 
-    A glob without `/` matches a file name anywhere (as in Ruff); a leading `!` negates it.
+    A glob without `/` matches a file or folder name anywhere (as in Ruff); a leading `!` negates
+    it (per-file-ignores). The glob is matched as git's wildmatch (`neuron_migrate.patterns`).
     """
     negate = glob.startswith("!")
     body = glob[1:] if negate else glob
-    if "/" in body and not os.path.isabs(body):
-        body = (root.resolve() / body).as_posix()
+    if "/" in body.rstrip("/") and not os.path.isabs(body):
+        body = posixpath.normpath(Path(os.path.abspath(root)).as_posix() + "/" + body) + (
+            "/" if body.endswith("/") else ""
+        )
     return ("!" if negate else "") + body
 
 
@@ -375,6 +396,7 @@ def merge(config: Config, cli: Overrides) -> Settings:
         target_version=cli.target_version or config.target_version or Settings.target_version,
         exclude=tuple(excludes),
         extend_exclude=(*config.extend_exclude, *cli.extend_exclude),
+        respect_gitignore=_first(cli.respect_gitignore, config.respect_gitignore, Settings.respect_gitignore),
         per_file_ignores=config.per_file_ignores,
         add_noqa=cli.add_noqa,
         rule_sources=config.rule_sources,
@@ -382,6 +404,10 @@ def merge(config: Config, cli: Overrides) -> Settings:
         families=families,
         target=cli.target or config.target or Settings.target,
     )
+
+
+def _first(*values: bool | None) -> bool:
+    return next(bool(v) for v in values if v is not None)
 
 
 def output_format(config: Config, cli: Overrides) -> str:

@@ -19,6 +19,20 @@ def rules_dir() -> Path:
     return package.parent / "rules"
 
 
+def examples_dir() -> Path:
+    """Each rule's tested example for `explain` and rules/README.md: `<code>/basic.py` and
+    `basic.fixed.py` (or `basic/<file>` for a packaging file or script), and `accel_basic`.
+
+    They are the rule's fixtures; the wheel ships only these files of `fixtures/`, as
+    `neuron_migrate/examples/` (hatch_build.py), and a source checkout reads `fixtures/`.
+    """
+    package = Path(__file__).resolve().parent
+    packaged = package / "examples"
+    if packaged.is_dir():
+        return packaged
+    return package.parent / "fixtures"
+
+
 def compat_dir() -> Path:
     return rules_dir() / "compat"
 

@@ -147,7 +147,7 @@ def _import_plugin(name: str, root: str) -> ModuleType:
         sys.path.insert(0, root)
     try:
         return importlib.import_module(name)
-    except Exception as exc:  # any error in the user's module becomes one clear line
+    except BaseException as exc:  # noqa: BLE001 - even `sys.exit(0)` or KeyboardInterrupt in the user's module is one clear line
         raise RuleSpecError(f"plugin {name}: cannot import it: {type(exc).__name__}: {exc}") from None
     finally:
         if added:

@@ -397,7 +397,7 @@ def render(results: list[PackageResult], source: str) -> str:
 
 
 def _rule_table(results: list[PackageResult]) -> list[str]:
-    totals = {mode: collections.Counter() for mode in MODES}
+    totals: dict[str, collections.Counter[str]] = {mode: collections.Counter() for mode in MODES}
     for package in results:
         for mode, result in package.modes.items():
             totals[mode].update(result.findings)

@@ -8,8 +8,8 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 from html import unescape as html_unescape
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -82,7 +82,12 @@ def chromium() -> str:
 def _run(binary: str, args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(profile)}
     return subprocess.run(
-        [binary, *BASE_FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=120, env=env
+        [binary, *BASE_FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=120,
+        env=env,
     )
 
 
@@ -109,7 +114,7 @@ def probe(binary: str, html: str, width: int, height: int, work: Path) -> dict[s
         ],
         work / f"profile-{width}",
     )
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.DOTALL)
     assert found, f"the probe did not run (exit {done.returncode}): {done.stderr[-2000:]}"
     result: dict[str, Any] = json.loads(html_unescape(found.group(1)))
     result["console"] = [

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-SHARED = ROOT.parent / "shared"
+# ../shared beside the checkout; NEURON_MIGRATE_SHARED names it elsewhere (a worktree, a CI cache).
+SHARED = Path(os.environ.get("NEURON_MIGRATE_SHARED") or ROOT.parent / "shared")
 collect_ignore = ["bench"]  # the benchmark is run by hand: python3 tests/bench/bench.py
 
 

@@ -16,6 +16,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "neuron_migrate.model",
         "neuron_migrate.settings",
         "neuron_migrate.catalogue",
+        "neuron_migrate.patterns",
     ),
     ("neuron_migrate.analysis",),
     ("neuron_migrate.compat",),

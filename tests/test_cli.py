@@ -6,6 +6,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -199,14 +200,14 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     target = tmp_path / "secret.py"
     target.write_text(XLA_SCRIPT)
     (tmp_path / "other.py").write_text(XLA_SCRIPT)
-    real = Path.read_bytes
+    real = os.open
 
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "secret.py":
+    def refusing_open(path: Any, *args: Any, **kwargs: Any) -> int:  # files are read through fsio's os.open
+        if os.fspath(path).endswith("secret.py"):
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", refusing_open)
     code, out = run(["."], tmp_path)
     assert "secret.py:1:1: NM903 Make this file readable; Permission denied" in out
     assert "other.py:3:10: NM101" in out
@@ -220,7 +221,7 @@ def test_missing_path_is_an_error(tmp_path: Path) -> None:
 
 def test_huge_file_is_skipped(tmp_path: Path) -> None:
     (tmp_path / "huge.py").write_text("import torch_xla\n" + "x = 1\n" * (2 * 1024 * 1024))
-    code, out = run(["."], tmp_path)
+    _, out = run(["."], tmp_path)
     assert "huge.py:1:1: NM904" in out
 
 

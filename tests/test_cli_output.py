@@ -97,7 +97,7 @@ def test_statistics_count_findings_per_rule(project: Path) -> None:
         "[*] 7 fixable with the `--fix` option.",
     ]
     rows = json.loads(run("check", "--statistics", "--output-format", "json", "train.py").stdout)
-    assert rows[0] == {"code": "NM101", "name": "xla_device_call", "count": 1, "fixable": True}
+    assert rows[0] == {"code": "NM101", "name": "xla_device_call", "count": 1, "fixable_count": 1, "fixable": True}
 
 
 def test_show_fixes_lists_the_applied_fixes(project: Path) -> None:

@@ -21,7 +21,9 @@ CLEAN = "import torch\n\nx = torch.ones(2)\n"
 
 def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run([str(SCRIPT), *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [str(SCRIPT), *map(str, args)], cwd=cwd, env=env, capture_output=True, check=False, text=True, timeout=300
+    )
 
 
 @pytest.fixture
@@ -60,6 +62,15 @@ def test_the_console_script_is_installed() -> None:
 def test_exit_code(project: Path, args: tuple[str, ...], code: int) -> None:
     done = run(*args, cwd=project)
     assert done.returncode == code, (done.stdout[-2000:], done.stderr[-2000:])
+
+
+@pytest.mark.parametrize("name", ["missing.py", "missing_folder", "missing_folder/"])
+def test_a_missing_path_says_so_and_exits_2(project: Path, name: str) -> None:
+    done = run("check", name, cwd=project)
+    assert done.returncode == 2
+    (line,) = [x for x in done.stdout.splitlines() if "NM903" in x]
+    assert line.endswith("NM903 Check this path; there is no file or folder by this name"), line
+    assert "readable" not in done.stdout
 
 
 def test_fix_exits_0_when_everything_was_fixed(project: Path) -> None:

@@ -20,7 +20,7 @@ from neuron_migrate.checks.helper_code import HELPER_NAMES, HELPERS
 def load(name: str, **names: Any) -> Any:
     namespace: dict[str, Any] = dict(names)
     code = compile(HELPERS[name].replace("{torch}", "torch"), name, "exec")
-    exec(code, namespace)  # noqa: S102 - our own helper templates, as a migrated file would run them
+    exec(code, namespace)  # our own helper templates, as a migrated file would run them
     return namespace[HELPER_NAMES[name]]
 
 

@@ -14,11 +14,11 @@ import warnings
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings  # noqa: E402 - after the importorskip above
+from hypothesis import strategies as st  # noqa: E402 - after the importorskip above
 
-from neuron_migrate.engine.pipeline import check_source
-from neuron_migrate.settings import Settings
+from neuron_migrate.engine.pipeline import check_source  # noqa: E402 - after the importorskip above
+from neuron_migrate.settings import Settings  # noqa: E402 - after the importorskip above
 
 try:
     import hypothesmith

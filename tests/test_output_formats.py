@@ -297,11 +297,11 @@ def test_github_summary_stays_under_the_limit_with_a_note() -> None:
     limit = 40_000
     text = github.summary(results, limit=limit)
     assert len(text.encode("utf-8")) <= limit
-    rows = len(re.findall(r"^\| `big\.py:", text, re.M))
+    rows = len(re.findall(r"^\| `big\.py:", text, re.MULTILINE))
     hidden = int(re.search(r"_(\d+) more findings are not shown", text)[1])  # type: ignore[index]
     assert rows > 100 and rows + hidden == 5000
     full_text = github.summary(results)  # the default 1 MiB holds all 5000
-    assert len(re.findall(r"^\| `big\.py:", full_text, re.M)) == 5000
+    assert len(re.findall(r"^\| `big\.py:", full_text, re.MULTILINE)) == 5000
     assert len(full_text.encode("utf-8")) <= github.SUMMARY_LIMIT
 
 

@@ -87,7 +87,10 @@ def test_cli_shards_merge_to_the_unsharded_json(targets: list[Target]) -> None:
     whole = json.loads(runner.invoke(main, args).output)
     parts = [json.loads(runner.invoke(main, [*args, "--shard", f"{k}/3"]).output) for k in (1, 2, 3)]
     merged = [item for part in parts for item in part]  # what `jq -s add` does
-    key = lambda f: (f["filename"], f["location"]["row"], f["location"]["column"], f["code"])  # noqa: E731
+
+    def key(f: dict) -> tuple:
+        return (f["filename"], f["location"]["row"], f["location"]["column"], f["code"])
+
     assert sorted(merged, key=key) == whole
     assert all(part for part in parts), "10 files over 3 shards leave no shard empty"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -34,15 +35,19 @@ def test_wanted_only_for_a_terminal_outside_ci(stream: object, env: dict[str, st
     assert progress.wanted(stream, env, total) is shown  # type: ignore[arg-type]
 
 
-def test_bar_redraws_in_place_and_erases_itself() -> None:
+def test_bar_shows_position_eta_and_elapsed_time_and_ends_its_line() -> None:
+    ticks = iter(range(0, 1000, 2))  # 2 s per reading of the clock
     stream = Terminal()
-    bar = progress.ProgressBar(stream, 4, width=4)
+    bar = progress.ProgressBar(stream, 4, width=4, clock=lambda: float(next(ticks)))
     for _ in range(4):
         bar.advance()
     bar.close()
-    frames = stream.getvalue().split("\r")
-    assert frames[1:5] == ["[#---] 1/4 files", "[##--] 2/4 files", "[###-] 3/4 files", "[####] 4/4 files"]
-    assert frames[-1] == "" and frames[-2].strip() == ""
+    text = stream.getvalue()
+    frames = [f for f in text.split("\r") if f.strip()]
+    assert "Checking" in frames[-1] and "4/4" in frames[-1]
+    assert "1/4  eta 0:00:12  0:00:04 elapsed" in frames[1]  # 4 s for one file: 12 s for three more
+    assert re.search(r"\d:\d\d:\d\d elapsed", frames[-1])
+    assert text.endswith("\n")  # the finished bar keeps its line; the report starts below it
 
 
 @pytest.fixture
@@ -72,7 +77,7 @@ def test_cli_shows_the_bar_on_a_terminal(many_files: Path, monkeypatch: pytest.M
     result = CliRunner().invoke(main, [".", "-j", "2"])
     assert result.exit_code == 1
     (stream,) = seen
-    assert "25/25 files" in stream.getvalue() and stream.getvalue().endswith("\r")
+    assert "25/25" in stream.getvalue() and "elapsed" in stream.getvalue()
     assert "files" not in result.stdout
 
 

@@ -22,9 +22,16 @@ PROJECT = FIXTURES / "_project"
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    """The CLI trusting the project's plugins (tests/hostile/test_plugins.py covers the refusal)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NEURON_MIGRATE_ALLOW_PLUGINS": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "neuron_migrate", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "neuron_migrate", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=60,
     )
 
 

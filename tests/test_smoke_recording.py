@@ -142,7 +142,10 @@ def test_flattening_op_arguments_gives_pytrees_leaves_and_structure(
     from neuron_migrate.smoke.flat import leaves, map_leaves
 
     assert leaves(tree) == tree_leaves(tree)
-    double = lambda v: v * 2 if isinstance(v, (int, float)) else v
+
+    def double(v: object) -> object:
+        return v * 2 if isinstance(v, (int, float)) else v
+
     assert map_leaves(double, tree) == tree_map(double, tree)
     assert type(map_leaves(double, tree)) is type(tree)
 

@@ -37,6 +37,7 @@ def _imports_libcst(args: list[str], cwd: Path) -> bool:
         [sys.executable, "-c", probe],
         cwd=cwd,
         capture_output=True,
+        check=False,
         text=True,
         timeout=60,
         env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},

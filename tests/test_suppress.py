@@ -256,3 +256,56 @@ def test_cli_add_noqa_lists_files_it_cannot_annotate(tmp_path: Path, monkeypatch
     result = CliRunner().invoke(main, ["bad.py", "--add-noqa"])
     assert result.exit_code == 1
     assert result.stderr.startswith("bad.py:2:12: NM901") and (tmp_path / "bad.py").read_text().endswith("(:\n")
+
+
+def _results_everywhere(settings: Settings) -> list[tuple[str, tuple[object, ...], tuple[object, ...]]]:
+    out = []
+    for case in sorted(Path(__file__).resolve().parent.parent.glob("fixtures/**/*.py")):
+        text = case.read_text(encoding="utf-8", errors="surrogateescape")
+        result = check_source(text, case.name, settings)
+        out.append((case.name, result.findings, result.suppressed))
+    return out
+
+
+def test_only_other_linters_directives_need_no_tokenize_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    from neuron_migrate.engine import directives, suppress
+
+    def no_tokenize(src: object) -> None:
+        raise AssertionError("tokenized a file whose directives are all other linters'")
+
+    monkeypatch.setattr(suppress, "layout_of", no_tokenize)
+    body = "\nd = xm.xla_device()  # noqa: E501\nx = 1  # NOQA:F401,W291\n"
+    assert found(check(body)) == [(3, "NM101")]
+    monkeypatch.setattr(suppress, "layout_of", directives.layout_of)
+    assert hidden(check(body.replace("E501", "E501, NM101"))) == [(3, "NM101")]
+
+
+@pytest.mark.parametrize(
+    ("text", "ours"),
+    [
+        ("x = 1  # noqa: E501\n", False),
+        ("x = 1  # NOQA:F401,W291\n", False),
+        ("x = 1  # noqa\n", True),  # bare: covers our findings too
+        ("x = 1  # noqa: E501, nm101\n", True),
+        ("x = 1  # noqa:E501 # noqa: NM201\n", True),
+        ("# neuron-migrate: noqa\n", True),
+        ("# neuron-migrate: noqa: F401\n", False),
+        ("d = {1  # noqa\n     : E501}\n", True),  # the codes of the next line are not this directive's
+        ('s = "no directive"\n', False),
+    ],
+)
+def test_which_directives_can_matter(text: str, ours: bool) -> None:
+    from neuron_migrate.engine.suppress import _mentions_our_noqa
+
+    assert _mentions_our_noqa(text) is ours
+
+
+def test_skipping_other_linters_directives_changes_no_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every fixture checks and fixes the same with the shortcut as with a tokenize pass of every
+    file that says `noqa` (the real corpora were compared the same way: see docs/performance.md)."""
+    from neuron_migrate.engine import suppress
+
+    settings = Settings(fix=True, unsafe_fixes=True)
+    fast = _results_everywhere(settings)
+    monkeypatch.setattr(suppress, "_mentions_our_noqa", suppress._mentions_noqa)
+    assert fast == _results_everywhere(settings)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from neuron_migrate.analysis.names import CHILD_FIELDS, Resolver, Scope, dotted
 from neuron_migrate.analysis.source import SourceText
@@ -13,6 +13,7 @@ from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
 
 T = TypeVar("T")
+N = TypeVar("N", bound=ast.AST)
 PARENT = "_nm_parent"  # attribute set on every ast node during the walk
 _LEAVES = frozenset(
     {ast.Constant, ast.Name, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal}
@@ -143,10 +144,11 @@ class Analysis:
         """A whole-module fact that several rules need: `compute(self)`, once, kept in `memo`."""
         if key not in self.memo:
             self.memo[key] = compute(self)
+        # `memo` holds every fact as object; `compute` made this one a T (the ignore below).
         return self.memo[key]  # type: ignore[return-value]
 
     # -- tree -------------------------------------------------------------------------
-    def nodes(self, *types: type) -> list[ast.AST]:
+    def nodes(self, *types: type[N]) -> list[N]:
         """Every node of the module that is an instance of one of `types`, in `ast.walk`'s order.
 
         The module is walked once per analysis; each set of types is filtered once. Checks ask
@@ -157,7 +159,7 @@ class Analysis:
             if self._all_nodes is None:
                 self._all_nodes = breadth_first(self.tree)
             found = self._nodes_of[types] = [n for n in self._all_nodes if isinstance(n, types)]
-        return found
+        return cast("list[N]", found)  # each an instance of one of `types`: filtered so above
 
     @staticmethod
     def parent(node: ast.AST) -> ast.AST | None:
@@ -296,8 +298,8 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
     handled = analysis.handled
     while stack:
         node, scope = pop()
-        kind = type(node)
-        if kind is ast.Call:
+        kind = type(node)  # `type(node) is X` (faster than isinstance here) does not narrow for mypy:
+        if kind is ast.Call:  # hence the ignores below, each on a node whose class was just tested
             resolves = bool(analysis.call_names(node, scope))  # type: ignore[arg-type]
             if resolves and id(node) not in handled:  # a detector that rewrites an enclosing node claimed it
                 extend(_match_call(analysis, node, scope, index))  # type: ignore[arg-type]
@@ -305,9 +307,9 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
                 extend(detector(rule, analysis, node, scope))
         elif (
             (kind is ast.Name or kind is ast.Attribute)
-            and type(node.ctx) is ast.Load
+            and type(node.ctx) is ast.Load  # type: ignore[attr-defined]
             and (kind is ast.Name or dotted(node) is not None)
-        ):  # type: ignore[attr-defined]
+        ):
             resolves = bool(analysis.qualified(node, scope))  # a name, or a whole `a.b.c` chain
             if resolves and id(node) not in handled:
                 extend(_match_reference(analysis, node, scope, index))

@@ -74,7 +74,7 @@ def add_to_module(
         return None
     if indent and indent != module.default_indent and not _has_block(module):
         module = module.with_changes(default_indent=indent)  # no block here says otherwise
-    placement = _placement(module)
+    placement = _placement(module, _first_use(module, imports))
     if follows_imports is not None:
         placement = replace(placement, follows_imports=follows_imports)
     wanted = [i for i in imports if i.statement not in placement.present]
@@ -127,7 +127,7 @@ def add_to_module(
 
 
 @functools.lru_cache(maxsize=256)
-def _helper_statements(source: str) -> tuple[cst.BaseStatement, ...]:
+def _helper_statements(source: str) -> tuple[cst.SimpleStatementLine | cst.BaseCompoundStatement, ...]:
     """A helper's statements, parsed as a module fragment, with two blank lines before it.
 
     Parsed once per process (LibCST nodes are immutable): a run writes the same few helpers
@@ -184,13 +184,59 @@ def _split_header(header: Sequence[cst.EmptyLine]) -> tuple[tuple[cst.EmptyLine,
     return lines[:end], lines[end:]
 
 
-def _placement(module: cst.Module) -> _Placement:
-    """Where new imports go: the same places the text edits `check` reports put them."""
+class _Names(cst.CSTVisitor):
+    """Whether a statement reads one of `names` (attribute names and keywords are not reads)."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        self.found = self.found or node.value in self.names
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+
+def _bound(statement: str) -> str:
+    """The name an import statement binds: `import a.b as c` -> c, `import a.b` -> a, `from a import b` -> b."""
+    words = statement.split()
+    return words[-1] if " as " in statement or words[0] == "from" else words[1].split(".")[0]
+
+
+def _first_use(module: cst.Module, imports: Sequence[NewImport]) -> int | None:
+    """The index of the first top-level statement that reads a name the new imports bind: they
+    must come before it, even when more imports follow it (`d = torch.device(...); import json`)."""
+    if not imports:
+        return None
+    visitor = _Names(frozenset(_bound(new.statement) for new in imports))
+    for index, statement in enumerate(module.body):
+        if _imports_of(statement) is not None:
+            continue
+        statement.visit(visitor)
+        if visitor.found:
+            return index
+    return None
+
+
+def _placement(module: cst.Module, before: int | None = None) -> _Placement:
+    """Where new imports go: the same places the text edits `check` reports put them; never at
+    or after the statement at index `before` (the first that uses them)."""
     body = module.body
     last: int | None = None
     for index, statement in enumerate(body):
+        if before is not None and index >= before:
+            break
         imports_only = _imports_of(statement) is not None or (
-            isinstance(statement, cst.Try) and _all_imports(statement.body.body)
+            isinstance(statement, cst.Try)
+            and isinstance(statement.body, cst.IndentedBlock)
+            and _all_imports(statement.body.body)
         )
         if imports_only or (index == 0 and _is_docstring(statement)):
             last = index
@@ -219,10 +265,8 @@ def _imports_of(statement: cst.BaseStatement) -> list[cst.Import | cst.ImportFro
     """The imports of a line that holds only imports (`import os; import sys`), else None."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
-    small = list(statement.body)
-    if not small or not all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in small):
-        return None
-    return small  # type: ignore[return-value]
+    imports = [s for s in statement.body if isinstance(s, (cst.Import, cst.ImportFrom))]
+    return imports if imports and len(imports) == len(statement.body) else None
 
 
 def _all_imports(statements: Sequence[cst.BaseStatement]) -> bool:

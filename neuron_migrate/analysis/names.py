@@ -142,8 +142,8 @@ class _Collector(ast.NodeVisitor):
         self._bind(node.name, Binding("local", node=node))
         self._run_in(self._enter(node, is_class=True), node.body)
 
-    def _visit_comprehension(self, node: ast.AST) -> None:
-        generators = node.generators  # type: ignore[attr-defined]
+    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        generators = node.generators
         self.visit(generators[0].iter)  # evaluated in the enclosing scope
         scope = self._enter(node)
         rest: list[ast.AST] = []
@@ -155,7 +155,7 @@ class _Collector(ast.NodeVisitor):
         if isinstance(node, ast.DictComp):
             rest.extend([node.key, node.value])
         else:
-            rest.append(node.elt)  # type: ignore[attr-defined]
+            rest.append(node.elt)
         self._run_in(scope, rest)
 
     visit_ListComp = _visit_comprehension
@@ -223,7 +223,10 @@ class _Collector(ast.NodeVisitor):
             visits.get(type(value), _Collector.generic_visit)(self, value)
 
     def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, (ast.Store, ast.Del)):
+        if isinstance(node.ctx, ast.Del):  # `del xm` reads the binding it removes: an import it names stays
+            self.scope.loads[node.id] = self.scope.loads.get(node.id, 0) + 1
+            self._bind(node.id, Binding("local", node=node))
+        elif isinstance(node.ctx, ast.Store):
             self._bind(node.id, Binding("local", node=node))
         else:
             self.scope.loads[node.id] = self.scope.loads.get(node.id, 0) + 1
@@ -248,7 +251,7 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _node_classes(base: type = ast.AST) -> Iterator[type]:
+def _node_classes(base: type[ast.AST] = ast.AST) -> Iterator[type[ast.AST]]:
     for cls in base.__subclasses__():
         yield cls
         yield from _node_classes(cls)
@@ -334,9 +337,9 @@ class Resolver:
         current: Scope | None = scope
         first = True
         while current is not None:
-            if (first or not current.is_class) and name in current.bindings:
-                if name not in current.nonlocals:
-                    return current.bindings[name]
+            visible = first or not current.is_class
+            if visible and name in current.bindings and name not in current.nonlocals:
+                return current.bindings[name]
             first = False
             current = current.parent
         return self._star_lookup(name)
@@ -358,10 +361,10 @@ class Resolver:
         """Every dotted name a Name/Attribute chain may refer to (empty when local-only)."""
         head = node
         while type(head) is ast.Attribute:
-            head = head.value  # type: ignore[attr-defined]
+            head = head.value
         if type(head) is not ast.Name:
             return set()
-        bases = self._names_of(self.lookup(head.id, scope), scope)  # type: ignore[attr-defined]
+        bases = self._names_of(self.lookup(head.id, scope), scope)
         if not bases:
             return set()  # a local name: no need to spell the chain out
         rest = (dotted(node) or "").partition(".")[2]

@@ -111,8 +111,9 @@ class SourceText:
 
     def node_span(self, node: object) -> tuple[int, int]:
         """Start and end offsets of an `ast` node."""
+        # Any located node (stmt, expr, arg, keyword, alias, ...): they share no base class with positions.
         start = self.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        end = self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        end = self.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]  # as above
         return start, end
 
     def segment(self, node: object) -> str:

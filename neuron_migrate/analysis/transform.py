@@ -71,7 +71,7 @@ def resolve(function: str | TransformFn) -> TransformFn:
     if not isinstance(function, str):
         return function
     module, _, name = function.partition(":")
-    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), name)
 
 
 def apply_rewrite(rewrite: Rewrite, text: str, indent_unit: str, newline: str) -> str | None:

@@ -42,6 +42,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     layout): enough to learn what a fix run would do, without importing LibCST.
     """
     accepted = _accept(chosen)
+    # The two union-attr ignores: callers choose only findings with a plan.
     planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
     edits = _repair_empty_blocks(analysis, accepted, planned_edits)
     imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
@@ -50,7 +51,8 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
         text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports)
         if text is not None:
             return Applied(text, fixed)
-    edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True))
+    first = min((s for item in accepted if item.plan.imports for s, _, _ in item.plan.edits), default=None)  # type: ignore[union-attr]
+    edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True, before=first))
     edits = _collapse_blank_lines(analysis.text, edits)
     text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
     return Applied(text, fixed)
@@ -141,8 +143,9 @@ def _accept(chosen: list[Planned]) -> list[Planned]:
     """
     accepted: list[Planned] = []
     taken: list[tuple[int, int]] = []
+    # Callers choose only findings with a plan (Planned.plan is None for findings without a fix).
     for item in sorted(chosen, key=lambda p: min(e[0] for e in p.plan.edits)):  # type: ignore[union-attr]
-        spans = [(s, e) for s, e, _ in item.plan.edits]  # type: ignore[union-attr]
+        spans = [(s, e) for s, e, _ in item.plan.edits]  # type: ignore[union-attr]  # as above
         if any(_conflicts(span, taken) for span in spans):
             continue  # applied in the next round, once the text has settled
         accepted.append(item)
@@ -185,9 +188,14 @@ def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
         at_line_start = start == 0 or text[start - 1] in "\r\n"
         before_blank = start == 0 or _blank_line_before(text, start)
         after = _line_at(text, end)
-        if at_line_start and before_blank and after is not None and not after[1].strip():
-            if not _edit_at(ordered, starts, end):
-                extra.append((end, end + len(after[1]) + len(after[0]), ""))
+        if (
+            at_line_start
+            and before_blank
+            and after is not None
+            and not after[1].strip()
+            and not _edit_at(ordered, starts, end)
+        ):
+            extra.append((end, end + len(after[1]) + len(after[0]), ""))
     return edits + extra
 
 
@@ -265,12 +273,12 @@ def _repair_empty_blocks(
         parent = analysis.parent(block[0])
         if parent is analysis.tree or parent is None:
             continue
-        span = _guard_span(analysis, parent, block, starts, len(entries))
-        if span is not None:
+        span = _guard_span(analysis, parent, block, starts, len(entries)) if isinstance(parent, ast.If) else None
+        if isinstance(parent, ast.If) and span is not None:
             for index in entries:
                 edits[index] = (edits[index][0], edits[index][0], "")
             edits.append((*span, _comment_lines(analysis, parent, span)))
-            outer = _block_holding(analysis, parent, where)  # type: ignore[arg-type]
+            outer = _block_holding(analysis, parent, where)
             if outer is not None:
                 deleted.setdefault(id(outer), []).append(len(edits) - 1)
                 blocks[id(outer)] = outer
@@ -285,10 +293,10 @@ def _repair_empty_blocks(
 
 
 def _guard_span(
-    analysis: Analysis, parent: ast.AST, block: list[ast.stmt], starts: list[int], inside: int
+    analysis: Analysis, parent: ast.If, block: list[ast.stmt], starts: list[int], inside: int
 ) -> tuple[int, int] | None:
     """The lines of `if <torch_xla is available>:` whose body is `block`, when it can go whole."""
-    if not isinstance(parent, ast.If) or parent.orelse or parent.body is not block or not is_xla_guard(parent.test):
+    if parent.orelse or parent.body is not block or not is_xla_guard(parent.test):
         return None
     src = analysis.src
     if not src.line_text(parent.lineno).lstrip().startswith("if"):

@@ -294,7 +294,8 @@ def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:
 def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, placement: ImportPlacement, match: Match) -> Fix:
     src = analysis.src
     edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
-    for start, end, text in import_edits(analysis, plan.imports, placement):
+    first = min((s for s, _, _ in plan.edits), default=None)
+    for start, end, text in import_edits(analysis, plan.imports, placement, before=first):
         edits.append(TextEdit(src.position(start), src.position(end), text))
     edits.sort(key=lambda e: (e.start, e.end))
     description = plan.description or _describe(plan, match)
@@ -311,16 +312,20 @@ def _describe(plan: Plan, match: Match) -> str:
     return f"Replace with `{content}`"
 
 
-def import_anchor(analysis: Analysis) -> int:
-    """Where new imports go: after the module's last top-level import before other code."""
+def import_anchor(analysis: Analysis, before: int | None = None) -> int:
+    """Where new imports go: after the module's last top-level import before other code, and
+    before the statement holding offset `before` (the first code that needs them)."""
     body = analysis.tree.body
     last = None
     for index, stmt in enumerate(body):
+        if before is not None and analysis.src.line_start((stmt.end_lineno or stmt.lineno) + 1) > before:
+            break
         value = stmt.value if isinstance(stmt, ast.Expr) else None
         is_docstring = index == 0 and isinstance(value, ast.Constant) and isinstance(value.value, str)
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring:
-            last = stmt
-        elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
+        guarded_import = isinstance(stmt, ast.Try) and all(
+            isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body
+        )
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring or guarded_import:
             last = stmt
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             break
@@ -338,9 +343,10 @@ class ImportPlacement:
     groups: tuple[tuple[str, int], ...] = ()  # ("stdlib" or a top-level package, offset after its last import)
 
 
-def import_placement(analysis: Analysis) -> ImportPlacement:
-    """Computed once per analysis: the import block's end, and where each group of it ends."""
-    anchor = import_anchor(analysis)
+def import_placement(analysis: Analysis, before: int | None = None) -> ImportPlacement:
+    """Computed once per analysis: the import block's end, and where each group of it ends
+    (all of it before offset `before`, when given)."""
+    anchor = import_anchor(analysis, before)
     groups: dict[str, int] = {}
     for stmt in analysis.tree.body:
         if analysis.src.line_start(stmt.lineno) >= anchor:
@@ -358,15 +364,22 @@ def import_placement(analysis: Analysis) -> ImportPlacement:
 
 
 def import_edits(
-    analysis: Analysis, keys: tuple[str, ...], placement: ImportPlacement, mark_helpers: bool = False
+    analysis: Analysis,
+    keys: tuple[str, ...],
+    placement: ImportPlacement,
+    mark_helpers: bool = False,
+    before: int | None = None,
 ) -> list[tuple[int, int, str]]:
     """The insertions that add the imports (and helpers) `keys` ask for.
 
     `import os` joins the standard-library imports and `import torch...` the torch ones when
-    the file has such a group; the rest (and helpers) go after all the imports.
+    the file has such a group; the rest (and helpers) go after all the imports. All of them
+    come before offset `before`, the first edit that uses them, even when imports follow it.
     """
     if not keys:
         return []
+    if before is not None and before < placement.anchor:
+        placement = import_placement(analysis, before)  # code before the last import uses them
     from neuron_migrate.analysis.analyze import IMPORTS
 
     newline = analysis.src.newline

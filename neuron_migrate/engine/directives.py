@@ -15,6 +15,12 @@ _CODE = r"[A-Za-z]+[0-9]+"
 _CODES = rf"(?P<codes>{_CODE}(?:(?:\s*,\s*|\s+){_CODE})*)"
 _LINE_DIRECTIVE = re.compile(rf"#\s*noqa(?![\w-])(?:\s*:\s*{_CODES})?", re.IGNORECASE)
 _FILE_DIRECTIVE = re.compile(rf"#\s*neuron-migrate\s*:\s*noqa(?![\w-])(?:\s*:\s*{_CODES})?", re.IGNORECASE)
+# Both directives, for matching raw text rather than one comment: the same patterns with
+# whitespace that never crosses a line (a comment holds no line break), so a match never takes
+# its codes from the next line.
+RAW_DIRECTIVES = tuple(
+    re.compile(d.pattern.replace(r"\s", r"[^\S\r\n]"), d.flags) for d in (_LINE_DIRECTIVE, _FILE_DIRECTIVE)
+)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
     IMPORT_GOES_WITH_USES,
     Planned,
+    Ruleset,
     analyze,
     build_ruleset,
     enabled_codes,
@@ -30,6 +31,7 @@ from neuron_migrate.engine.formats.textfiles import (
     packaging_findings,
 )
 from neuron_migrate.engine.writeback import snapshot, write_back
+from neuron_migrate.fsio import NotRegularFile, TooLarge, read_regular
 from neuron_migrate.model import FileResult, Finding, Fix, Safety
 from neuron_migrate.settings import Settings
 
@@ -79,17 +81,21 @@ def _check(text: str, path: str, settings: Settings) -> FileResult:
 
 
 def _imports_fixed_later(
-    text: str, path: str, settings: Settings, ruleset: object, planned: list[Planned], analysis: Analysis | None
+    text: str, path: str, settings: Settings, ruleset: Ruleset, planned: list[Planned], analysis: Analysis | None
 ) -> list[Finding]:
     """The findings, with torch_xla imports that `--fix` removes once other fixes leave them unused
-    marked as safely fixable (an edit-less fix), so the summary's count is what `--fix` reports.
+    marked as safely fixable (an edit-less fix), so the summary's count is what `--fix` reports, and
+    their message saying so (it said why the import stays, which is true only before the fixes).
+
+    The fix has no edits of its own (alone they would break the uses), so the formats a tool
+    applies fixes from (JSON, SARIF, rdjson) show no fix and no applicability for it.
 
     Whether an import goes depends on every other fix (its uses, the `"xla"` strings a backend
     import serves, names from a star import), so it is found by running the safe fixes in memory,
     only for files that have such an import and some safe fix.
     """
     findings = [p.finding for p in planned]
-    import_codes = ruleset.index.import_codes  # type: ignore[attr-defined]
+    import_codes = ruleset.index.import_codes
     waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
     if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
         return findings
@@ -101,16 +107,37 @@ def _imports_fixed_later(
         finding = findings[index]
         if gone[(finding.code, finding.snippet)] > 0:
             gone[(finding.code, finding.snippet)] -= 1
-            findings[index] = replace(finding, fix=Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ()))
+            fix = Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ())
+            message = finding.message
+            if not message.startswith("Remove the "):  # it said why the import stays (`Keep ...`)
+                message = goes_with_uses(finding.snippet)
+            findings[index] = replace(finding, message=message, fix=fix)
     return findings
 
 
-def _plan(text: str, path: str, ruleset: object) -> tuple[list[Planned], Finding | None]:
+def goes_with_uses(snippet: str) -> str:
+    """The message of an import `--fix` removes with the fixes of its uses, naming the module."""
+    try:
+        (stmt,) = ast.parse(snippet.strip()).body
+    except (SyntaxError, ValueError):
+        stmt = None
+    if isinstance(stmt, ast.Import):
+        what = f"the `{', '.join(a.name for a in stmt.names)}` import"
+    elif isinstance(stmt, ast.ImportFrom) and stmt.module:
+        what = f"the `{stmt.module}` import"
+    else:
+        what = "this import"
+    return f"Remove {what}; `--fix` removes it once the other fixes in this file leave it unneeded"
+
+
+def _plan(text: str, path: str, ruleset: Ruleset) -> tuple[list[Planned], Finding | None]:
     planned, error, _ = _plan_with_analysis(text, path, ruleset)
     return planned, error
 
 
-def _plan_with_analysis(text: str, path: str, ruleset: object) -> tuple[list[Planned], Finding | None, Analysis | None]:
+def _plan_with_analysis(
+    text: str, path: str, ruleset: Ruleset
+) -> tuple[list[Planned], Finding | None, Analysis | None]:
     """The planned findings, or the NM9xx finding that stops planning; and the analysis planned on."""
     try:
         with warnings.catch_warnings():
@@ -124,7 +151,7 @@ def _plan_with_analysis(text: str, path: str, ruleset: object) -> tuple[list[Pla
     except ValueError as exc:  # source code string cannot contain null bytes
         return [], tool_finding(path, "NM901", f"Fix the file before migrating: {exc}"), None
     try:
-        analysis, matches = analyze(text, tree, ruleset)  # type: ignore[arg-type]
+        analysis, matches = analyze(text, tree, ruleset)
         return findings_for(path, analysis, matches), None, analysis
     except RecursionError:
         return [], tool_finding(path, "NM905", "Split this file; it is nested too deeply to analyse"), None
@@ -134,7 +161,7 @@ def _fix_loop(
     text: str,
     path: str,
     settings: Settings,
-    ruleset: object,
+    ruleset: Ruleset,
     planned: list[Planned],
     analysis: Analysis | None,
     simulate: bool = False,
@@ -208,8 +235,8 @@ def _fix_loop(
     )
 
 
-def _only_imports(chosen: list[Planned], ruleset: object) -> bool:
-    codes = ruleset.index.import_codes  # type: ignore[attr-defined]
+def _only_imports(chosen: list[Planned], ruleset: Ruleset) -> bool:
+    codes = ruleset.index.import_codes
     return all(p.finding.code in codes for p in chosen)
 
 
@@ -252,11 +279,13 @@ def _dropped_finding(path: str, finding: Finding) -> Finding:
     return tool_finding(path, "NM906", message, finding.start.line, finding.start.column)
 
 
-def _rejected(original: str, path: str, ruleset: object, problem: str) -> FileResult:
+def _rejected(original: str, path: str, ruleset: Ruleset, problem: str) -> FileResult:
     """The fixes broke the file: keep it untouched and say so."""
     planned, _ = _plan(original, path, ruleset)
     message = f"Fix this file by hand; the automatic fixes produced invalid code ({problem})"
-    findings = [p.finding for p in planned] + [tool_finding(path, "NM906", message.replace("\n", " "))]
+    # The fixes were rolled back: `--fix` cannot fix these findings, so they carry no fix.
+    findings = [replace(p.finding, fix=None) for p in planned]
+    findings.append(tool_finding(path, "NM906", message.replace("\n", " ")))
     return FileResult(path, tuple(findings), source=original)
 
 
@@ -278,13 +307,14 @@ def read_source(
 def read_bytes(path: Path, display: str, settings: Settings) -> bytes | Finding:
     """A file's bytes, or the NM9xx finding that says why they cannot be read."""
     try:
-        if path.is_dir():
+        return read_regular(path, settings.max_file_bytes)[0]
+    except TooLarge:
+        limit = settings.max_file_bytes // (1024 * 1024)
+        return tool_finding(display, "NM904", f"Exclude this file or split it; it is larger than {limit} MiB")
+    except NotRegularFile as exc:
+        if exc.kind == "a folder":
             return tool_finding(display, "NM903", "Rename or exclude this directory; it is named like a Python file")
-        size = path.stat().st_size
-        if size > settings.max_file_bytes:
-            limit = settings.max_file_bytes // (1024 * 1024)
-            return tool_finding(display, "NM904", f"Exclude this file or split it; it is larger than {limit} MiB")
-        return path.read_bytes()
+        return tool_finding(display, "NM903", f"Remove or exclude this file; {exc}")
     except OSError as exc:
         return tool_finding(display, "NM903", f"Make this file readable; {exc.strerror or exc}")
 
@@ -305,7 +335,7 @@ def process_file(
     text, how = decoded
     try:
         result = check_source(text, display, settings)
-    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the run
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - one file's bug (a plugin's `sys.exit`) must not stop the run
         message = f"Report this bug; neuron-migrate failed on this file: {type(exc).__name__}: {exc}"
         return FileResult(display, (tool_finding(display, "NM908", message.replace("\n", " ")[:300]),), source=text)
     if write and result.changed:
@@ -321,5 +351,6 @@ def process_file(
 def _unwritten(text: str, display: str, settings: Settings, problem: str) -> FileResult:
     """The file was not written: its findings as a check reports them, and why it was skipped."""
     result = check_source(text, display, replace(settings, fix=False, add_noqa=False))
-    findings = sorted((*result.findings, tool_finding(display, "NM903", problem)), key=lambda f: f.sort_key)
+    unfixed = (replace(f, fix=None) for f in result.findings)  # `--fix` could not write them
+    findings = sorted((*unfixed, tool_finding(display, "NM903", problem)), key=lambda f: f.sort_key)
     return replace(result, findings=tuple(findings))

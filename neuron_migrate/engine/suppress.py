@@ -15,8 +15,9 @@ tell whether they are needed.
 from __future__ import annotations
 
 import ast
-import fnmatch
+import functools
 import os
+import re
 import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +28,7 @@ from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.engine.check import enabled_codes, tool_finding
 from neuron_migrate.engine.directives import (
+    RAW_DIRECTIVES,
     Directive,
     Layout,
     layout_of,
@@ -36,6 +38,7 @@ from neuron_migrate.engine.directives import (
     removal_edit,
 )
 from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, TextEdit
+from neuron_migrate.patterns import PathMatcher
 from neuron_migrate.registry import registry
 from neuron_migrate.settings import Settings
 
@@ -48,17 +51,19 @@ def ignored_prefixes(path: str, settings: Settings) -> tuple[str, ...]:
     """The code prefixes `per-file-ignores` turns off for `path`."""
     if not settings.per_file_ignores:
         return ()
-    absolute = os.path.abspath(path).replace(os.sep, "/")
-    name = absolute.rsplit("/", 1)[-1]
     out: list[str] = []
     for glob, codes in settings.per_file_ignores:
         negate = glob.startswith("!")
         body = glob[1:] if negate else glob
-        subject = absolute if "/" in body else name
-        hit = any(fnmatch.fnmatchcase(subject, g) for g in {body, body.replace("**/", "")})
+        hit = _glob(body, os.getcwd()).match(path)  # anchored at the config's folder already
         if hit != negate:
             out.extend(codes)
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _glob(glob: str, cwd: str) -> PathMatcher:
+    return PathMatcher((glob,), cwd)
 
 
 class Suppressor:
@@ -66,12 +71,13 @@ class Suppressor:
 
     def __init__(self, text: str, path: str, settings: Settings, line_comments: bool = False) -> None:
         self.src = SourceText(text)
-        if line_comments:  # not Python: find `# noqa` by a line scan, never by tokenizing
+        if line_comments:  # not Python: find noqa comments by a line scan, never by tokenizing
             self.__dict__["layout"] = line_layout(self.src)
         self.ignored = ignored_prefixes(path, settings)
         # Text that does not tokenize has no comments we can trust (a directive may sit inside a
         # string), and its only findings say it is broken: nothing is suppressed by comment.
-        mentioned = _mentions_noqa(text) and self.layout.line_ends is not None
+        relevant = _mentions_noqa(text) if settings.add_noqa else _mentions_our_noqa(text)
+        mentioned = relevant and self.layout.line_ends is not None
         self.directives = parse_directives(self.src, self.layout) if mentioned else ()
         self.by_line: dict[int, list[Directive]] = {}
         for directive in self.directives:
@@ -110,6 +116,22 @@ class Suppressor:
 
 def _mentions_noqa(text: str) -> bool:
     return "noqa" in text.lower()
+
+
+def _mentions_our_noqa(text: str) -> bool:
+    """Whether a directive here can matter without `--add-noqa`: a bare one, or one naming an
+    `NM` code. `# noqa: E501` and its like cover no finding of ours and are never reported, so
+    a file that has only those needs no tokenize pass (most of a check's time on real code that
+    uses other linters' directives). A cheap over-approximation: directives inside strings count.
+    """
+    if not _mentions_noqa(text):
+        return False
+    for pattern in RAW_DIRECTIVES:
+        for match in pattern.finditer(text):
+            codes = match.group("codes")
+            if not codes or any(code.upper().startswith("NM") for code in re.split(r"[\s,]+", codes)):
+                return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,9 @@ def _changed(path: Path, read: Snapshot) -> bool:
         info = path.stat()
         if (info.st_size, info.st_mtime_ns) != (read.size, read.mtime_ns):
             return True
-        return hashlib.sha256(path.read_bytes()).digest() != read.digest
+        from neuron_migrate.fsio import read_regular
+
+        return hashlib.sha256(read_regular(path, read.size)[0]).digest() != read.digest
     except OSError:
         return True
 
@@ -118,6 +120,68 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+class OutputRefused(OSError):
+    """An output path (`-o`, `--write-baseline`) that is neither a regular file nor a new path."""
+
+
+def output_target(path: Path) -> Path:
+    """The file a report or baseline named `path` is written to: `path` itself when it is a
+    regular file or does not exist, the link's target when it is a symbolic link to a regular
+    file. Raises OutputRefused for anything else: a FIFO, a device, a socket, a folder or a
+    dangling link is never replaced by a regular file (as root, that destroyed `/dev/full`)."""
+    from neuron_migrate.fsio import kind_of
+
+    try:
+        link = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    if stat.S_ISLNK(link.st_mode):
+        real = Path(os.path.realpath(path))
+        try:
+            info = os.stat(real)
+        except OSError:
+            raise OutputRefused(f"it is a symbolic link to {real}, which does not exist; remove the link") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise OutputRefused(f"it is a symbolic link to {kind_of(info.st_mode)}, not to a regular file")
+        return real
+    if not stat.S_ISREG(link.st_mode):
+        raise OutputRefused(f"it is {kind_of(link.st_mode)}, not a regular file")
+    return path
+
+
+def write_output(path: Path, data: bytes) -> Path:
+    """Write a report or baseline the user named, atomically and only once it is complete:
+    a failure leaves the old file whole. Keeps an existing file's mode (and owner, where
+    allowed); a new file gets the mode `open` would give it. Returns the file written."""
+    target = output_target(path)
+    try:
+        before: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        before = None
+    temp = _temp_for(target)
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if before is not None:
+            os.chmod(temp, stat.S_IMODE(before.st_mode))
+            try:
+                if (before.st_uid, before.st_gid) != (os.getuid(), os.getgid()):
+                    os.chown(temp, before.st_uid, before.st_gid)
+            except OSError:
+                pass  # not allowed: the report is ours now
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temp, 0o666 & ~umask)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return target
 
 
 def sweep(folder: Path, started_ns: int = 0) -> int:

@@ -29,9 +29,9 @@ from neuron_migrate.output.base import (
 
 __all__ = [
     "FORMATS",
-    "RenderOptions",
     "TOOL_NAME",
     "TOOL_URL",
+    "RenderOptions",
     "all_findings",
     "all_fixed",
     "applicable",
@@ -39,9 +39,9 @@ __all__ = [
     "line_hashes",
     "line_of",
     "located_message",
+    "render",
     "repo_path",
     "sources",
-    "render",
 ]
 
 

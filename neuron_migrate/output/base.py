@@ -39,6 +39,17 @@ def printable_path(path: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in path)
 
 
+def code_span(text: str) -> str:
+    """`text` as one Markdown code span that nothing in it can end (CommonMark: a fence of more
+    backticks than the longest run inside), control characters and non-UTF-8 bytes shown escaped."""
+    from neuron_migrate.fsio import visible_name
+
+    text = printable_path(visible_name(text))
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def all_findings(results: Sequence[FileResult]) -> list[Finding]:
     """Every remaining finding, sorted by (path, notebook cell, line, column, code)."""
     return sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
@@ -49,9 +60,19 @@ def all_fixed(results: Sequence[FileResult]) -> list[Finding]:
 
 
 def applicable(finding: Finding, unsafe_fixes: bool) -> bool:
-    """Whether `--fix` (with `--unsafe-fixes` when given) would apply this finding's fix."""
+    """Whether `--fix` (with `--unsafe-fixes` when given) would resolve this finding.
+
+    True also for an import `--fix` removes with the fixes of its uses (an edit-less fix); the
+    formats fixes are applied from carry a fix only with edits (`fix_edits`).
+    """
     fix = finding.fix
     return fix is not None and (fix.applicability is Safety.SAFE or unsafe_fixes)
+
+
+def needs_unsafe(finding: Finding, unsafe_fixes: bool) -> bool:
+    """Whether only `--unsafe-fixes` would apply this finding's fix."""
+    fix = finding.fix
+    return fix is not None and fix.applicability is Safety.UNSAFE and not unsafe_fixes
 
 
 def repo_path(path: str, root: str | None, cwd: str | None) -> str:

@@ -9,21 +9,27 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from neuron_migrate.fsio import visible_name
 from neuron_migrate.model import FileResult, Finding, Severity
 from neuron_migrate.output.base import (
     all_findings,
     applicable,
+    code_span,
     located_message,
+    printable_path,
     repo_path,
 )
+from neuron_migrate.output.raw_notebook import notebook_texts, raw_findings
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def escape_data(text: str) -> str:
-    """Escape a command's message, as `@actions/core` does."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a command's message, as `@actions/core` does; other control characters (ESC, BEL:
+    terminal escapes in a file name) and bytes that are not UTF-8 are shown as `\\x1b`, not sent raw."""
+    escaped = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable_path(visible_name(escaped))
 
 
 def escape_property(text: str) -> str:
@@ -51,7 +57,8 @@ def annotation(finding: Finding, path: str) -> str:
 
 def render(results: Sequence[FileResult], root: str | None = None, cwd: str | None = None) -> str:
     """Every finding as an annotation, most important first."""
-    findings = sorted(all_findings(results), key=priority)
+    placed = raw_findings(all_findings(results), notebook_texts(results))
+    findings = sorted(placed, key=priority)
     return "".join(annotation(f, repo_path(f.path, root, cwd)) + "\n" for f in findings)
 
 
@@ -97,7 +104,8 @@ def summary(
     for shown, finding in enumerate(findings):
         path = repo_path(finding.path, root, cwd)
         where = f"{path}:{finding.start.line}:{finding.start.column}"
-        row = f"| `{_cell(where)}` | {finding.code} | {finding.severity.value} | {_cell(located_message(finding))} |\n"
+        message = _cell(printable_path(visible_name(located_message(finding))))
+        row = f"| {_cell(code_span(where))} | {finding.code} | {finding.severity.value} | {message} |\n"
         row_size = len(row.encode("utf-8"))
         later = len(findings) - shown - 1
         reserve = len(_note(later, limit).encode("utf-8")) if later else 0

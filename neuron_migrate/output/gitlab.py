@@ -19,13 +19,16 @@ from neuron_migrate.output.base import (
     repo_path,
     sources,
 )
+from neuron_migrate.output.raw_notebook import notebook_texts, raw_findings
 
 _SEVERITY = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "minor"}
 
 
 def fingerprint(path: str, code: str, line_hash: str, occurrence: int) -> str:
     """Stable across line moves (no line number) and unique within a report (the occurrence)."""
-    return hashlib.sha256(f"{path}\0{code}\0{line_hash}\0{occurrence}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{path}\0{code}\0{line_hash}\0{occurrence}".encode("utf-8", "surrogateescape")).hexdigest()[
+        :32
+    ]
 
 
 def issue(finding: Finding, path: str, print_id: str) -> dict[str, Any]:
@@ -50,7 +53,8 @@ def render(results: Sequence[FileResult], root: str | None = None, cwd: str | No
     findings = all_findings(results)
     hashes = line_hashes(findings, sources(results))
     issues = []
-    for finding, (digest, occurrence) in zip(findings, hashes):
+    placed = raw_findings(findings, notebook_texts(results))
+    for finding, (digest, occurrence) in zip(placed, hashes):
         path = repo_path(finding.path, root, cwd)
         issues.append(issue(finding, path, fingerprint(path, finding.code, digest, occurrence)))
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

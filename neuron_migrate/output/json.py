@@ -16,7 +16,7 @@ def _location(position: Position) -> dict[str, int]:
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     fix = None
-    if finding.fix is not None:
+    if finding.fix is not None and finding.fix.edits:  # an applicability only with edits to apply
         fix = {
             "applicability": finding.fix.applicability.value,
             "message": finding.fix.message,

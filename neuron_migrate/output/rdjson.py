@@ -21,6 +21,7 @@ from neuron_migrate.output.base import (
     located_message,
     sources,
 )
+from neuron_migrate.output.raw_notebook import notebook_texts, raw_findings
 
 _SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
 
@@ -41,7 +42,7 @@ def diagnostic(finding: Finding, texts: Mapping[str, SourceText]) -> dict[str, A
         "severity": _SEVERITY[finding.severity],
         "code": {"value": finding.code, **({"url": finding.url} if finding.url else {})},
     }
-    if finding.fix is not None:
+    if finding.fix is not None and finding.fix.edits:
         out["suggestions"] = [
             {"range": _range(finding, edit.start, edit.end, texts), "text": edit.content} for edit in finding.fix.edits
         ]
@@ -50,8 +51,11 @@ def diagnostic(finding: Finding, texts: Mapping[str, SourceText]) -> dict[str, A
 
 def render(results: Sequence[FileResult]) -> str:
     texts = sources(results)
+    notebooks = notebook_texts(results)
+    texts.update((path, SourceText(text)) for path, text in notebooks.items())
+    findings = raw_findings(all_findings(results), notebooks)
     document = {
         "source": {"name": TOOL_NAME, "url": TOOL_URL},
-        "diagnostics": [diagnostic(f, texts) for f in all_findings(results)],
+        "diagnostics": [diagnostic(f, texts) for f in findings],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -24,6 +24,7 @@ from neuron_migrate.output.base import (
     repo_path,
     sources,
 )
+from neuron_migrate.output.raw_notebook import notebook_texts, raw_findings
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -111,7 +112,9 @@ def _artifact(path: str, root: str | None, cwd: str | None) -> dict[str, str]:
     relative = repo_path(path, root, cwd)
     if PurePath(relative).is_absolute():  # outside the repository: an absolute file URI
         return {"uri": PurePath(relative).as_uri()}
-    return {"uri": quote(relative, safe="/"), "uriBaseId": SRCROOT}
+    # RFC 3986: a URI is bytes percent-encoded; a name's bytes that are not UTF-8 come back from
+    # their surrogate escapes (os.fsdecode), so `b\xff.py` is `b%FF.py`, never a crash
+    return {"uri": quote(relative.encode("utf-8", "surrogateescape"), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:
@@ -137,7 +140,10 @@ def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:
     ]
 
 
-def _result(finding: Finding, index: int, fingerprint: str, root: str | None, cwd: str | None) -> dict[str, Any]:
+def _result(
+    finding: Finding, index: int, fingerprint: str, root: str | None, cwd: str | None, cell: int | None = None
+) -> dict[str, Any]:
+    """One result; a notebook finding comes placed in the raw file already, `cell` saying which cell."""
     artifact = _artifact(finding.path, root, cwd)
     result: dict[str, Any] = {
         "ruleId": finding.code,
@@ -153,10 +159,10 @@ def _result(finding: Finding, index: int, fingerprint: str, root: str | None, cw
     if fixes:
         result["fixes"] = fixes
     properties: dict[str, Any] = {"category": finding.category}
-    if finding.fix is not None:
+    if fixes and finding.fix is not None:
         properties["fixApplicability"] = finding.fix.applicability.value
-    if finding.cell is not None:
-        properties["cell"] = finding.cell
+    if cell is not None:
+        properties["cell"] = cell
     result["properties"] = properties
     return result
 
@@ -179,9 +185,10 @@ def document(
     rule_list = rules_for(findings, rules)
     index = {rule["id"]: i for i, rule in enumerate(rule_list)}
     hashes = line_hashes(findings, sources(results))
+    placed = raw_findings(findings, notebook_texts(results))
     sarif_results = [
-        _result(f, index[f.code], f"{digest}:{occurrence}", root, cwd)
-        for f, (digest, occurrence) in zip(findings, hashes)
+        _result(raw, index[f.code], f"{digest}:{occurrence}", root, cwd, f.cell)
+        for f, raw, (digest, occurrence) in zip(findings, placed, hashes)
     ]
     driver = {
         "name": TOOL_NAME,

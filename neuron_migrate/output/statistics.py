@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from neuron_migrate.model import FileResult, Finding, Safety
-from neuron_migrate.output.base import all_findings, applicable
+from neuron_migrate.model import FileResult, Finding
+from neuron_migrate.output.base import all_findings, applicable, needs_unsafe
 
 
 @dataclass(frozen=True)
@@ -15,8 +15,13 @@ class RuleCount:
     code: str
     name: str
     count: int
-    fixable: bool  # `--fix` (with the given `--unsafe-fixes`) fixes at least one of them
-    unsafe_fixable: bool  # only `--unsafe-fixes` would fix some of them
+    fixable_count: int  # how many `--fix` (with the given `--unsafe-fixes`) fixes
+    unsafe_fixable: bool  # none is fixable, but `--unsafe-fixes` would fix some
+
+    @property
+    def fixable(self) -> bool:
+        """`--fix` fixes at least one of them."""
+        return self.fixable_count > 0
 
 
 def counts(results: Sequence[FileResult], unsafe_fixes: bool = False) -> list[RuleCount]:
@@ -26,21 +31,29 @@ def counts(results: Sequence[FileResult], unsafe_fixes: bool = False) -> list[Ru
         by_code.setdefault(finding.code, []).append(finding)
     table = []
     for code, findings in by_code.items():
-        fixable = any(applicable(f, unsafe_fixes) for f in findings)
-        unsafe = not unsafe_fixes and any(f.fix is not None and f.fix.applicability is Safety.UNSAFE for f in findings)
+        fixable = sum(1 for f in findings if applicable(f, unsafe_fixes))
+        unsafe = any(needs_unsafe(f, unsafe_fixes) for f in findings)
         table.append(RuleCount(code, findings[0].name, len(findings), fixable, unsafe and not fixable))
     return sorted(table, key=lambda r: (-r.count, r.code))
 
 
 def _marker(row: RuleCount) -> str:
-    return "[*] " if row.fixable else "[-] " if row.unsafe_fixable else "    "
+    """As Ruff: `[*]` all fixable, `[~]` some; `[-]` only with `--unsafe-fixes`."""
+    if row.fixable_count == row.count:
+        return "[*] "
+    if row.fixable_count:
+        return "[~] "
+    return "[-] " if row.unsafe_fixable else "    "
 
 
 def render(results: Sequence[FileResult], unsafe_fixes: bool = False, as_json: bool = False) -> str:
-    """`count<TAB>code<TAB>[*] name` lines (or a JSON list of {code, name, count, fixable})."""
+    """`count<TAB>code<TAB>[*] name` lines (or a JSON list of {code, name, count, fixable_count, fixable})."""
     table = counts(results, unsafe_fixes)
     if as_json:
-        rows = [{"code": r.code, "name": r.name, "count": r.count, "fixable": r.fixable} for r in table]
+        rows = [
+            {"code": r.code, "name": r.name, "count": r.count, "fixable_count": r.fixable_count, "fixable": r.fixable}
+            for r in table
+        ]
         return json.dumps(rows, indent=2) + "\n"
     if not table:
         return ""

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from neuron_migrate.model import FileResult, Finding, Safety
-from neuron_migrate.output.base import all_findings, all_fixed, printable_path
+from neuron_migrate.model import FileResult, Finding
+from neuron_migrate.output.base import all_findings, all_fixed, applicable, needs_unsafe, printable_path
 
 
 def marker(finding: Finding, unsafe_fixes: bool) -> str:
     """`[*]` for a fix `--fix` applies, `[-]` for one that needs `--unsafe-fixes`."""
-    if finding.fix is None:
-        return ""
-    if finding.fix.applicability is Safety.SAFE or unsafe_fixes:
+    if applicable(finding, unsafe_fixes):
         return "[*] "
-    return "[-] "
+    return "[-] " if needs_unsafe(finding, unsafe_fixes) else ""
 
 
 def line(finding: Finding, unsafe_fixes: bool = False) -> str:
@@ -36,10 +34,8 @@ def summary(results: Sequence[FileResult], unsafe_fixes: bool = False) -> list[s
     lines = [
         f"Found {total} {noun} ({len(fixed)} fixed, {len(remaining)} remaining)." if fixed else f"Found {total} {noun}."
     ]
-    safe = sum(1 for f in remaining if f.fix is not None and (f.fix.applicability is Safety.SAFE or unsafe_fixes))
-    unsafe = sum(
-        1 for f in remaining if f.fix is not None and f.fix.applicability is Safety.UNSAFE and not unsafe_fixes
-    )
+    safe = sum(1 for f in remaining if applicable(f, unsafe_fixes))
+    unsafe = sum(1 for f in remaining if needs_unsafe(f, unsafe_fixes))
     if safe:
         lines.append(f"[*] {safe} fixable with the `--fix` option.")
     if unsafe:

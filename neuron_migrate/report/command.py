@@ -69,6 +69,7 @@ def collect(
     if smoke is not None:
         from neuron_migrate.smoke.findings import report_findings
 
+        # `smoke` is a SmokeReport, typed object so that start-up skips smoke/ (the ignore below).
         results = _join(results, report_findings(smoke))  # type: ignore[arg-type]
     return build(results, run, smoke, kinds)
 

@@ -3,8 +3,8 @@ without JavaScript (a small inline script only makes the file table sortable).""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import re
+from collections.abc import Sequence
 from html import escape
 
 from neuron_migrate.report.model import KINDS, STATUS_MEANING, STATUSES, CountRow, Item, Report
@@ -254,9 +254,11 @@ def render(report: Report) -> str:
         "<title>neuron-migrate report</title>",
         f"<style>{CSS}</style></head><body><main>",
         "<h1>neuron-migrate report</h1>",
-        f"<p>{len(report.files)} files checked; {sum(totals.values())} findings: {totals['safe']} with a safe fix, "
-        f"{totals['unsafe']} need <code>--unsafe-fixes</code>, {totals['manual']} manual. "
-        f"Estimated manual effort: about {report.total_minutes} minutes.</p>",
+        (
+            f"<p>{len(report.files)} files checked; {sum(totals.values())} findings: {totals['safe']} with a safe fix, "
+            f"{totals['unsafe']} need <code>--unsafe-fixes</code>, {totals['manual']} manual. "
+            f"Estimated manual effort: about {report.total_minutes} minutes.</p>"
+        ),
         '<h2 id="status">Status per file</h2><div class="charts">',
         f"<figure><figcaption>Files by status</figcaption>{status_chart(counts)}{_legend(STATUSES)}</figure>",
         f"<figure><figcaption>Findings per family</figcaption>{family_chart(report.families)}{_legend(KINDS)}</figure></div>",
@@ -270,8 +272,10 @@ def render(report: Report) -> str:
         '<h2 id="packaging">Packaging and launch scripts</h2>',
         _items(report.packaging),
         '<h2 id="effort">Effort estimate</h2>',
-        '<p class="note">This is an <strong>estimate</strong>: minutes per manual finding, by concept. Change the numbers '
-        "in <code>[tool.neuron-migrate.report-effort]</code>; see docs/report.md for the defaults.</p>",
+        (
+            '<p class="note">This is an <strong>estimate</strong>: minutes per manual finding, by concept. Change the '
+            "numbers in <code>[tool.neuron-migrate.report-effort]</code>; see docs/report.md for the defaults.</p>"
+        ),
         _table(
             "Estimated effort",
             ("concept", "findings", "minutes each", "minutes"),

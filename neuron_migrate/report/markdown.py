@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from neuron_migrate.fsio import visible_name
+from neuron_migrate.output.base import code_span
 from neuron_migrate.report.model import STATUS_MEANING, STATUSES, CountRow, Item, Report
 
 LIMIT = 1024 * 1024 - 1024  # GitHub's step summary limit is 1 MiB; keep room for a separator
@@ -22,13 +24,13 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 def _counts(rows: Sequence[CountRow], first: str) -> list[str]:
     return _table(
         (first, "area" if first == "family" else "name", "safe", "unsafe", "manual", "total"),
-        [(f"`{r.key}`", r.label, r.safe, r.unsafe, r.manual, r.total) for r in rows],
+        [(code_span(r.key), r.label, r.safe, r.unsafe, r.manual, r.total) for r in rows],
     )
 
 
 def _items(items: Sequence[Item], limit: int | None) -> list[str]:
     shown = items if limit is None else items[:limit]
-    lines = [f"- `{i.location}` {i.code} {_cell(i.message)} ([guide]({i.guide}))" for i in shown]
+    lines = [f"- {code_span(i.location)} {i.code} {_cell(i.message)} ([guide]({i.guide}))" for i in shown]
     if len(shown) < len(items):
         lines.append(f"- ... and {len(items) - len(shown)} more (see the JSON or HTML report)")
     return [*lines, ""]
@@ -43,8 +45,10 @@ def _body(report: Report, limit: int | None) -> str:
         "",
         f"{len(report.files)} files: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".",
         "",
-        f"{sum(totals.values())} findings: {totals['safe']} with a safe fix, {totals['unsafe']} need "
-        f"`--unsafe-fixes`, {totals['manual']} manual.",
+        (
+            f"{sum(totals.values())} findings: {totals['safe']} with a safe fix, {totals['unsafe']} need "
+            f"`--unsafe-fixes`, {totals['manual']} manual."
+        ),
         "",
         "### Files",
         "",
@@ -53,7 +57,7 @@ def _body(report: Report, limit: int | None) -> str:
     files = report.files if limit is None else report.files[: limit * 4]
     out += _table(
         ("file", "status", "safe", "unsafe", "manual"),
-        [(f"`{r.path}`", r.status, r.safe, r.unsafe, r.manual) for r in files],
+        [(code_span(r.path), r.status, r.safe, r.unsafe, r.manual) for r in files],
     )
     if len(files) < len(report.files):
         out += [f"... and {len(report.files) - len(files)} more files.", ""]
@@ -89,7 +93,7 @@ def _body(report: Report, limit: int | None) -> str:
             ("script", "status", "device", "ranks", "steps", "ops", "fallbacks", "device mixing", "float64", "parity"),
             [
                 (
-                    f"`{s.script}`",
+                    code_span(s.script),
                     s.status,
                     s.device,
                     s.ranks,
@@ -120,7 +124,7 @@ def _body(report: Report, limit: int | None) -> str:
 def render(report: Report, limit: int = LIMIT) -> str:
     """All of the report; long lists are cut until it fits in `limit` bytes."""
     for cap in (None, 200, 50, 10, 0):
-        text = _body(report, cap)
+        text = visible_name(_body(report, cap))  # a message may quote a name that is not UTF-8
         if len(text.encode("utf-8")) <= limit:
             return text
     return text.encode("utf-8")[:limit].decode("utf-8", "ignore")

@@ -16,8 +16,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
-from neuron_migrate.engine.writeback import write_atomic
+from neuron_migrate.engine.writeback import OutputRefused, write_output
+from neuron_migrate.fsio import BASELINE_LIMIT, json_escape_surrogates, read_text_regular, visible_name
 from neuron_migrate.model import FileResult, Finding
 
 FORMAT = "neuron-migrate-baseline"
@@ -76,17 +78,22 @@ def write(path: Path, results: Sequence[FileResult]) -> int:
     """Record every remaining finding of `results` in `path`; returns how many."""
     findings = [f for r in results for f in r.findings]
     document = build(findings, path.resolve().parent)
-    try:
-        write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    try:  # a name that is not UTF-8 is kept as a `\udcXX` escape, which `load` reads back as it was
+        write_output(path, json_escape_surrogates(text).encode("utf-8"))
+    except OutputRefused as exc:
+        raise BaselineError(
+            f"{visible_name(str(path))}: cannot write the baseline: {exc}; name a regular file or a new path"
+        ) from None
     except OSError as exc:
-        raise BaselineError(f"{path}: cannot write the baseline: {exc.strerror or exc}") from None
+        raise BaselineError(f"{visible_name(str(path))}: cannot write the baseline: {exc.strerror or exc}") from None
     return len(findings)
 
 
 def load(path: Path) -> Counter[Key]:
     """The recorded counts per key; BaselineError names the file and what is wrong."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text_regular(path, BASELINE_LIMIT))
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read the baseline: {exc.strerror or exc}") from None
     except ValueError as exc:
@@ -110,7 +117,7 @@ def load(path: Path) -> Counter[Key]:
             raise BaselineError(
                 f"{path}: entry {index + 1} needs `path`, `code`, `snippet` and a non-negative integer `count`"
             )
-        counts[(fields[0], fields[1], fields[2])] += fields[3]
+        counts[cast(Key, tuple(fields[:3]))] += fields[3]  # three strings: checked above
     return counts
 
 

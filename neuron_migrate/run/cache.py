@@ -39,7 +39,6 @@ import functools
 import hashlib
 import marshal
 import os
-import stat
 import sys
 import time
 import zlib
@@ -48,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from neuron_migrate import __version__
+from neuron_migrate.fsio import INDEX_LIMIT, read_regular
 from neuron_migrate.model import FileResult
 from neuron_migrate.run import cache_codec as codec
 from neuron_migrate.settings import RuleSources, Settings
@@ -84,11 +84,8 @@ def read_stamped(path: Path, max_bytes: int) -> tuple[bytes, Stamp] | None:
     """The bytes of a regular file no larger than `max_bytes`, with their stamp; else None."""
     try:
         now = time.time_ns()
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
-            return None
-        data = path.read_bytes()
-    except OSError:
+        data, info = read_regular(path, max_bytes)
+    except OSError:  # missing, unreadable, too large or not a regular file
         return None
     trusted = len(data) == info.st_size and info.st_mtime_ns + _RACY_NS < now
     return data, Stamp(info.st_mtime_ns, info.st_size, content_digest(data), trusted)
@@ -149,8 +146,7 @@ def _stamp_into(entries: list[str], folder: str, prefix: str, suffix: str, recen
             info = entry.stat()
             line = f"{name}:{info.st_size}:{info.st_mtime_ns}"
             if info.st_mtime_ns >= recent:
-                with open(entry.path, "rb") as handle:
-                    line += ":" + content_digest(handle.read())
+                line += ":" + content_digest(read_regular(entry.path, INDEX_LIMIT)[0])
         except OSError:
             line = f"{name}:unreadable"
         entries.append(line)
@@ -274,8 +270,8 @@ def prune(folder: Path, keep: Path, now: float | None = None) -> list[Path]:
 def _load(path: Path) -> dict[str, _Entry]:
     """The index at `path`; empty when it is missing, damaged or written by another format."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_regular(path, INDEX_LIMIT)[0]
+    except OSError:  # missing, unreadable, too large or not a regular file (a planted FIFO)
         return {}
     start = len(_MAGIC) + 12
     payload = data[start:]

@@ -92,8 +92,8 @@ def _builder(cls: type) -> Callable[[list[Any]], Any]:
         "builders": _BUILDERS,
         "decode_tuple": _decode_tuple,
     }
-    exec("\n".join(lines), namespace)  # noqa: S102 - the code is built from field names only
-    return namespace["build"]  # type: ignore[no-any-return]
+    exec("\n".join(lines), namespace)  # the code is built from field names only
+    return namespace["build"]
 
 
 _BUILDERS: list[Callable[[list[Any]], Any]] = []
@@ -105,4 +105,4 @@ def dumps(result: FileResult) -> bytes:
 
 
 def loads(data: bytes) -> FileResult:
-    return decode(marshal.loads(data))  # type: ignore[no-any-return]
+    return decode(marshal.loads(data))

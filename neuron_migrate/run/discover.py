@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from neuron_migrate.engine.formats.kinds import file_kind
+from neuron_migrate.patterns import GitIgnore, PathMatcher, decide, repository_root
 from neuron_migrate.settings import Settings
 
 PYTHON_SUFFIXES = (".py", ".ipynb")
@@ -36,27 +35,28 @@ def _relative(resolved: Path, path: Path, resolved_cwd: Path) -> str:
         return path.as_posix()
 
 
-def is_excluded(path: Path, patterns: Iterable[str]) -> bool:
-    """Whether the file or folder name, or its path, matches an exclude glob."""
-    compiled = _exclude_regexes(tuple(patterns))
-    if compiled is None:
-        return False
-    by_name, by_path = compiled
-    return (
-        by_name.match(os.path.normcase(path.name)) is not None
-        or by_path.match(os.path.normcase(path.as_posix())) is not None
-    )
+def is_excluded(path: Path, patterns: Iterable[str] | PathMatcher, is_dir: bool | None = None) -> bool:
+    """Whether the file or folder matches an exclude glob: by name, or by path anchored at the
+    working folder (config globs come anchored at their file's folder), as Ruff does."""
+    matcher = patterns if isinstance(patterns, PathMatcher) else _matcher(tuple(patterns), os.getcwd())
+    return bool(matcher) and matcher.match(path, path.is_dir() if is_dir is None else is_dir)
 
 
 @functools.lru_cache(maxsize=32)
-def _exclude_regexes(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
-    """One regex for names and one for paths: `pattern`, `*/pattern` or `pattern/*` (as fnmatch)."""
-    if not patterns:
-        return None
-    globs = [os.path.normcase(p) for p in patterns]
-    by_name = "|".join(fnmatch.translate(g) for g in globs)
-    by_path = "|".join(fnmatch.translate(form) for g in globs for form in (g, f"*/{g}", f"{g}/*"))
-    return re.compile(by_name), re.compile(by_path)
+def _matcher(patterns: tuple[str, ...], cwd: str) -> PathMatcher:
+    return PathMatcher(patterns, cwd)
+
+
+def _named_excluded(path: Path, matcher: PathMatcher, cwd: Path) -> bool:
+    """A path named on the command line: excluded when it, or a folder above it up to the working
+    folder, matches (`build/x.py` with `build` excluded)."""
+    if not matcher:
+        return False
+    if is_excluded(path, matcher):
+        return True
+    absolute = Path(os.path.abspath(path))
+    top = Path(os.path.abspath(cwd))
+    return any(matcher.match(parent, True) for parent in absolute.parents if _inside(parent, top) and parent != top)
 
 
 def wanted_suffix(path: Path, suffixes: tuple[str, ...]) -> bool:
@@ -73,13 +73,14 @@ def discover(
     pattern or is not Python (by suffix or shebang); folders are walked without entering hidden,
     virtualenv or build folders.
     """
-    patterns = (*settings.exclude, *settings.extend_exclude)
+    patterns = _matcher((*settings.exclude, *settings.extend_exclude), os.path.abspath(cwd))
     seen: dict[str, Target] = {}
     resolved_cwd = cwd.resolve()
     roots = tuple(paths)
     resolved_roots = tuple(resolve(root) for root in roots)
     for root, resolved_root in zip(roots, resolved_roots):
-        for path, known in _walk(root, resolved_root, patterns, suffixes):
+        ignore = _gitignore(root) if settings.respect_gitignore else None
+        for path, known in _walk(root, resolved_root, patterns, suffixes, ignore, cwd):
             if known is not None:  # a plain file found in a walked folder: no link to follow
                 seen.setdefault(str(known), Target(path, _relative(known, path, resolved_cwd)))
                 continue
@@ -127,20 +128,44 @@ def _named(path: Path, suffixes: tuple[str, ...]) -> bool:
     return python_script(path)
 
 
+def _gitignore(root: Path) -> tuple[GitIgnore, str] | None:
+    """The repository's ignore rules and `root`'s folder relative to it; None outside a repository."""
+    folder = root if root.is_dir() else root.parent
+    top = repository_root(folder)
+    if top is None:
+        return None
+    rules = GitIgnore(top)
+    relative = rules.relative(folder)
+    return (rules, "" if relative in (None, ".") else relative) if relative is not None else None
+
+
 def _walk(
-    root: Path, resolved_root: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]
+    root: Path,
+    resolved_root: Path,
+    patterns: PathMatcher,
+    suffixes: tuple[str, ...],
+    ignore: tuple[GitIgnore, str] | None = None,
+    cwd: Path = Path("."),
 ) -> Iterator[tuple[Path, Path | None]]:
     """Each path to check under `root`, with its resolved path when the walk knows it already
-    (a file that is not a link, in a folder reached through no link), else None."""
+    (a file that is not a link, in a folder reached through no link), else None.
+
+    A path named on the command line is checked even when git ignores it (as in Ruff); what a
+    walk finds is skipped when `.gitignore` says so (`ignore`: the rules and the folder's path).
+    """
     if not root.is_dir() or root.name.endswith(suffixes):
-        if not is_excluded(root, patterns) and _named(root, suffixes):
+        if not _named_excluded(root, patterns, cwd) and _named(root, suffixes):
             yield root, None
         return
-    yield from _walk_folder(root, resolved_root, patterns, suffixes)
+    yield from _walk_folder(root, resolved_root, patterns, suffixes, ignore)
 
 
 def _walk_folder(
-    base: Path, resolved: Path, patterns: tuple[str, ...], suffixes: tuple[str, ...]
+    base: Path,
+    resolved: Path,
+    patterns: PathMatcher,
+    suffixes: tuple[str, ...],
+    ignore: tuple[GitIgnore, str] | None = None,
 ) -> Iterator[tuple[Path, Path | None]]:
     """`os.walk` top-down without following links, on `os.scandir` entries: whether an entry
     is a link or a folder comes from the listing, so a plain file costs no system call."""
@@ -149,28 +174,36 @@ def _walk_folder(
             entries = sorted(listing, key=lambda e: e.name)
     except OSError:
         return  # as os.walk: an unreadable folder is skipped
-    dirs, files = [], []
+    dirs: list[os.DirEntry[str]] = []
+    files: list[os.DirEntry[str]] = []
     for entry in entries:
         try:
             is_dir = entry.is_dir()
         except OSError:
             is_dir = False
         (dirs if is_dir else files).append(entry)
+    ignore = _nested(ignore, base, entries)
+    listed = any(e.name == ".gitignore" for e in files)
+    rules = ignore[0].rules(ignore[1], listed) if ignore is not None else ()
+    folder = ignore[1] if ignore is not None else None
     for entry in files:
         path = base / entry.name
-        if wanted_suffix(path, suffixes) and not is_excluded(path, patterns):
+        if wanted_suffix(path, suffixes) and not is_excluded(path, patterns, False):
+            if rules and decide(rules, _join(folder, entry.name), False):
+                continue
             yield path, None if _is_link(entry) else resolved / entry.name
     walk = []
     for entry in dirs:
         path = base / entry.name
-        if _skip_dir(path, patterns):
+        if _skip_dir(path, patterns) or rules and decide(rules, _join(folder, entry.name), True):
             continue
         if entry.name.endswith(suffixes):  # a folder named like `x.py` is reported, not walked
             yield path, None
         elif not _is_link(entry):  # as os.walk, a link to a folder is not followed
             walk.append((path, resolved / entry.name))
     for path, resolved_path in walk:
-        yield from _walk_folder(path, resolved_path, patterns, suffixes)
+        below = (ignore[0], _join(folder, path.name)) if ignore is not None and folder is not None else None
+        yield from _walk_folder(path, resolved_path, patterns, suffixes, below)
 
 
 def _is_link(entry: os.DirEntry[str]) -> bool:
@@ -180,7 +213,21 @@ def _is_link(entry: os.DirEntry[str]) -> bool:
         return True  # resolved the slow way, which copes
 
 
-def _skip_dir(path: Path, patterns: tuple[str, ...]) -> bool:
-    if path.name.startswith(".") or is_excluded(path, patterns):
+def _nested(
+    ignore: tuple[GitIgnore, str] | None, base: Path, entries: list[os.DirEntry[str]]
+) -> tuple[GitIgnore, str] | None:
+    """The ignore state inside `base`: a folder with a `.git` of its own (a nested repository or
+    a submodule) starts over with its own rules, as git does not look into it from outside."""
+    if ignore is None or not ignore[1] or not any(e.name == ".git" for e in entries):
+        return ignore
+    return GitIgnore(base), ""
+
+
+def _join(folder: str | None, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def _skip_dir(path: Path, patterns: PathMatcher) -> bool:
+    if path.name.startswith(".") or is_excluded(path, patterns, True):
         return True
     return (path / "pyvenv.cfg").exists()

@@ -27,6 +27,18 @@ _GC_THRESHOLDS = (100_000, 20, 100)  # default (700, 10, 10); see fewer_collecti
 OnDone = Callable[[FileResult], object]
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask, a cgroup-limited container's
+    share as the OS reports it), as Ruff picks its thread count; at least 1."""
+    counted = getattr(os, "process_cpu_count", None)  # Python 3.13
+    if counted is not None:
+        return max(1, counted() or 1)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def run_targets(
     targets: Sequence[Target],
     settings: Settings,
@@ -62,7 +74,7 @@ def _compute(
     if not targets:
         return []
     work = [(t, settings, write) for t in targets]
-    jobs = max(1, min(jobs, len(work) // _MIN_FILES_PER_JOB, os.cpu_count() or 1))
+    jobs = max(1, min(jobs, len(work) // _MIN_FILES_PER_JOB, usable_cores()))
     with fewer_collections():
         _warm_up(settings)  # a forked pool inherits the indexed rules
         gc.freeze()  # the rules and the program live to the end: no collection rescans them

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TextIO
 
 THRESHOLD = 20  # runs over this many files show a bar
@@ -17,32 +17,51 @@ def wanted(stream: TextIO, env: Mapping[str, str], total: int, threshold: int = 
 
 
 class ProgressBar:
-    """`[#####-----] 12/40 files`, redrawn in place with `\\r` and erased when done."""
+    """`Checking  [#####-----]  12/40  eta 0:00:07  0:00:03 elapsed` with `click.progressbar`, drawn
+    only on a terminal (the caller asks `wanted` first); the finished bar stays on its line."""
 
-    def __init__(self, stream: TextIO, total: int, width: int = 30) -> None:
-        self.stream = stream
+    def __init__(self, stream: TextIO, total: int, width: int = 30, clock: Callable[[], float] | None = None) -> None:
+        import time
+
+        import click
+
         self.total = max(total, 1)
-        self.width = width
         self.done = 0
-        self._shown = -1
-        self._length = 0
+        self._clock = clock or time.monotonic
+        self._started = self._clock()
+        self._bar = click.progressbar(
+            length=self.total,
+            label="Checking",
+            file=stream,
+            width=width,
+            show_eta=False,  # click's estimate has no label; `_times` writes both
+            show_pos=True,
+            show_percent=False,
+            item_show_func=self._times,
+        )
+        self._bar.__enter__()
+        self._closed = False
+
+    def _times(self, _: object) -> str:
+        """`eta 0:00:07  0:00:03 elapsed`; no estimate before the first file or after the last."""
+        elapsed = self._clock() - self._started
+        if 0 < self.done < self.total:
+            left = elapsed / self.done * (self.total - self.done)
+            return f"eta {_clock_time(left)}  {_clock_time(elapsed)} elapsed"
+        return f"{_clock_time(elapsed)} elapsed"
 
     def advance(self, *_: object) -> None:
-        """Count one more file; redraw when the bar would change."""
+        """Count one more file and redraw."""
         self.done += 1
-        filled = self.width * self.done // self.total
-        if filled != self._shown or self.done == self.total:
-            self._shown = filled
-            self._draw(f"[{'#' * filled}{'-' * (self.width - filled)}] {self.done}/{self.total} files")
-
-    def _draw(self, text: str) -> None:
-        self.stream.write("\r" + text + " " * max(self._length - len(text), 0))
-        self.stream.flush()
-        self._length = len(text)
+        self._bar.update(1)
 
     def close(self) -> None:
-        """Erase the bar so the report starts on a clean line."""
-        if self._length:
-            self.stream.write("\r" + " " * self._length + "\r")
-            self.stream.flush()
-            self._length = 0
+        """Finish the bar (it keeps its last line) so the report starts on a clean line."""
+        if not self._closed:
+            self._closed = True
+            self._bar.__exit__(None, None, None)
+
+
+def _clock_time(seconds: float) -> str:
+    whole = max(int(seconds), 0)
+    return f"{whole // 3600}:{whole // 60 % 60:02}:{whole % 60:02}"

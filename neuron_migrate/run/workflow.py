@@ -7,6 +7,7 @@ exit codes stay in `cli.py`.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from neuron_migrate.config import (
 from neuron_migrate.model import FileResult
 from neuron_migrate.run.cache import CACHE_DIR_NAME, open_cache
 from neuron_migrate.run.discover import Target, discover, display_path, resolve
-from neuron_migrate.run.parallel import run_targets
+from neuron_migrate.run.parallel import run_targets, usable_cores
 from neuron_migrate.run.shard import select_shard
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def overrides_from(options: Mapping[str, Any]) -> Overrides:
         extend_select=_codes(options["extend_select"], "--extend-select"),
         exclude=tuple(options["exclude"]) or None,
         extend_exclude=tuple(options.get("extend_exclude") or ()),
+        respect_gitignore=options.get("respect_gitignore"),
         target_version=options["target_version"],
         unsafe_fixes=options["unsafe_fixes"],
         output_format=options["output_format"],
@@ -102,7 +104,7 @@ def request_from(paths: Sequence[Path], options: Mapping[str, Any]) -> Request:
         paths=tuple(paths),
         overrides=overrides_from(options),
         config_file=options["config_file"],
-        jobs=options["jobs"],
+        jobs=options["jobs"] or usable_cores(),
         write=not options["diff"],
         since=options["since"],
         baseline=options["baseline"],
@@ -178,12 +180,26 @@ def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = 
     on_done = progress(sum(len(t) for t, _ in batches)) if progress else None
     results: list[FileResult] = []
     for targets, settings in batches:
+        missing = [t for t in targets if not os.path.lexists(t.path)]
+        for target in missing:
+            results.append(_missing(target))
+            if on_done is not None:
+                on_done(results[-1])
+        targets = [t for t in targets if t not in missing] if missing else targets
         cache = open_cache(request.cache_dir, settings, cwd) if request.cache_dir is not None else None
         results.extend(
             run_targets(targets, settings, jobs=request.jobs, write=request.write, on_done=on_done, cache=cache)
         )
     results.sort(key=lambda r: r.path)
     return _filter(results, request, cwd, changes, known)
+
+
+def _missing(target: Target) -> FileResult:
+    """A path named on the command line that does not exist: neither a file nor a folder."""
+    from neuron_migrate.engine.check import tool_finding
+
+    message = "Check this path; there is no file or folder by this name"
+    return FileResult(target.display, (tool_finding(target.display, "NM903", message),))
 
 
 def _load_baseline(path: Path) -> Any:
@@ -210,9 +226,10 @@ def _filter(
     return results
 
 
-def check_stdin(data: bytes, name: str, request: Request, cwd: Path) -> tuple[FileResult, bytes]:
+def check_stdin(data: bytes | None, name: str, request: Request, cwd: Path) -> tuple[FileResult, bytes]:
     """Check code read from stdin as if it were the file NAME; returns the result and the
-    bytes to print with --fix (the fixed code, or the input unchanged)."""
+    bytes to print with --fix (the fixed code, or the input unchanged). `data` is None when
+    stdin held more than the size limit (an NM904 finding)."""
     from neuron_migrate.analysis.source import (  # imported here: a plain check run skips them
         DecodeError,
         decode,
@@ -224,6 +241,11 @@ def check_stdin(data: bytes, name: str, request: Request, cwd: Path) -> tuple[Fi
 
     (_, settings), *_ = plan_runs((Path(name),), request.overrides, request.config_file)
     display = display_path(Path(name), cwd)
+    if data is None:
+        limit = settings.max_file_bytes // 2**20
+        return FileResult(
+            display, (tool_finding(display, "NM904", f"Split this code; stdin holds more than {limit} MiB"),)
+        ), b""
     try:
         text, how = decode(data)
     except DecodeError as exc:

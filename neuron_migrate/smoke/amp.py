@@ -49,6 +49,7 @@ def _eligible(value: Any) -> bool:
 
 
 def _call_below_autocast(op: Any, cast: Callable[[Any], Any], args: Any, kwargs: Any) -> Any:
+    # Missing from torch's stub (the ignore below).
     keys = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastPrivateUse1)  # type: ignore[attr-defined]
     with torch._C._ExcludeDispatchKeyGuard(keys):
         return op(*tree_map(cast, args), **tree_map(cast, kwargs))

@@ -45,9 +45,9 @@ def setup_device(config: ChildConfig) -> DeviceSession:
     """Use the real `neuron` device (clearing op tracking) or register the emulated one."""
     if config.device == "neuron":
         import torch
-        import torch_neuronx  # type: ignore[import-not-found]
+        import torch_neuronx  # type: ignore[import-not-found]  # only on a Neuron host; ships no types
 
-        if torch.neuron.device_count() < 1:  # type: ignore[attr-defined]
+        if torch.neuron.device_count() < 1:  # type: ignore[attr-defined]  # registered by torch_neuronx at run time
             raise RuntimeError("torch_neuronx imports but reports no `neuron` device")
         torch_neuronx.clear_op_tracking()
         return DeviceSession("neuron", neuronx=torch_neuronx)
@@ -69,8 +69,8 @@ def _make_compile_eager(session: DeviceSession) -> None:
             session.notes.append(note)
         return (lambda fn: fn) if model is None else model
 
-    torch.compile = compile  # type: ignore[assignment]
-    torch.nn.Module.compile = lambda self, *a, **k: compile(self)  # type: ignore[method-assign]
+    torch.compile = compile
+    torch.nn.Module.compile = lambda self, *a, **k: compile(self)  # type: ignore[method-assign]  # patched on purpose
 
 
 def run(config: ChildConfig, rank: int) -> dict[str, Any]:

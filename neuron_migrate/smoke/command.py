@@ -58,6 +58,8 @@ from neuron_migrate.smoke.runner import (
 )
 @click.option(
     "--output-format",
+    "--format",
+    "output_format",
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,

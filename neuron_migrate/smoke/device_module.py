@@ -38,17 +38,17 @@ def remapped_note() -> str:
 
 
 def _private_use1_type() -> int:
-    return int(torch._C._autograd.DeviceType.PrivateUse1)  # type: ignore[attr-defined,call-overload]
+    # A pybind11 enum: no __int__ in its stub (the ignore below).
+    return int(torch._C._autograd.DeviceType.PrivateUse1)  # type: ignore[call-overload]
 
 
 class Stream(torch.Stream):
     """A stream that is always idle: the emulation runs every op synchronously."""
 
+    # A final class: nothing subclasses it (the ignore below).
     def __new__(cls, device: Any = None, priority: int = 0, **_: Any) -> Stream:  # noqa: PYI034
         index = _index_of(device)
-        return super().__new__(  # type: ignore[call-arg]
-            cls, stream_id=0, device_index=index, device_type=_private_use1_type()
-        )
+        return super().__new__(cls, stream_id=0, device_index=index, device_type=_private_use1_type())
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -205,11 +205,11 @@ def patch_accelerator(module: types.ModuleType) -> None:
         _set_device(device)
         original_set(device)
 
-    accel.synchronize = synchronize  # type: ignore[assignment]
-    accel.current_device_index = current_device_index  # type: ignore[assignment]
-    accel.current_device_idx = current_device_index  # type: ignore[attr-defined]
-    accel.set_device_index = set_device_index  # type: ignore[assignment]
-    accel.set_device_idx = set_device_index  # type: ignore[attr-defined]
+    accel.synchronize = synchronize
+    accel.current_device_index = current_device_index
+    accel.current_device_idx = current_device_index
+    accel.set_device_index = set_device_index
+    accel.set_device_idx = set_device_index
 
 
 def build_torch_neuronx_stub() -> types.ModuleType:
@@ -220,18 +220,19 @@ def build_torch_neuronx_stub() -> types.ModuleType:
     # Libraries probe with `importlib.util.find_spec("torch_neuronx")`, which raises for a module
     # in `sys.modules` whose `__spec__` is None; a loader-less spec says "present, built in".
     mod.__spec__ = importlib.machinery.ModuleSpec("torch_neuronx", None, origin="neuron-migrate smoke emulation")
-    neuron = torch.neuron  # type: ignore[attr-defined]
+    neuron = torch.neuron  # type: ignore[attr-defined]  # registered by this emulation at run time
     for name in (
         "device_count", "current_device", "set_device", "synchronize", "empty_cache",
         "get_device_properties", "memory_allocated", "max_memory_allocated", "Stream", "Event",
     ):  # fmt: skip
         setattr(mod, name, getattr(neuron, name))
+    # The stand-in torch_neuronx module gets attributes mypy cannot know.
     mod.get_fallback_ops = list  # type: ignore[attr-defined]
-    mod.get_executed_ops = list  # type: ignore[attr-defined]
-    mod.clear_op_tracking = lambda: None  # type: ignore[attr-defined]
+    mod.get_executed_ops = list  # type: ignore[attr-defined]  # as above
+    mod.clear_op_tracking = lambda: None  # type: ignore[attr-defined]  # as above
 
     def missing(name: str) -> Any:
         raise AttributeError(f"`torch_neuronx.{name}` is not available on the emulated device")
 
-    mod.__getattr__ = missing  # type: ignore[method-assign]
+    mod.__getattr__ = missing  # type: ignore[method-assign]  # a module-level __getattr__ (PEP 562)
     return mod

@@ -44,6 +44,7 @@ class NeuronTensor(torch.Tensor):
     _raw: torch.Tensor
 
     @staticmethod
+    # A final class: nothing subclasses it (the ignore below).
     def __new__(cls, raw: torch.Tensor, index: int = 0) -> NeuronTensor:  # noqa: PYI034
         wrapper = torch.Tensor._make_wrapper_subclass(
             cls,
@@ -58,10 +59,11 @@ class NeuronTensor(torch.Tensor):
         wrapper._raw = raw
         return wrapper
 
+    # The subclass recipe in torch docs (the ignore below).
     __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
 
     @classmethod
-    def __torch_dispatch__(  # type: ignore[override]
+    def __torch_dispatch__(  # type: ignore[override]  # torch types it narrower than it calls it
         cls,
         func: Any,
         types: Any,
@@ -70,6 +72,7 @@ class NeuronTensor(torch.Tensor):
     ) -> Any:
         return run_on_cpu(func, args, kwargs or {})
 
+    # Tensor.__repr__'s own keyword (the ignore below).
     def __repr__(self, *, tensor_contents: Any = None) -> str:  # type: ignore[override]
         with torch._C.DisableTorchFunctionSubclass():
             contents = torch._tensor_str._tensor_str(self._raw.detach(), len("tensor("))
@@ -98,10 +101,10 @@ class NeuronTensor(torch.Tensor):
                 setattr(new, key, copy.deepcopy(value, memo))
         return new
 
-    def tolist(self) -> Any:  # type: ignore[override]
+    def tolist(self) -> Any:
         return self._raw.tolist()
 
-    def numpy(self, *, force: bool = False) -> Any:  # type: ignore[override]
+    def numpy(self, *, force: bool = False) -> Any:
         if not force:
             raise TypeError(
                 f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
@@ -109,20 +112,20 @@ class NeuronTensor(torch.Tensor):
             )
         return self._raw.detach().numpy()
 
-    def data_ptr(self) -> int:  # type: ignore[override]
+    def data_ptr(self) -> int:
         return self._raw.data_ptr()
 
-    def untyped_storage(self) -> torch.UntypedStorage:  # type: ignore[override]
+    def untyped_storage(self) -> torch.UntypedStorage:
         return self._raw.untyped_storage()
 
-    @property  # type: ignore[override]
+    @property
     def data(self) -> torch.Tensor:
-        return torch._C.TensorBase.data.__get__(self)  # type: ignore[attr-defined]
+        return torch._C.TensorBase.data.__get__(self)  # type: ignore[attr-defined]  # the C descriptor is untyped
 
     @data.setter
     def data(self, new: torch.Tensor) -> None:
         # `.data =` copies TensorImpl metadata only; the CPU copy must follow it.
-        torch._C.TensorBase.data.__set__(self, new)  # type: ignore[attr-defined]
+        torch._C.TensorBase.data.__set__(self, new)  # type: ignore[attr-defined]  # the C descriptor is untyped
         if isinstance(new, NeuronTensor):
             self._raw = new._raw
 

@@ -84,7 +84,7 @@ def _finding(rule: SmokeRule, site: Site | None, script: str, message: str) -> F
 
 
 def _sites(sites: tuple[Site, ...]) -> tuple[Site | None, ...]:
-    return sites if sites else (None,)
+    return sites or (None,)
 
 
 def _fallbacks(report: SmokeReport) -> Iterator[Finding]:

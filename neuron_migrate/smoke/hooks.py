@@ -164,7 +164,7 @@ def _wrap_backward(state: RunState) -> None:
             state.losses.append((value, site_from_stack(sys._getframe(1), state.files)))
         return original(self, *args, **kwargs)
 
-    torch.Tensor.backward = backward  # type: ignore[method-assign]
+    torch.Tensor.backward = backward  # type: ignore[method-assign]  # the smoke run records backward calls
     original_autograd = torch.autograd.backward
 
     def autograd_backward(*args: Any, **kwargs: Any) -> Any:
@@ -172,7 +172,7 @@ def _wrap_backward(state: RunState) -> None:
         with state.triggered_by(site_from_stack(sys._getframe(1), state.files)):
             return original_autograd(*args, **kwargs)
 
-    torch.autograd.backward = autograd_backward  # type: ignore[assignment]
+    torch.autograd.backward = autograd_backward
 
 
 def output_values(state: RunState) -> dict[str, Any] | None:

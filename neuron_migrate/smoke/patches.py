@@ -24,7 +24,7 @@ def patch_pin_memory() -> None:
             return original(self, device)
         return self
 
-    torch.Tensor.pin_memory = pin_memory  # type: ignore[method-assign,assignment]
+    torch.Tensor.pin_memory = pin_memory  # type: ignore[method-assign,assignment]  # the emulation patches torch
 
 
 def _on_neuron(device: Any) -> bool:
@@ -89,4 +89,4 @@ def patch_data_constructors() -> None:
         kwargs.setdefault("dtype", self.dtype)
         return _built_on_cpu(torch.tensor)(data, device=device, **kwargs)
 
-    torch.Tensor.new_tensor = new_tensor  # type: ignore[method-assign,assignment]
+    torch.Tensor.new_tensor = new_tensor  # type: ignore[method-assign,assignment]  # the emulation patches torch

@@ -251,7 +251,7 @@ def _process_group(value: Any) -> Any:
         if isinstance(value, str):
             from torch.distributed.distributed_c10d import _resolve_process_group
 
-            return _resolve_process_group(value)
+            return _resolve_process_group(value)  # type: ignore[arg-type]  # torch's GroupName is a NewType of str
     except Exception:  # noqa: BLE001 - another boxed type, or not a group name
         return None
     return value if isinstance(value, _ProcessGroup) else None
@@ -295,7 +295,7 @@ def warm_up() -> None:
     `torch._dynamo` on its first call: seconds on a loaded machine, charged to the user's first
     `neuron` op (and its timeout) otherwise.
     """
-    import torch._dynamo  # noqa: F401
+    import torch._dynamo  # noqa: F401 - imported now for the cost, as said above
 
 
 def enable_forward_tracebacks(finder: SiteFinder) -> None:
@@ -322,7 +322,7 @@ def enable_forward_tracebacks(finder: SiteFinder) -> None:
                 stacks[site] = stack
         return stack
 
-    fx_traceback.format_stack = format_stack  # type: ignore[assignment]
+    fx_traceback.format_stack = format_stack
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.autograd.set_detect_anomaly(True, check_nan=False)

@@ -61,7 +61,7 @@ def _failure_lines(report: SmokeReport) -> list[str]:
     if report.status != OK and report.output_tail.strip() and not failure.traceback.strip():
         lines += [
             "  output (last lines):",
-            *("    " + l for l in report.output_tail.splitlines()[-20:]),
+            *("    " + line for line in report.output_tail.splitlines()[-20:]),
         ]
     return lines + [""]
 

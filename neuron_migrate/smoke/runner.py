@@ -7,6 +7,7 @@ stops itself at `timeout`), kills every process group it started, and never leav
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -241,14 +242,10 @@ def _wait(procs: Sequence[subprocess.Popen[bytes]], deadline: float) -> bool:
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """Kill the rank's whole process group (it may have spawned workers), then reap it."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _outcome(rank: int, proc: subprocess.Popen[bytes], workdir: Path) -> RankOutcome:

@@ -36,14 +36,17 @@ sys.path[:] = [str(REPO), str(REPO / "tests")] + [
     p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent
 ]
 
-from bench import smoke_bench  # noqa: E402
-from bench.corpus import write_corpus  # noqa: E402
-from bench.timing import run_measured  # noqa: E402
+from bench import smoke_bench  # noqa: E402 - after sys.path is set above
+from bench.corpus import write_corpus  # noqa: E402 - as above
+from bench.timing import run_measured  # noqa: E402 - as above
 
 TORCHFIX = "torchfix==0.7.0"
 RUFF = "ruff==0.8.4"
 TRANSFORMERS = "transformers==4.46.3"
 OPTIMUM_NEURON = "optimum-neuron==0.0.28"
+ACCELERATE = "accelerate==1.2.1"
+LIGHTNING = "pytorch-lightning==2.4.0"
+REGRESSION_LIMIT = 1.10  # a corpus more than 10% slower than the baseline commit is flagged
 STARTUP_LIMIT_S = 0.3  # the issue's start-up target, for `--version` and a check of 5 small files
 
 
@@ -77,22 +80,29 @@ class CorpusReport:
 # -- running children ----------------------------------------------------------------------
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(tree: Path = REPO) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode compiled
-    env["PYTHONPATH"] = str(REPO)
+    env["PYTHONPATH"] = str(tree)
     return env
 
 
 def measure(
-    label: str, argv: list[str], cwd: Path, repeat: int = 1, timeout: float = 600.0, before: object = None
+    label: str,
+    argv: list[str],
+    cwd: Path,
+    repeat: int = 1,
+    timeout: float = 600.0,
+    before: object = None,
+    tree: Path = REPO,
 ) -> Run:
-    """Run `argv` `repeat` times; keep the fastest run. `before()` runs untimed before each."""
+    """Run `argv` `repeat` times (with `tree` on PYTHONPATH); keep the fastest run. `before()` runs
+    untimed before each."""
     best: Run | None = None
     for _ in range(repeat):
         if callable(before):
             before()
-        run = _once(label, argv, cwd, timeout)
+        run = _once(label, argv, cwd, timeout, tree)
         if run.timed_out or run.wall_s is None:
             return run
         if best is None or run.wall_s < (best.wall_s or 0):
@@ -101,8 +111,8 @@ def measure(
     return best
 
 
-def _once(label: str, argv: list[str], cwd: Path, timeout: float) -> Run:
-    done = run_measured(argv, cwd, _child_env(), timeout)
+def _once(label: str, argv: list[str], cwd: Path, timeout: float, tree: Path = REPO) -> Run:
+    done = run_measured(argv, cwd, _child_env(tree), timeout)
     if done.wall_s is None:
         return Run(label, wall_s=timeout, timed_out=True, note=f"stopped after {timeout:.0f} s")
     run = Run(label, done.wall_s, done.cpu_s, done.peak_rss_mb, done.exit_code)
@@ -251,7 +261,9 @@ def tools_venv(work: Path, skip_torchfix: bool) -> dict[str, str]:
             found[exe] = "skipped (--skip-torchfix)"
             continue
         if not (venv / "bin" / exe).exists():
-            done = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", spec], capture_output=True, text=True)
+            done = subprocess.run(
+                [str(venv / "bin" / "pip"), "install", "-q", spec], capture_output=True, check=False, text=True
+            )
             if done.returncode != 0:
                 found[exe] = (
                     f"not installed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'pip failed'}"
@@ -268,23 +280,45 @@ def ours(*args: str) -> list[str]:
     return [sys.executable, "-m", "neuron_migrate", "check", ".", "-q", "--exit-zero", *args]
 
 
+def report_argv(output: Path) -> list[str]:
+    """`report` of the corpus, as JSON to a file (its cost, not the page's rendering, is compared)."""
+    return [sys.executable, "-m", "neuron_migrate", "report", ".", "--format", "json", "--jobs", "1", "-o", str(output)]
+
+
+def baseline_tree(work: Path, rev: str) -> Path:
+    """A detached worktree of `rev` in the work folder, made once: the regression guard's code."""
+    sha = subprocess.run(["git", "rev-parse", rev], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
+    tree = work / f"baseline-{sha[:12]}"
+    if not (tree / "neuron_migrate").is_dir():
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(tree), sha], cwd=REPO, check=True, capture_output=True
+        )
+    return tree
+
+
 def bench_corpus(report: CorpusReport, root: Path, work: Path, tools: dict[str, str], opts: argparse.Namespace) -> None:
     report.files, report.lines, parsed, report.parsed_lines = corpus_stats(root)
     report.parsed_files = len(parsed)
     cache = root / ".neuron_migrate_cache"
-    clear = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+    clear = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731 - a one-line helper used just below
     r, runs = opts.repeat, report.runs
     report.load_average_start = os.getloadavg()[0]
-    plan = {
-        "cold": ("ours cold (--jobs 1, empty cache)", ours(), clear),
-        "warm": ("ours warm (cache, nothing changed)", ours(), None),
-        "jobs1": ("ours --no-cache --jobs 1", ours("--no-cache", "--jobs", "1"), None),
-        "jobs2": ("ours --no-cache --jobs 2", ours("--no-cache", "--jobs", "2"), None),
+    report_json = work / f"report-{report.name}.json"
+    plan: dict[str, tuple[str, list[str], object, Path]] = {
+        "cold": ("ours cold (--jobs 1, empty cache)", ours("--jobs", "1"), clear, REPO),
+        "warm": ("ours warm (cache, nothing changed)", ours("--jobs", "1"), None, REPO),
+        "report_cold": ("report cold (--jobs 1, empty cache)", report_argv(report_json), clear, REPO),
+        "report_warm": ("report warm (cache, nothing changed)", report_argv(report_json), None, REPO),
+        "jobs1": ("ours --no-cache --jobs 1", ours("--no-cache", "--jobs", "1"), None, REPO),
+        "jobs2": ("ours --no-cache --jobs 2", ours("--no-cache", "--jobs", "2"), None, REPO),
     }
+    if opts.baseline_tree is not None:
+        label = f"baseline {opts.baseline} --no-cache --jobs 1"
+        plan["baseline_jobs1"] = (label, ours("--no-cache", "--jobs", "1"), None, opts.baseline_tree)
     report.parallel_ceiling = parallel_ceiling()
     for round_ in range(r):  # interleaved, so a busy moment on the machine hits every variant alike
-        for key, (label, argv, before) in plan.items():
-            run = measure(label, argv, root, 1, before=before)
+        for key, (label, argv, before, tree) in plan.items():
+            run = measure(label, argv, root, 1, before=before, tree=tree)
             if key not in runs or (run.wall_s or 0) < (runs[key].wall_s or 0):
                 runs[key] = run
         if round_ == 0 and (runs["cold"].wall_s or 0) > opts.long_run:
@@ -383,8 +417,8 @@ def linearity(work: Path, small_root: Path, files: int, scale: int, repeat: int)
     warm = measure(f"warm {scale}x", ours(), big_root, repeat)
     shutil.rmtree(big_root, ignore_errors=True)
     big_files = files * scale
-    per = lambda run, n: (run.wall_s or 0) / n  # noqa: E731
-    cpu = lambda run, n: (run.cpu_s or 0) / n  # noqa: E731
+    per = lambda run, n: (run.wall_s or 0) / n  # noqa: E731 - a one-line helper used just below
+    cpu = lambda run, n: (run.cpu_s or 0) / n  # noqa: E731 - a one-line helper used just below
     return {
         "files_1x": files,
         "files_big": big_files,
@@ -426,6 +460,10 @@ def ratios(report: CorpusReport) -> dict[str, float | None]:
         "warm/cold": _ratio(runs.get("warm"), runs.get("cold")),
         "warm/cold (CPU time)": _cpu_ratio(runs.get("warm"), runs.get("cold")),
         "jobs1/jobs2 (speed-up)": _ratio(runs.get("jobs1"), runs.get("jobs2")),
+        "report_cold/cold": _ratio(runs.get("report_cold"), runs.get("cold")),
+        "report_warm/warm": _ratio(runs.get("report_warm"), runs.get("warm")),
+        "ours_jobs1/baseline_jobs1": _ratio(runs.get("jobs1"), runs.get("baseline_jobs1")),
+        "ours_jobs1/baseline_jobs1 (CPU time)": _cpu_ratio(runs.get("jobs1"), runs.get("baseline_jobs1")),
         "ours_cold/ruff": _ratio(runs.get("cold"), runs.get("ruff")),
     }
 
@@ -471,7 +509,7 @@ def targets(
     out: list[tuple[str, str, bool | None]] = []
     a, b = reports.get("a"), reports.get("b")
     for name, report in sorted(reports.items()):
-        if name in ("a", "b"):  # the issue's parser-speed target (read + ast.parse of the same files)
+        if name != "a" or len(reports) == 1:  # the parser-speed target, on the real corpora above all
             parse = ratios(report)["ours_jobs1/floor_ast"]
             out.append(
                 (
@@ -526,6 +564,7 @@ def targets(
                 None if warm is None else warm <= 0.05,
             )
         )
+    out += _round_four_targets(reports)
     for key, label in (
         ("version", f"--version < {STARTUP_LIMIT_S} s"),
         ("check5", f"check of 5 small files < {STARTUP_LIMIT_S} s"),
@@ -547,6 +586,36 @@ def targets(
     return out
 
 
+def _round_four_targets(reports: dict[str, CorpusReport]) -> list[tuple[str, str, bool | None]]:
+    """The targets of "Speed on real code", for every corpus: fix, warm, report, --jobs and the
+    regression guard against the baseline commit."""
+    out: list[tuple[str, str, bool | None]] = []
+    for name, report in sorted(reports.items()):
+        r = ratios(report)
+        checks = [
+            (f"({name}) --fix <= 2x the cold check", r["fix/ours_jobs1"], 2.0, "x"),
+            (f"({name}) warm <= 3% of cold", r["warm/cold"], 0.03, "%"),
+            (f"({name}) report cold <= 1.2x check cold", r["report_cold/cold"], 1.2, "x"),
+            (f"({name}) report warm <= 1.2x check warm", r["report_warm/warm"], 1.2, "x"),
+        ]
+        if report.files > 200:
+            speed = r["jobs1/jobs2 (speed-up)"]
+            out.append(
+                (f"({name}) --jobs 2 >= 1.8x ({report.files} files)", f"{_fmt(speed, 2)}x", _at_least(speed, 1.8))
+            )
+        base = r["ours_jobs1/baseline_jobs1 (CPU time)"]
+        if base is not None:
+            checks.append((f"({name}) not > 10% slower than the baseline (CPU time)", base, REGRESSION_LIMIT, "x"))
+        for label, value, limit, unit in checks:
+            shown = f"{_fmt(value and value * 100, 1)}%" if unit == "%" else f"{_fmt(value, 2)}x"
+            out.append((label, shown, None if value is None else value <= limit))
+    return out
+
+
+def _at_least(value: float | None, limit: float) -> bool | None:
+    return None if value is None else value >= limit
+
+
 # -- main ------------------------------------------------------------------------------------
 
 
@@ -556,7 +625,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--scale", type=int, default=4, help="linearity: corpus (a) at this many times --files")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
     parser.add_argument(
-        "--corpora", default="a,b,c", help="which corpora: a (generated), b (transformers), c (optimum-neuron)"
+        "--corpora",
+        default="a,b,c,d,e",
+        help="which corpora: a (generated), b (transformers), c (optimum-neuron), d (accelerate), e (Lightning)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also time the check of each corpus with this commit's code (a worktree), and flag any corpus "
+        f"more than {round((REGRESSION_LIMIT - 1) * 100)}%% slower",
     )
     parser.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "neuron-migrate-bench")
     parser.add_argument(
@@ -611,8 +688,14 @@ def main(argv: list[str]) -> None:
             lambda: sampled(download_package(TRANSFORMERS, work), work, opts.b_files),
         ),
         "c": (f"`{OPTIMUM_NEURON}` (torch_xla-heavy)", lambda: download_package(OPTIMUM_NEURON, work)),
+        "d": (
+            f"`{ACCELERATE}` (real code, a quarter of its files use torch_xla)",
+            lambda: download_package(ACCELERATE, work),
+        ),
+        "e": (f"`{LIGHTNING}` (real code, some torch_xla)", lambda: download_package(LIGHTNING, work)),
     }
-    for name in ("a", "b", "c"):
+    opts.baseline_tree = baseline_tree(work, opts.baseline) if opts.baseline else None
+    for name in ("a", "b", "c", "d", "e"):
         if name not in chosen:
             continue
         description, make = sources[name]
@@ -663,7 +746,7 @@ def _versions(tools: dict[str, str]) -> dict[str, str]:
     for exe in ("torchfix", "ruff"):
         path = tools.get(exe, "")
         if path.startswith("/"):
-            done = subprocess.run([path, "--version"], capture_output=True, text=True)
+            done = subprocess.run([path, "--version"], capture_output=True, check=False, text=True)
             found[exe] = (done.stdout or done.stderr).strip()
         else:
             found[exe] = path

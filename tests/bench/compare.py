@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path[:] = [str(REPO), str(REPO / "tests")] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
-from bench.bench import (
+from bench.bench import (  # noqa: E402 - needs the sys.path set above
     OPTIMUM_NEURON,
     TRANSFORMERS,
     download_package,

@@ -12,15 +12,21 @@ import random
 from pathlib import Path
 
 _IMPORT_STYLES = (
-    "import torch_xla\nimport torch_xla.core.xla_model as xm\nimport torch_xla.runtime as xr\n"
-    "import torch_xla.distributed.parallel_loader as pl\n"
-    "import torch_xla.distributed.xla_multiprocessing as xmp\n",
-    "import torch_xla\nfrom torch_xla.core import xla_model as xm\nfrom torch_xla import runtime as xr\n"
-    "from torch_xla.distributed import parallel_loader as pl\n"
-    "from torch_xla.distributed import xla_multiprocessing as xmp\n",
-    "import torch_xla\ntry:\n    import torch_xla.core.xla_model as xm\nexcept ImportError:\n    xm = None\n"
-    "import torch_xla.runtime as xr\nimport torch_xla.distributed.parallel_loader as pl\n"
-    "import torch_xla.distributed.xla_multiprocessing as xmp\n",
+    (
+        "import torch_xla\nimport torch_xla.core.xla_model as xm\nimport torch_xla.runtime as xr\n"
+        "import torch_xla.distributed.parallel_loader as pl\n"
+        "import torch_xla.distributed.xla_multiprocessing as xmp\n"
+    ),
+    (
+        "import torch_xla\nfrom torch_xla.core import xla_model as xm\nfrom torch_xla import runtime as xr\n"
+        "from torch_xla.distributed import parallel_loader as pl\n"
+        "from torch_xla.distributed import xla_multiprocessing as xmp\n"
+    ),
+    (
+        "import torch_xla\ntry:\n    import torch_xla.core.xla_model as xm\nexcept ImportError:\n    xm = None\n"
+        "import torch_xla.runtime as xr\nimport torch_xla.distributed.parallel_loader as pl\n"
+        "import torch_xla.distributed.xla_multiprocessing as xmp\n"
+    ),
 )
 
 _HEADER = '''"""{title}."""

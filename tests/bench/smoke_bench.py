@@ -49,7 +49,7 @@ REPO = HERE.parents[1]
 # `tests/` (not this folder, where `bench` would be bench.py) makes `bench.timing` importable.
 sys.path[:] = [str(REPO / "tests")] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
-from bench.timing import run_measured  # noqa: E402
+from bench.timing import run_measured  # noqa: E402 - after sys.path is set above
 
 SCRIPTS = {"cnn": HERE / "smoke_cnn.py", "transformer": HERE / "smoke_transformer.py"}
 MODES = ("plain", "plain_exit", "emulation", "child", "smoke")

@@ -90,8 +90,10 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     found = dict(pairs)
     if len(found) != len(pairs):
         seen: set[str] = set()
-        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
-        raise ValueError(f"the key {json.dumps(repeated)} appears twice in one object")
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {json.dumps(key)} appears twice in one object")
+            seen.add(key)
     return found
 
 

@@ -23,7 +23,7 @@ class NotebookError(ValueError):
 
 
 def skip(text: str, index: int) -> int:
-    return _WS.match(text, index).end()  # type: ignore[union-attr]
+    return _WS.match(text, index).end()  # type: ignore[union-attr]  # matches the empty string too
 
 
 def members(text: str, index: int) -> Iterator[tuple[str, int, int]]:
@@ -122,7 +122,7 @@ def render_source(text: str, span: tuple[int, int], new: str, style: Style) -> s
     multiline = re.match(r"\[(\r?\n)([ \t]*)", raw)
     if multiline:
         newline, indent = multiline.group(1), multiline.group(2)
-        closing = re.search(r"([ \t]*)\]$", raw).group(1)  # type: ignore[union-attr]
+        closing = re.search(r"([ \t]*)\]$", raw).group(1)  # type: ignore[union-attr]  # raw is a JSON array
     elif raw == "[]" and style.indented:
         line_start = text.rfind("\n", 0, span[0]) + 1
         closing = text[line_start : skip(text, line_start)].strip("\r\n")

@@ -23,6 +23,9 @@ _NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*
 _CLAUSE = re.compile(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*([0-9][^\s,;)]*)\s*")
 _VERSION = re.compile(r"(?:\d+!)?(\d+(?:\.\d+)*)(\.\*)?")
 _INDEX_OPTION = re.compile(r"^\s*(?:--extra-index-url|--index-url|-i|--find-links|-f)[\s=]+(\S+)")
+# pip's per-requirement options (`--hash`, `--config-settings`/`-C`, `--global-option`): they follow
+# the requirement on its line, after whitespace, and are no part of the PEP 508 string.
+_REQUIREMENT_OPTION = re.compile(r"\s+(?:--hash|--config-settings|-C|--global-option|--install-option)(?=[=\s]|$)")
 _NEURON_URL = re.compile(r"https?://[^\s\"']*neuron", re.IGNORECASE)
 _PAD = 8
 
@@ -71,6 +74,12 @@ def parse_requirement(text: str) -> tuple[str, tuple[tuple[str, str], ...], str 
     return normalise(found.group(1)), tuple(clauses), None
 
 
+def without_options(line: str) -> str:
+    """A requirements.txt line without the pip options after its requirement (`--hash=...`)."""
+    found = _REQUIREMENT_OPTION.search(line)
+    return line[: found.start()].rstrip() if found else line
+
+
 def _requirement(text: str, start: int, lines: tuple[int, int] | None) -> Requirement | None:
     parsed = parse_requirement(text)
     if parsed is None:
@@ -109,6 +118,7 @@ def read_requirements_txt(text: str) -> PackageFile:
         stripped = body.strip()
         if not stripped or stripped.startswith("-"):
             continue
+        stripped = without_options(stripped)
         req = _requirement(stripped, offset + line.index(stripped), (offset, end))
         if req is not None:
             found.append(req)

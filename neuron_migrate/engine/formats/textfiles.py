@@ -213,7 +213,7 @@ def packaging_findings(text: str, path: str, settings: Settings) -> tuple[Findin
     return tuple(replace(f, fix=None) for f, _ in text_findings(text, path, settings, "setup_py"))
 
 
-# Text files whose lines can end in a `# noqa: CODE` comment that `--add-noqa` writes. A
+# Text files whose lines can end in a noqa comment (`noqa: CODE`) that `--add-noqa` writes. A
 # setup.cfg has no inline comments (configparser would read one as part of the value), so
 # there only per-file-ignores and a `# neuron-migrate: noqa` line work.
 NOQA_KINDS = frozenset({"requirements", "pyproject", "shell"})

@@ -1,0 +1,333 @@
+"""Path patterns: git's wildmatch for `.gitignore`, `exclude`, `extend-exclude` and `per-file-ignores`.
+
+One dialect everywhere, as git writes it (gitignore(5)): `*` and `?` stop at `/`, `**` spans
+folders only as a whole segment (`**/x`, `x/**`, `a/**/b`), `[...]` is a class (`!` or `^`
+negates), `\\` quotes the next character. Ruff's anchoring for the settings: a pattern without `/`
+matches a file or folder name at any depth; one with `/` is relative to the folder it was
+written for (the config file's, or the working folder for a command-line option). Settings
+patterns also accept `{a,b}` alternatives, as Ruff's globs do; `.gitignore` lines do not.
+
+`.gitignore` files are read as git does: those of the folders from the repository root down to
+the file, `.git/info/exclude` below them all; the last matching line wins, `!` re-includes, a
+line ending in `/` matches folders only, and nothing inside an ignored folder is re-included.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+_CLASSES = {
+    "alnum": "a-zA-Z0-9",
+    "alpha": "a-zA-Z",
+    "blank": " \\t",
+    "cntrl": "\\x00-\\x1f\\x7f",
+    "digit": "0-9",
+    "graph": "!-~",
+    "lower": "a-z",
+    "print": " -~",
+    "punct": "!-/:-@\\[-`{-~",
+    "space": " \\t\\n\\r\\f\\v",
+    "upper": "A-Z",
+    "xdigit": "0-9A-Fa-f",
+}
+
+
+def translate(glob: str) -> str:
+    """The regular expression (no anchors) for a wildmatch glob matched against a whole `/` path."""
+    out: list[str] = []
+    segments = glob.split("/")
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            if len(segments) == 1:
+                out.append(".*")
+            elif index == 0:
+                out.append("(?:.*/)?")  # `**/x`: x in any folder, the top one included
+            elif last:
+                out.append(".*")  # `x/**`: everything inside x (the `/` came before)
+            else:
+                out.append("(?:.*/)?")  # `a/**/b`: zero or more folders between
+            continue
+        out.append(_segment(segment))
+        if not last:
+            out.append("/")
+    return "".join(out)
+
+
+def _segment(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "*":
+            while i + 1 < len(segment) and segment[i + 1] == "*":
+                i += 1  # other runs of asterisks are one `*`
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            klass, end = _bracket(segment, i)
+            if klass is None:
+                out.append(re.escape(c))
+            else:
+                out.append(klass)
+                i = end
+        elif c == "\\" and i + 1 < len(segment):
+            i += 1
+            out.append(re.escape(segment[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _bracket(segment: str, start: int) -> tuple[str | None, int]:
+    """A `[...]` class as a regex class and the index of its `]`; None when it is not closed."""
+    i = start + 1
+    negate = i < len(segment) and segment[i] in "!^"
+    if negate:
+        i += 1
+    parts: list[str] = []
+    first = True
+    while i < len(segment):
+        c = segment[i]
+        if c == "]" and not first:
+            body = "".join(parts)
+            return (f"[^/{body}]" if negate else f"(?!/)[{body}]"), i
+        first = False
+        if c == "[" and segment.startswith("[:", i):
+            end = segment.find(":]", i + 2)
+            name = segment[i + 2 : end] if end != -1 else ""
+            if name in _CLASSES:
+                parts.append(_CLASSES[name])
+                i = end + 2
+                continue
+        if c == "\\" and i + 1 < len(segment):
+            i += 1
+            c = segment[i]
+        if i + 2 < len(segment) and segment[i + 1] == "-" and segment[i + 2] != "]":
+            low, high = c, segment[i + 2]
+            if high == "\\" and i + 3 < len(segment):
+                high = segment[i + 3]
+                i += 1
+            if low <= high:
+                parts.append(f"{_class_char(low)}-{_class_char(high)}")
+            i += 3
+            continue
+        parts.append(_class_char(c))
+        i += 1
+    return None, start
+
+
+def _class_char(c: str) -> str:
+    return "\\" + c if c in "\\]^-[" else c
+
+
+# -- .gitignore -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IgnoreRule:
+    """One `.gitignore` line: matched against a path relative to `base` (the file's folder)."""
+
+    regex: re.Pattern[str]
+    negate: bool
+    dir_only: bool
+    base: str  # the folder of the .gitignore, relative to the repository root ("" at the root)
+
+    def matches(self, path: str, is_dir: bool) -> bool:
+        """Whether the rule matches `path` (relative to the repository root)."""
+        if self.dir_only and not is_dir:
+            return False
+        if self.base:
+            if not path.startswith(self.base + "/"):
+                return False
+            path = path[len(self.base) + 1 :]
+        return self.regex.fullmatch(path) is not None
+
+
+def parse_gitignore(text: str, base: str = "") -> tuple[IgnoreRule, ...]:
+    """The rules of a `.gitignore` file in folder `base` (relative to the repository root)."""
+    rules = []
+    for raw in text.splitlines():
+        rule = _rule(raw, base)
+        if rule is not None:
+            rules.append(rule)
+    return tuple(rules)
+
+
+def _rule(line: str, base: str) -> IgnoreRule | None:
+    if not line or line.startswith("#"):
+        return None
+    line = _strip_trailing_spaces(line)
+    negate = line.startswith("!")
+    if negate:
+        line = line[1:]
+    dir_only = line.endswith("/")
+    if dir_only:
+        line = line.rstrip("/")
+    if not line:
+        return None
+    anchored = "/" in line
+    line = line.lstrip("/") if anchored else line
+    body = translate(line)
+    pattern = body if anchored or line.startswith("**/") else f"(?:.*/)?{body}"
+    try:
+        regex = re.compile(pattern, re.DOTALL)
+    except re.error:
+        return None
+    return IgnoreRule(regex, negate, dir_only, base)
+
+
+def _strip_trailing_spaces(line: str) -> str:
+    """Trailing spaces go, unless quoted with a backslash (`foo\\ `)."""
+    end = len(line)
+    while end > 0 and line[end - 1] == " " and not (end >= 2 and line[end - 2] == "\\"):
+        end -= 1
+    return line[:end]
+
+
+def decide(rules: Sequence[IgnoreRule], path: str, is_dir: bool) -> bool | None:
+    """True (ignored) or False (re-included) by the last rule matching `path`; None when none does."""
+    for rule in reversed(rules):
+        if rule.matches(path, is_dir):
+            return not rule.negate
+    return None
+
+
+def repository_root(path: Path) -> Path | None:
+    """The work tree holding `path` (the nearest folder above with a `.git`), else None."""
+    current = Path(os.path.abspath(path))
+    for folder in (current, *current.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+class GitIgnore:
+    """The ignore rules of one repository, read folder by folder as a walk reaches them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(os.path.abspath(root))
+        self._rules: dict[str, tuple[IgnoreRule, ...]] = {"": self._read_info_exclude() + self._read("")}
+
+    def _read_info_exclude(self) -> tuple[IgnoreRule, ...]:
+        try:
+            text = (self.root / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ()
+        return parse_gitignore(text)
+
+    def _read(self, folder: str) -> tuple[IgnoreRule, ...]:
+        try:
+            text = (self.root / folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ()
+        return parse_gitignore(text, folder)
+
+    def rules(self, folder: str, has_file: bool = True) -> tuple[IgnoreRule, ...]:
+        """Every rule that applies inside `folder` (relative to the root), outermost first.
+
+        `has_file=False`: the caller's listing shows no `.gitignore` there (saves opening it).
+        """
+        found = self._rules.get(folder)
+        if found is None:
+            parent = posixpath.dirname(folder)
+            own = self._read(folder) if has_file else ()
+            found = self._rules[folder] = self.rules(parent) + own
+        return found
+
+    def relative(self, path: Path) -> str | None:
+        """`path` relative to the root, `/`-separated; None outside it."""
+        try:
+            return Path(os.path.abspath(path)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def ignored(self, path: Path, is_dir: bool | None = None) -> bool:
+        """Whether git ignores `path`: it, or a folder above it inside the repository, matches."""
+        relative = self.relative(path)
+        if relative is None or relative in ("", "."):
+            return False
+        parts = relative.split("/")
+        for depth in range(1, len(parts) + 1):
+            sub = "/".join(parts[:depth])
+            last = depth == len(parts)
+            folder = not last or (path.is_dir() if is_dir is None else is_dir)
+            if decide(self.rules("/".join(parts[: depth - 1])), sub, folder):
+                return True
+        return False
+
+
+# -- settings patterns (exclude, extend-exclude, per-file-ignores) ------------------------
+
+
+def expand_braces(glob: str) -> list[str]:
+    """`a/{b,c}/*.py` as `a/b/*.py` and `a/c/*.py` (nested braces too); a lone brace is literal."""
+    match = re.search(r"\{([^{}]*,[^{}]*)\}", glob)
+    if match is None:
+        return [glob]
+    head, tail = glob[: match.start()], glob[match.end() :]
+    return [out for choice in match.group(1).split(",") for out in expand_braces(head + choice + tail)]
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    """A settings glob: by name (no `/`) or by path anchored at a folder."""
+
+    regex: re.Pattern[str]
+    by_name: bool
+    dir_only: bool
+
+
+def compile_pattern(glob: str, anchor: str) -> list[PathPattern]:
+    """The patterns for one settings glob; relative globs with a `/` are anchored at `anchor`."""
+    out = []
+    for one in expand_braces(os.path.normcase(glob)):
+        dir_only = one.endswith("/") and len(one) > 1
+        one = one.rstrip("/") if dir_only else one
+        one = one.replace(os.sep, "/") if os.sep != "/" else one
+        if "/" not in one:
+            out.append(PathPattern(re.compile(translate(one), re.DOTALL), True, dir_only))
+            continue
+        if not posixpath.isabs(one) and not re.match(r"^[A-Za-z]:/", one):
+            one = posixpath.join(_escape_glob(anchor), one)
+        one = posixpath.normpath(one)
+        out.append(PathPattern(re.compile(translate(one), re.DOTALL), False, dir_only))
+    return out
+
+
+def _escape_glob(path: str) -> str:
+    """A folder path as a glob matching only itself."""
+    return re.sub(r"([*?\[\\])", r"\\\1", os.path.normcase(path).replace(os.sep, "/"))
+
+
+class PathMatcher:
+    """Settings globs compiled once; `match` says whether a path matches any of them."""
+
+    def __init__(self, globs: Iterable[str], anchor: str | os.PathLike[str]) -> None:
+        root = os.path.abspath(anchor)
+        self.patterns = tuple(p for g in globs for p in compile_pattern(g, root))
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def match(self, path: str | os.PathLike[str], is_dir: bool = False) -> bool:
+        absolute = os.path.normcase(os.path.abspath(path)).replace(os.sep, "/")
+        name = absolute.rsplit("/", 1)[-1]
+        for pattern in self.patterns:
+            if pattern.dir_only and not is_dir:
+                continue
+            if pattern.regex.fullmatch(name if pattern.by_name else absolute):
+                return True
+        return False
+
+
+def glob_matches(glob: str, path: str | os.PathLike[str], anchor: str | os.PathLike[str]) -> bool:
+    """Whether one settings glob matches `path` (a file)."""
+    return PathMatcher((glob,), anchor).match(path)

@@ -1,0 +1,96 @@
+"""What a finding says about its fix adds up: an applicability only with edits, a message that
+says what `--fix` does, per-rule fixable counts, and no `[*]` on findings whose fixes were rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FIXTURES
+
+from neuron_migrate.cli import main
+from neuron_migrate.engine import pipeline
+
+SCRIPT = Path(sys.executable).with_name("neuron-migrate")
+BACKEND = (FIXTURES / "_multi" / "backend_import_after_fix.py").read_text(encoding="utf-8")
+TRAIN = "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\nxm.mark_step()\n"
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run(
+        [str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_an_import_fix_removes_with_its_uses_says_so_and_has_no_applicability(tmp_path: Path) -> None:
+    (tmp_path / "dist.py").write_text(BACKEND, encoding="utf-8")
+    text = cli("check", "--no-cache", "dist.py", cwd=tmp_path).stdout
+    (line,) = [x for x in text.splitlines() if " NM602 " in x]
+    assert " NM602 [*] Remove the `torch_xla.distributed.xla_backend` import; `--fix` removes it" in line
+    assert "Keep" not in line
+    rows = json.loads(cli("check", "--no-cache", "--output-format", "json", "dist.py", cwd=tmp_path).stdout)
+    (nm602,) = [r for r in rows if r["code"] == "NM602"]
+    assert nm602["fix"] is None  # nothing of its own to apply
+    sarif = json.loads(cli("check", "--no-cache", "--output-format", "sarif", "dist.py", cwd=tmp_path).stdout)
+    (result,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "NM602"]
+    assert "fixes" not in result and "fixApplicability" not in result["properties"]
+    fixed = cli("check", "--no-cache", "--fix", "dist.py", cwd=tmp_path)
+    assert "xla_backend" not in (tmp_path / "dist.py").read_text(encoding="utf-8")  # and `--fix` does remove it
+    assert fixed.returncode == 0
+
+
+def test_no_finding_in_the_corpus_has_an_applicability_without_edits(tmp_path: Path) -> None:
+    out = cli("check", "--no-cache", "--unsafe-fixes", "--output-format", "json", str(FIXTURES), cwd=tmp_path)
+    rows = json.loads(out.stdout)
+    with_fix = [r for r in rows if r["fix"] is not None]
+    assert len(with_fix) > 200
+    assert all(r["fix"]["edits"] and r["fix"]["applicability"] in ("safe", "unsafe") for r in with_fix)
+    sarif = json.loads(
+        cli("check", "--no-cache", "--unsafe-fixes", "--output-format", "sarif", str(FIXTURES), cwd=tmp_path).stdout
+    )
+    for result in sarif["runs"][0]["results"]:
+        assert ("fixApplicability" in result["properties"]) == bool(result.get("fixes")), result["ruleId"]
+
+
+def test_statistics_mark_partly_fixable_rules_and_count_them(tmp_path: Path) -> None:
+    # Two NM101 findings: a plain call (a safe fix), and one where `torch` is taken (no fix).
+    (tmp_path / "a.py").write_text(TRAIN, encoding="utf-8")
+    (tmp_path / "b.py").write_bytes((FIXTURES / "NM101" / "torch_name_taken.py").read_bytes())
+    rows = json.loads(cli("check", "--no-cache", "--statistics", "--output-format", "json", ".", cwd=tmp_path).stdout)
+    by_code = {r["code"]: r for r in rows}
+    nm101 = by_code["NM101"]
+    assert nm101["count"] == 2 and nm101["fixable_count"] == 1 and nm101["fixable"] is True
+    text = cli("check", "--no-cache", "--statistics", ".", cwd=tmp_path).stdout
+    assert "2\tNM101\t[~] xla_device_call" in text.splitlines()
+    assert "1\tNM201\t[*] xla_mark_step_call" in text.splitlines()
+    total = sum(r["fixable_count"] for r in rows)
+    assert f"[*] {total} fixable with the `--fix` option." in text
+
+
+def test_a_rolled_back_file_shows_no_fixable_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    monkeypatch.setattr(pipeline, "verify", lambda text, path: "SyntaxError: pretend the fixes broke it")
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "train.py"], catch_exceptions=False)
+    assert (tmp_path / "train.py").read_text(encoding="utf-8") == TRAIN  # rolled back
+    lines = result.stdout.splitlines()
+    assert any(" NM906 " in x for x in lines) and any(" NM101 " in x for x in lines)
+    assert not any("[*]" in x for x in lines), result.stdout
+    assert result.exit_code == 1
+
+
+def test_an_unwritable_file_shows_no_fixable_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    monkeypatch.setattr(pipeline, "write_back", lambda path, data, seen: "Make this file writable; pretend")
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "train.py"], catch_exceptions=False)
+    lines = result.stdout.splitlines()
+    assert any(" NM903 " in x for x in lines) and any(" NM101 " in x for x in lines)
+    assert not any("[*]" in x for x in lines), result.stdout
