@@ -140,7 +140,7 @@ def problems(program: Program, report: Any, nproc: int) -> list[str]:
     return found
 
 
-def run_fixed(program: Program, folder: Path, nproc: int) -> Any:
+def run_fixed(program: Program, folder: Path, nproc: int, steps: int = 2, env: dict[str, str] | None = None) -> Any:
     """Write the migrated program into `folder` and run it under `smoke` on `nproc` emulated ranks."""
     from neuron_migrate.smoke import run_smoke
     from neuron_migrate.smoke.runner import SmokeOptions
@@ -148,5 +148,5 @@ def run_fixed(program: Program, folder: Path, nproc: int) -> Any:
     script = folder / program.path.name
     text = program.ported_path.read_text(encoding="utf-8") if program.ported else fixed_text(program)
     script.write_text(text, encoding="utf-8")
-    options = SmokeOptions(device="emulate", timeout_s=180.0, nproc=nproc, base_dir=folder)
+    options = SmokeOptions(device="emulate", timeout_s=180.0, nproc=nproc, steps=steps, base_dir=folder, env=env)
     return run_smoke(script, (), options)

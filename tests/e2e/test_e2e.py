@@ -58,3 +58,22 @@ def test_migrated_program_runs_under_smoke(program: Program, nproc: int, tmp_pat
     report = run_fixed(program, tmp_path, nproc)
     found = problems(program, report, nproc)
     assert found == [], (found, report.output_tail[-2000:])
+
+
+@pytest.mark.slow
+def test_the_migrated_fsdp_checkpoint_is_consolidated_from_every_rank(tmp_path: Path) -> None:
+    """fsdp_lambda to its end on 2 ranks: each saves its checkpoint with `_shard_metadata`, rank 0
+    writes `_consolidated.pth` holding the whole model (the shapes of the unsharded `Net`)."""
+    pytest.importorskip("torch")
+    import os
+
+    import torch
+
+    program = next(p for p in PROGRAMS if p.name == "fsdp_lambda")
+    report = run_fixed(program, tmp_path, 2, steps=100, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert report.status == "ok" and report.steps == 4, (report.failure, report.output_tail[-2000:])
+    [consolidated] = tmp_path.glob("fsdp-ckpt-*/_consolidated.pth")
+    model = torch.load(consolidated, weights_only=True)["model"]
+    shapes = {name: tuple(tensor.shape) for name, tensor in model.items()}
+    assert shapes["embed.weight"] == (24, 6) and shapes["layers.2.inner.2.weight"] == (24, 96)
+    assert len(shapes) == 2 + 3 * 4 + 2 and not any("_checkpoint_wrapped_module" in n for n in shapes)
