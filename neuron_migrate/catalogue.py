@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import re
@@ -63,7 +64,12 @@ _MAP_KEYS = {
     "accelerator_safety",
     "accelerator_message",
     "blocker",
+    "params",
 }
+# What a fix does with each parameter of the API it maps (`[map.params]`): carry it over (`keep`),
+# pass it under another name (`rename: new`), leave it out (`drop: why`), or leave the call to a
+# human when it is given a value other than its default (`decline: why`, shown in the finding).
+PARAM_ACTIONS = ("keep", "rename", "drop", "decline")
 # What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
 # bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
 _SHARED_BANDS = ("NM4", "NM5", "NM7", "NM9")
@@ -100,6 +106,15 @@ class RuleSpecError(ValueError):
 
 
 @dataclass(frozen=True)
+class Param:
+    """One parameter of a mapped API, and what its fix does with an argument for it."""
+
+    name: str  # as in the signature; `args` / `kwargs` for `*args` / `**kwargs`; `...` for an unreadable one
+    action: str  # one of PARAM_ACTIONS
+    note: str = ""  # the reason (drop, decline), the new name (rename) or a remark (keep)
+
+
+@dataclass(frozen=True)
 class MapEntry:
     """One API a rule matches, and how to rewrite it."""
 
@@ -117,6 +132,10 @@ class MapEntry:
     accelerator_safety: Safety | None = None  # `safety` under `--target accelerator`
     accelerator_message: str | None = None  # `message` under `--target accelerator`
     blocker: bool | None = None  # overrides the rule's `blocker` for this entry
+    params: tuple[Param, ...] = ()  # every parameter of `old`'s signature, in order (rules/signatures.toml)
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -190,7 +209,26 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         accelerator_safety=_enum(Safety, accel_safety, where, "accelerator_safety") if accel_safety else None,
         accelerator_message=data.get("accelerator_message"),
         blocker=_flag(data, "blocker", where) if "blocker" in data else None,
+        params=_parse_params(data.get("params", {}), f"{where} [map.params]"),
     )
+
+
+def _parse_params(data: Any, where: str) -> tuple[Param, ...]:
+    """`name = "action[: note]"` lines, in signature order; drop, decline and rename need the note."""
+    if not isinstance(data, dict):
+        raise RuleSpecError(f'{where}: must be a table of `parameter = "action: note"`')
+    params: list[Param] = []
+    for name, text in data.items():
+        if not isinstance(text, str):
+            raise RuleSpecError(f'{where}: `{name}` must be a string such as "keep" or "drop: why"')
+        action, _, note = text.partition(":")
+        action, note = action.strip(), note.strip()
+        if action not in PARAM_ACTIONS:
+            raise RuleSpecError(f"{where}: `{name}` must start with one of {', '.join(PARAM_ACTIONS)}, not {action!r}")
+        if action != "keep" and not note:
+            raise RuleSpecError(f"{where}: `{name}` = {action!r} needs its reason (or new name) after a colon")
+        params.append(Param(name, action, note))
+    return tuple(params)
 
 
 def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleSpec:
@@ -350,3 +388,45 @@ def select_rules(
         if best_select >= 0 and best_select > best_ignore:
             chosen.add(spec.code)
     return frozenset(chosen)
+
+
+@functools.cache
+def load_signatures(directory: Path | None = None) -> dict[str, dict[str, Any]]:
+    """rules/signatures.toml: each torch_xla API's parameters per torch_xla version (scripts/signatures.py)."""
+    path = (directory or rules_dir()) / "signatures.toml"
+    if not path.is_file():
+        return {}
+    return dict(toml_module().loads(path.read_text(encoding="utf-8")).get("api", {}))
+
+
+def signature_versions(api: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """A table row's parameter lists, by version (`2.5.0` -> (`device`, `dtype=None`, ...))."""
+    return {key: tuple(value) for key, value in api.items() if key[:1].isdigit()}
+
+
+def param_name(token: str) -> str:
+    """`flush=False` -> `flush`; `*args` and `**kwargs` keep their stars."""
+    return token.split("=", 1)[0]
+
+
+def param_default(api: str, name: str) -> str | None:
+    """The default value's source text of `api`'s parameter `name`, where every version agrees on it."""
+    defaults = {
+        token.split("=", 1)[1]
+        for tokens in signature_versions(load_signatures().get(api, {})).values()
+        for token in tokens
+        if "=" in token and param_name(token) == name
+    }
+    return defaults.pop() if len(defaults) == 1 else None
+
+
+def default_argument(api: str, name: str, value: ast.expr) -> bool:
+    """Whether `value` is `api`'s default for parameter `name` (`flush=False`): passing it changes nothing."""
+    default = param_default(api, name)
+    if default is None:
+        return False
+    try:
+        expected = ast.parse(default, mode="eval").body
+    except SyntaxError:
+        return False
+    return ast.dump(expected) == ast.dump(value)

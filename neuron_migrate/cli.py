@@ -334,32 +334,23 @@ def _would_fix(results: Sequence[Any]) -> str:
 
 def _show(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
     """`--show-files` / `--show-settings`: what a check would read, and with which settings."""
-    from dataclasses import fields
-
+    from neuron_migrate.output import settings_toml
     from neuron_migrate.run import workflow
 
     lines: list[str] = []
     if options["show_files"]:
         lines += workflow.files(request, cwd)
+    text = "\n".join(lines) + ("\n" if lines else "")
     if options["show_settings"]:
-        for config, paths, settings in workflow.settings_for(request):
-            lines.append(f"Settings for: {' '.join(p.as_posix() for p in paths)}")
-            lines.append(f"Config file: {config.as_posix() if config else '(none; defaults)'}")
-            lines += [f"  {f.name} = {_shown_value(getattr(settings, f.name))}" for f in fields(settings)]
-    _write_output("\n".join(lines) + ("\n" if lines else ""), options)
+        text += settings_toml.render(workflow.settings_for(request))
+    _write_output(text, options)
     sys.exit(EXIT_CLEAN)
-
-
-def _shown_value(value: object) -> str:
-    """A setting as `--show-settings` prints it: sets sorted, so the output is the same every run."""
-    if isinstance(value, frozenset):
-        return repr(tuple(sorted(value)))
-    return repr(value)
 
 
 def _write_output(text: str, options: dict[str, Any], fmt: str = "text", target: Path | None = None) -> None:
     """The report: to `--output-file` (or `target`) when given, else stdout. Bytes either way:
-    file names that are not UTF-8 never stop a report (`fsio.report_bytes`)."""
+    file names that are not UTF-8 never stop a report (`fsio.report_bytes`). Colour (ANSI) is in
+    the text only when it was asked for (`_color`)."""
     from neuron_migrate.fsio import report_bytes
 
     data = report_bytes(text, fmt)
@@ -568,11 +559,19 @@ def _report(fmt: str, results: Sequence[Any], options: dict[str, Any]) -> str:
         root=_repository_root(cwd).as_posix(),
         cwd=cwd.as_posix(),
         rules=_catalogue() if fmt == "sarif" else (),  # only SARIF describes the rules
+        color=_color(options),
     )
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if fmt == "github" and summary_file:
         _append_step_summary(Path(summary_file), results, render_options)
     return render(fmt, results, render_options)
+
+
+def _color(options: dict[str, Any]) -> bool:
+    """ANSI colour for a report on stdout: a terminal, NO_COLOR and FORCE_COLOR decide."""
+    from neuron_migrate.output import color
+
+    return options.get("output_file") is None and color.wanted(sys.stdout, os.environ)
 
 
 def _catalogue() -> Any:
@@ -776,9 +775,12 @@ def explain(code: str, config_file: Path | None) -> None:
     """Explain a rule: what it flags, why, an example and the fix."""
     from neuron_migrate import docs
 
-    text = docs.explain(code.upper(), _project_rules(config_file))
+    rules = _project_rules(config_file)
+    text = docs.explain(code.upper(), rules) or docs.explain(code, rules)
     if text is None:
-        _fail(f"unknown rule code {code!r}; run `neuron-migrate rules` to list them")
+        close = docs.similar(code, rules)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        _fail(f"unknown rule code {code!r}; {hint}run `neuron-migrate rules` to list them")
     click.echo(text, nl=False)
 
 

@@ -9,6 +9,7 @@ notebook they produce must be the one `--fix` writes.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from itertools import pairwise
 from typing import Any
@@ -159,8 +160,13 @@ def test_every_ci_format_points_at_the_code_in_the_raw_file(style: str) -> None:
         found.append(seen(code, message, _quoted(text, start, end)))
     assert sorted(found) == expected
 
+    commands = parse_commands(github.render([result], root="/repo", cwd="/repo"))
+    summary = github.summary([result], root="/repo", cwd="/repo")
+    rows = re.findall(r"^\| `nb/train\.ipynb:(\d+):(\d+)` \| (NM\d+) \|", summary, re.MULTILINE)
+    assert sorted(rows) == sorted((c["line"], c["col"], c["title"].split()[0]) for c in commands)  # agree
+
     found = []
-    for command in parse_commands(github.render([result], root="/repo", cwd="/repo")):
+    for command in commands:
         start, end = (int(command["line"]), int(command["col"])), (int(command["line"]), int(command["endColumn"]))
         found.append(seen(command["title"].split()[0], command["message"], _quoted(text, start, end)))
     assert sorted(found) == expected

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from neuron_migrate.catalogue import toml_module
 from neuron_migrate.cli import main
 
 XLA = "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\nxm.mark_step()\n"
@@ -108,11 +109,11 @@ def test_show_files_and_settings(project: Path) -> None:
     (project / "pyproject.toml").write_text('[tool.neuron-migrate]\nignore = ["NM6"]\n', encoding="utf-8")
     result = invoke(["--show-settings", "--target-version", "2.13", "."], project)
     assert result.exit_code == 0
-    assert "Config file: " in result.stdout and "pyproject.toml" in result.stdout
-    assert (
-        "  target_version = '2.13'" in result.stdout
-        and "NM601" not in result.stdout.split("select = ")[1].split("\n")[0]
-    )
+    (group,) = toml_module().loads(result.stdout)["settings"]  # TOML, read back as it is
+    assert group["paths"] == ["."] and group["config-file"].endswith("pyproject.toml")
+    assert group["target-version"] == "2.13"
+    assert "NM101" in group["enabled"] and "NM601" not in group["enabled"]
+    assert group["respect-gitignore"] is True and group["per-file-ignores"] == {}
 
 
 # 7. --exclude replaces the default excludes; --extend-exclude adds to them

@@ -27,7 +27,7 @@ CHECKS = ROOT / "neuron_migrate" / "checks"
 # Old import paths kept for plugins, tests and docs; nothing in the package may import them.
 ALIASES = ("fixes", "detectors", "cst_fixes", "helper_code")
 # Detectors and fixes that rules of several concepts name; they live with the concept that owns them.
-SHARED = {"replace_string", "env_var", "remove_env_statement"}
+SHARED = {"replace_string", "env_var", "remove_env_statement", "remove_statement"}
 
 
 def _concept_module(name: str) -> object:

@@ -119,3 +119,23 @@ def test_one_file_patch_applies_with_git(tmp_path: Path, before: str, after: str
 def test_lines_split_on_lf_only() -> None:
     assert lines("a\r\nb\x0cc\u2028d") == ["a\r\n", "b\x0cc\u2028d"]
     assert lines("") == [] and lines("\n") == ["\n"]
+
+
+def test_a_name_with_a_space_applies_with_git_and_patch(tmp_path: Path) -> None:
+    _git("init", "-q", cwd=tmp_path)
+    (tmp_path / "my train.py").write_text(
+        "import torch_xla.core.xla_model as xm\nd = xm.xla_device()", encoding="utf-8"
+    )
+    diff = subprocess.run([str(SCRIPT), "--diff", "."], check=False, cwd=tmp_path, capture_output=True, text=True)
+    assert "--- a/my train.py\t\n" in diff.stdout and diff.stdout.endswith(NO_NEWLINE)
+    (tmp_path / "p.patch").write_text(diff.stdout, encoding="utf-8")
+    dry = subprocess.run(
+        ["patch", "-p1", "--dry-run", "--batch", "-i", "p.patch"],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert dry.returncode == 0 and "checking file 'my train.py'" in dry.stdout, dry.stdout
+    assert _git("apply", "p.patch", cwd=tmp_path).returncode == 0
+    assert "xla" not in (tmp_path / "my train.py").read_text(encoding="utf-8")

@@ -57,6 +57,9 @@ def test_ignored_files_are_neither_checked_nor_fixed(repo: Path) -> None:
     ignored = _git_ignored(repo)
     assert ignored == {"generated/model_pb2.py", "src/gen_data.py", "src/local.py", "notes/scratch.py"}
     assert _shown(cli("check", "--show-files", ".", cwd=repo)) == set(FILES) - ignored
+    # from a subfolder, the root's .gitignore still applies (the repository root is found above)
+    assert _shown(cli("check", "--show-files", ".", cwd=repo / "src")) == {"keep_gen_x.py"}
+    assert _shown(cli("check", "--show-files", "src", cwd=repo)) == {"src/keep_gen_x.py"}
     fixed = cli("check", "--no-cache", "--fix", ".", cwd=repo)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     for name in FILES:

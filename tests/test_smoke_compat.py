@@ -92,6 +92,10 @@ def expand(token: str) -> list[str]:
     return [token]
 
 
+# What the data was really made from, shown by `smoke` wherever it predicts from this file.
+MADE_FROM = "the April-2026 torch-neuronx source snapshot (torch ~2.10), not yet checked on a {version} install"
+
+
 def entry(op: str, status: str, source: str) -> str:
     return f'[ops."{op}"]\nstatus = "{status}"\nsource = "{source}"\n'
 
@@ -99,7 +103,7 @@ def entry(op: str, status: str, source: str) -> str:
 def render(version: str) -> str:
     native = sorted({n for t in split_top_level(" ".join(NATIVE.split())) for n in expand(t)})
     special = {f"aten::{n}" for n in (*LINALG_FALLBACK, *FFT_FALLBACK)}
-    blocks = [HEADER.format(version=version)]
+    blocks = [HEADER.format(version=version), f'[meta]\nmade_from = "{MADE_FROM.format(version=version)}"\n']
     blocks += [entry(f"aten::{n}", "cpu-fallback", SRC_LINALG) for n in LINALG_FALLBACK]
     blocks += [entry(f"aten::{n}", "cpu-fallback", SRC_FFT) for n in FFT_FALLBACK]
     blocks += [entry(op, "unsupported", SRC_C10D) for op in UNSUPPORTED_C10D]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from neuron_migrate.model import Severity
-from neuron_migrate.smoke import parity
+from neuron_migrate.smoke import compat, parity
 from neuron_migrate.smoke.assemble import (
     Launch,
     RankOutcome,
@@ -365,11 +365,47 @@ def test_finding_messages_follow_the_style_guide() -> None:
 
 def test_render_text_shows_every_section_and_the_verdict() -> None:
     text = render_text(full_report())
-    assert "predicted from compat data 2.14 (not measured)" in text
+    assert "CPU fallbacks predicted (not measured) from the 2.14 compat data" in text
     assert "train.py:11: q, r = torch.linalg.qr(w)" in text
     assert "train.py:12 aten::add x2: z = y + b" in text
     assert "parity vs CPU: mismatch" in text and "loss 2: max |diff| 1.000e+00 MISMATCH" in text
     assert text.rstrip().splitlines()[-1].startswith("smoke FAILED: train.py: device mixing at 1 place(s)")
+
+
+def test_unknown_ops_are_counted_where_the_report_says_none() -> None:
+    """Issue 20: "fallbacks: none" while ops were `[unknown]` hid what the data does not know."""
+    unknown = tuple(OpRecord(f"aten::mystery_{i}", 1, "unknown", ()) for i in range(5))
+    report = full_report(ops=(OpRecord("aten::add", 3, "native", ()), *unknown), fallbacks=(), events=(), parity=None)
+    text = render_text(report)
+    assert "ops on `neuron`: 6 distinct, 8 calls; 5 of unknown status (not in the compat data)" in text
+    (line,) = [x for x in text.splitlines() if x.startswith("CPU fallbacks predicted")]
+    assert line.endswith(": none known") and "5 ops of unknown status (aten::mystery_0, " in line
+    assert text.rstrip().splitlines()[-1] == "smoke PASSED: train.py (5 ops of unknown compat status)"
+    data = json.loads(render_json(report))
+    assert data["unknown_ops"] == 5
+    from neuron_migrate.report.model import _smoke_summary, fallback_text
+
+    assert fallback_text(_smoke_summary(report)) == "none known (5 ops of unknown status)"  # `report --smoke`
+    assert "none known" not in render_text(full_report(ops=unknown[:0], fallbacks=(), events=(), parity=None))
+
+
+def test_the_compat_data_is_labelled_with_what_it_was_made_from() -> None:
+    made = compat.made_from("2.14")
+    assert "snapshot" in made and "torch ~2.10" in made and "2.14 install" in made
+    text = render_text(full_report(compat_made_from=made))
+    assert f"from the 2.14 compat data, made from {made}" in text
+
+
+def test_no_confidence_tags_in_user_output() -> None:
+    tagged = "torchneuron-facts §8.3, S24 python_ops/cpu_fallback_registrations.py [C-old]"
+    qr = Fallback("aten::linalg_qr", False, "cpu-fallback", tagged, 1, ())
+    report = full_report(fallbacks=(qr,))
+    for text in (render_text(report), render_json(report)):
+        assert not re.search(r"\[[A-D](-[a-z]+)?\]", text), text
+    assert compat.citation("torchneuron-facts §5 (S24 [C-old]); smoke") == "torchneuron-facts §5 (S24); smoke"
+    for version in compat.available_versions():  # every source the data can put in a report
+        for entry in compat.load_ops(version).values():
+            assert "[" not in compat.citation(entry.source)
 
 
 def test_render_text_puts_the_failure_first() -> None:

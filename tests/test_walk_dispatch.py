@@ -25,6 +25,7 @@ from neuron_migrate.settings import Settings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 INPUTS = sorted(p for p in FIXTURES.rglob("*.py") if not p.name.endswith(".fixed.py") and "_project" not in p.parts)
+E2E = FIXTURES.parent / "tests" / "e2e" / "programs"
 
 
 def _text(path: Path) -> str:
@@ -78,6 +79,29 @@ def test_fixable_counts_without_the_imports_only_round(monkeypatch: pytest.Monke
     shortcut = {p: _keys(_text(p), str(p), settings) for p in INPUTS}
     monkeypatch.setattr(pipeline, "_only_imports", lambda chosen, ruleset: False)
     assert [p.name for p in INPUTS if _keys(_text(p), str(p), settings) != shortcut[p]] == []
+
+
+@pytest.mark.slow
+def test_fixable_counts_without_the_fix_run_for_imports_a_fixless_use_keeps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Skipping the in-memory run when every waiting import keeps a use no safe fix touches gives
+    the same marks and messages as running it (the e2e programs too: real training scripts)."""
+    settings = Settings()
+    inputs = [*INPUTS, *sorted(E2E.glob("*.py"))]
+    shortcut = {p: _keys(_text(p), str(p), settings) for p in inputs}
+    monkeypatch.setattr(pipeline, "_may_go", lambda *args: True)
+    assert [p.name for p in inputs if _keys(_text(p), str(p), settings) != shortcut[p]] == []
+
+
+def test_an_import_with_a_use_no_fix_touches_runs_no_fix_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = pipeline._fix_loop
+    monkeypatch.setattr(pipeline, "_fix_loop", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    kept = "import torch_xla.core.xla_model as xm\n\nd = xm.xla_device()\nxm.some_private_thing()\n"
+    result = pipeline.check_source(kept, "kept.py", Settings())
+    assert calls == [] and [f.code for f in result.findings if f.fix is not None] == ["NM101"]
+    freed = "import torch_xla.core.xla_model as xm\n\nd = xm.xla_device()\n"
+    result = pipeline.check_source(freed, "freed.py", Settings())
+    assert calls == ["freed.py"] and all(f.fix is not None for f in result.findings)
 
 
 def _spec(code: str) -> RuleSpec:

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.analyze import Match, Plan
 from neuron_migrate.analysis.names import Binding, Scope
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call, helper_imports
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, matched_call, plain_args
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, is_default, matched_call, plain_args
 
 
 # -- distributed helpers ----------------------------------------------------------------
@@ -80,11 +80,13 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     parameters = _PARAMETERS[kind]
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
-    if len(call.args) > len(parameters) or any(k.arg not in parameters for k in call.keywords):
+    extra = [k for k in call.keywords if k.arg not in parameters]  # 2.8's `channel_id=None` and the like
+    if len(call.args) > len(parameters) or not all(is_default(match, k) for k in extra):
         return None
     given = dict(zip(parameters, call.args)) | {k.arg: k.value for k in call.keywords if k.arg}
     groups = given.get("groups")
-    if groups is not None and not (kind == "all_reduce" and yields_process_group(ctx, groups, match.scope)):
+    default = groups is None or (isinstance(groups, ast.Constant) and groups.value is None)
+    if not default and not (kind == "all_reduce" and yields_process_group(ctx, groups, match.scope)):
         return None  # replica groups become `dist.new_group` process groups; a human maps them
     tensor_arg = given.get(_TENSOR_ONLY.get(kind, ""))
     if isinstance(tensor_arg, (ast.List, ast.Tuple)):
@@ -93,7 +95,17 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     if needed is None:
         return None
     start, end = ctx.src.node_span(call.func)
-    return Plan(((start, end, HELPER_NAMES[kind]),), needed)
+    return Plan(((start, end, HELPER_NAMES[kind]), *(_without(ctx, call, k) for k in extra)), needed)
+
+
+def _without(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:
+    """The edit that deletes `keyword` (a default the helper does not take) and the comma before it."""
+    items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    start, end = ctx.src.node_span(keyword)
+    position = items.index(keyword)
+    if position == 0:
+        return start, ctx.src.node_span(items[1])[0], ""  # a collective always has its tensor argument too
+    return ctx.src.node_span(items[position - 1])[1], end, ""
 
 
 # What makes a ProcessGroup (or names one) for `groups=`: torch's factories and constants, and

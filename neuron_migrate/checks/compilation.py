@@ -19,6 +19,7 @@ from neuron_migrate.checks.toolkit import (
     FixContext,
     FixFn,
     entry_for,
+    is_default,
     keyword_insertion,
     keyword_of,
     matched_call,
@@ -274,7 +275,7 @@ def xla_compile(ctx: FixContext, match: Match) -> Plan | None:
         if keyword.arg == "full_graph":
             if not _runs_backward(ctx, match, call.args[0]):
                 extra.append(f", fullgraph={ctx.segment(keyword.value)}")
-        elif keyword.arg not in _COMPILE_DROPPED:
+        elif keyword.arg not in _COMPILE_DROPPED and not is_default(match, keyword):
             return None  # `num_different_graphs_allowed` and the like: a human decides
     rendered = ctx.render('{torch}.compile({0}, backend="neuron", dynamic=False', match)
     if rendered is None:

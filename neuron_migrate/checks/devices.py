@@ -25,6 +25,7 @@ from neuron_migrate.checks.toolkit import (
     FixContext,
     FixFn,
     argument,
+    is_default,
     keyword_of,
     literal,
     matched_call,
@@ -321,8 +322,11 @@ def xla_device(ctx: FixContext, match: Match) -> Plan | None:
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
-    if not only_args(call, {"n": 0, "index": 0, "devkind": 1}) or keyword_of(call, "devkind") or len(call.args) > 1:
+    devkind = keyword_of(call, "devkind")
+    if not only_args(call, {"n": 0, "index": 0, "devkind": 1}) or len(call.args) > 1:
         return None
+    if devkind is not None and not is_default(match, devkind):
+        return None  # an XLA device kind: TorchNeuron has only `neuron`
     index = argument(call, "n", 0) or argument(call, "index", 0)
     if ctx.analysis.target == "accelerator":
         return _accelerator_device(ctx, match, call, index)
@@ -388,13 +392,16 @@ _DEVICE_TYPES = {"NEURON": "neuron", "CUDA": "cuda", "GPU": "cuda", "TPU": "tpu"
 
 
 def device_type(ctx: FixContext, match: Match) -> Plan | None:
-    """`xr.device_type() == "NEURON"` -> a test of `torch.accelerator.current_accelerator()`."""
+    """`xr.device_type() == "NEURON"` -> a test of `torch.accelerator.current_accelerator()`; also
+    `xm.xla_device_hw(dev) == "TPU"` (recipes' bf16 branch, which is neuron's now: unsafe)."""
     call = matched_call(match)
     compare = ctx.analysis.parent(call) if call is not None else None
-    if call is None or call.args or call.keywords or not isinstance(compare, ast.Compare) or len(compare.ops) != 1:
+    hardware = match.qualified.endswith(".xla_device_hw")
+    if call is None or len(call.args) != hardware or call.keywords or not isinstance(compare, ast.Compare):
         return None
-    other = compare.comparators[0] if compare.left is call else compare.left
-    kind = string_value(other)
+    if len(compare.ops) != 1 or isinstance(compare.ops[0], (ast.In, ast.NotIn)):
+        return _device_type_in(ctx, match, call, compare)
+    kind = string_value(compare.comparators[0] if compare.left is call else compare.left)
     if kind is None or not isinstance(compare.ops[0], (ast.Eq, ast.NotEq)):
         return None
     equal = isinstance(compare.ops[0], ast.Eq)
@@ -402,11 +409,26 @@ def device_type(ctx: FixContext, match: Match) -> Plan | None:
         template = "{torch}.accelerator.current_accelerator() is " + ("None" if equal else "not None")
     elif kind in _DEVICE_TYPES:
         operator = "==" if equal else "!="
-        template = (
-            f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} "{_DEVICE_TYPES[kind]}"'
-        )
+        target = "neuron" if hardware and kind == "TPU" else _DEVICE_TYPES[kind]
+        template = f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} "{target}"'
     else:
         return None
+    rendered = ctx.render(template, match)
+    unsafe = Safety.UNSAFE if hardware and kind == "TPU" else None
+    return ctx.replace(compare, rendered[0], rendered[1], safety=unsafe) if rendered else None
+
+
+def _device_type_in(ctx: FixContext, match: Match, call: ast.Call, compare: ast.Compare) -> Plan | None:
+    """`xr.device_type() in ("TPU", "NEURON")` -> `getattr(<accelerator>, "type", None) in ("tpu", "neuron")`."""
+    if len(compare.ops) != 1 or compare.left is not call or not isinstance(compare.comparators[0], ast.Tuple):
+        return None
+    kinds = [string_value(e) for e in compare.comparators[0].elts]
+    if not kinds or any(k not in _DEVICE_TYPES for k in kinds):
+        return None
+    operator = "in" if isinstance(compare.ops[0], ast.In) else "not in"
+    names = [f'"{_DEVICE_TYPES[k]}"' for k in dict.fromkeys(kinds)]  # type: ignore[index]
+    test = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+    template = f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} {test}'
     rendered = ctx.render(template, match)
     return ctx.replace(compare, rendered[0], rendered[1]) if rendered else None
 

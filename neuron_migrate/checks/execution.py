@@ -17,9 +17,42 @@ from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argumen
 
 
 def remove_statement(ctx: FixContext, match: Match) -> Plan | None:
-    """`xm.mark_step()` on its own line -> nothing."""
-    stmt = ctx.expression_statement(match)
+    """`xm.mark_step()` on its own line -> nothing; so too `srv = xp.start_server(port)` when `srv` is never read.
+
+    Rules of other concepts name it too (`fix = "remove_statement"`): it drops any call whose
+    value and effect TorchNeuron does not need (metrics resets, profiler captures, cache setup).
+    """
+    stmt = ctx.expression_statement(match) or unused_assignment(ctx, match)
     return ctx.delete_statement(stmt) if stmt is not None else None
+
+
+def _in_main_block(ctx: FixContext, stmt: ast.stmt) -> bool:
+    node = ctx.analysis.parent(stmt)
+    while node is not None and not isinstance(node, ast.Module):
+        if isinstance(node, ast.If) and "__name__" in ctx.segment(node.test) and "__main__" in ctx.segment(node.test):
+            return True
+        node = ctx.analysis.parent(node)
+    return False
+
+
+def unused_assignment(ctx: FixContext, match: Match) -> ast.Assign | None:
+    """`name = <the matched call>` in a function or a script's `if __name__ == "__main__":` block, where
+    nothing in the module reads `name` (nor declares it global). Any other module-level name may be
+    imported by other modules, so it stays."""
+    stmt = ctx.analysis.parent(match.node)
+    if not isinstance(stmt, ast.Assign) or stmt.value is not match.node or len(stmt.targets) != 1:
+        return None
+    if not isinstance(match.scope.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _in_main_block(ctx, stmt):
+        return None
+    target = stmt.targets[0]
+    if not isinstance(target, ast.Name):
+        return None
+    for node in ctx.analysis.nodes(ast.Name, ast.Global, ast.Nonlocal):
+        if isinstance(node, ast.Name) and node.id == target.id and not isinstance(node.ctx, ast.Store):
+            return None
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and target.id in node.names:
+            return None
+    return stmt
 
 
 def sync(ctx: FixContext, match: Match) -> Plan | None:

@@ -203,8 +203,7 @@ _PORT_HELPERS: Mapping[str, str] = MappingProxyType(
 )
 
 
-# Sharding (NM311, NM315): torch_xla's FSDP wrapper, its sharded checkpoints and its ZeRO-1, on
-# torch's FSDP2, distributed checkpoint state dicts and ZeroRedundancyOptimizer.
+# Sharding (NM311, NM315): XLA FSDP, its checkpoints and ZeRO-1 on FSDP2, DCP and torch's ZeRO.
 _FSDP_DECLINED = '("sharding_groups", "sharding_rank", "sharding_world_size", "param_init_fn")'
 
 SHARDING_HELPERS: Mapping[str, str] = MappingProxyType(
@@ -251,11 +250,8 @@ def _shard_children(module, policy, wrap, options):
 
     distributed = {torch}.distributed.is_available() and {torch}.distributed.is_initialized()
     options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-    return {
-        "full_state_dict": get_model_state_dict(model, options=options),
-        "rank": {torch}.distributed.get_rank() if distributed else 0,
-        "world_size": {torch}.distributed.get_world_size() if distributed else 1,
-    }
+    rank, world_size = ({torch}.distributed.get_rank(), {torch}.distributed.get_world_size()) if distributed else (0, 1)
+    return {"full_state_dict": get_model_state_dict(model, options=options), "rank": rank, "world_size": world_size}
 """,
         "consolidate_checkpoints": """def _consolidate_sharded_model_checkpoints(ckpt_prefix, ckpt_suffix="*.pth", save_path="", save_model=True):
     \"\"\"What torch_xla's `consolidate_sharded_model_checkpoints` did, from the full state dict `_shard_metadata` kept.\"\"\"
@@ -298,7 +294,6 @@ def _shard_children(module, policy, wrap, options):
     }
 )
 
-
 HELPER_NAMES: Mapping[str, str] = MappingProxyType(
     {
         "rate_tracker": "_RateTracker",
@@ -336,6 +331,19 @@ OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
                     {dist}.all_reduce(param.grad)
                     param.grad.div_(world_size)
     return optimizer.step(**step_args)
+'''
+
+
+# What `xm.reduce_gradients` did: the first half of `xm.optimizer_step`, without the step.
+REDUCE_GRADIENTS = '''def _reduce_gradients(optimizer):
+    """Average gradients over the default process group (as torch_xla's reduce_gradients did); no step."""
+    if {dist}.is_available() and {dist}.is_initialized() and {dist}.get_world_size() > 1:
+        world_size = {dist}.get_world_size()
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    {dist}.all_reduce(param.grad)
+                    param.grad.div_(world_size)
 '''
 
 
@@ -412,6 +420,7 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
             sorted(
                 {
                     "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
+                    "reduce_gradients": (REDUCE_GRADIENTS, "_reduce_gradients", "dist"),
                     "to_cpu": (TO_CPU, "_to_cpu", "torch"),
                     # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
                     **{

@@ -90,7 +90,7 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
     launch = match.qualified.rsplit(".", 1)[-1] == "launch"
-    if stmt is None or not only_args(call, _LAUNCH_ARGS if launch else _SPAWN_ARGS):
+    if stmt is None or not only_args(call, _LAUNCH_ARGS if launch else _SPAWN_ARGS, match):  # `join=True`: default
         return None
     fn = argument(call, "fn", 0)
     args = argument(call, "args", 1)
@@ -185,13 +185,80 @@ def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
         new, imports = rendered
     edits = [(*ctx.src.node_span(backend), new)]
     method = keyword_of(call, "init_method")
+    merged = _merged_branches(ctx, match, call) if ctx.analysis.target != "accelerator" else None
+    if merged is not None:
+        return merged
     if method is None:
         return Plan(tuple(edits), imports)
-    if literal(method.value) != "xla://":
+    if literal(method.value) not in ("xla://", "pjrt://"):
         return None
     edits.append(_remove_argument(ctx, call, method))
-    # `xla://` also worked in a single process; torchrun's `env://` needs its variables.
+    # `xla://` (and `pjrt://`) also worked in a single process; torchrun's `env://` needs its variables.
     return Plan(tuple(edits), imports, safety=Safety.UNSAFE)
+
+
+def _merged_branches(ctx: FixContext, match: Match, call: ast.Call) -> Plan | None:
+    """`if is_pjrt_device(): init_process_group("xla", init_method="pjrt://") else: init_process_group("xla")`
+    -> `init_process_group("neuron")`: both branches now start the same group, so the `if` goes.
+
+    Only when each branch is that one call, with the backend `"xla"` or `"neuron"` and at most an
+    XLA `init_method`, and the condition is a query a migration may drop: it reads names only, or
+    calls (with no arguments) a torch_xla function, a predicate (`requires_init_pg_override()`) or a
+    function of this file that only returns a value. Unsafe, as
+    `init_method` goes (torchrun's `env://` needs its variables).
+    """
+    stmt = ctx.analysis.parent(call)
+    branch = ctx.analysis.parent(stmt) if isinstance(stmt, ast.Expr) else None
+    if not isinstance(branch, ast.If) or not all(len(b) == 1 for b in (branch.body, branch.orelse)):
+        return None
+    calls = [s.value if isinstance(s, ast.Expr) else None for s in (*branch.body, *branch.orelse)]
+    if not all(isinstance(c, ast.Call) and _plain_xla_group(ctx, match, c) for c in calls):
+        return None
+    if not _droppable_test(ctx, match, branch.test) or ctx.src.line_text(branch.lineno).lstrip().startswith("elif"):
+        return None
+    backend = call.args[0] if call.args else next(k.value for k in call.keywords if k.arg == "backend")
+    func, quoted = ctx.segment(call.func), STRING_LITERAL.fullmatch(ctx.segment(backend))
+    text = f"{func}({quoted.group(1)}{quoted.group(2)}neuron{quoted.group(2)})"  # type: ignore[union-attr]
+    return ctx.replace_statement(branch, [text], safety=Safety.UNSAFE)
+
+
+def _plain_xla_group(ctx: FixContext, match: Match, call: ast.Call) -> bool:
+    if not (ctx.analysis.call_names(call, match.scope) & _INIT_PG) or len(call.args) > 1:
+        return False
+    backend = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "backend"), None)
+    others = [k for k in call.keywords if k.arg not in ("backend", "init_method")]
+    method = keyword_of(call, "init_method")
+    return (
+        string_value(backend) in ("xla", "neuron")
+        and not others
+        and (method is None or literal(method.value) in ("xla://", "pjrt://"))
+    )
+
+
+_PREDICATES = ("is_", "has_", "requires_", "using_")
+
+
+def _droppable_test(ctx: FixContext, match: Match, test: ast.expr) -> bool:
+    """A condition whose evaluation a migration may drop: names and constants, or a query call."""
+    if isinstance(test, ast.UnaryOp):
+        test = test.operand
+    if isinstance(test, (ast.Name, ast.Attribute, ast.Constant)):
+        return True
+    if not isinstance(test, ast.Call) or test.args or test.keywords:
+        return False
+    if any(n == "torch_xla" or n.startswith("torch_xla.") for n in ctx.analysis.qualified(test.func, match.scope)):
+        return True
+    name = test.func.attr if isinstance(test.func, ast.Attribute) else getattr(test.func, "id", "")
+    if name.startswith(_PREDICATES):
+        return True  # `requires_init_pg_override()`, `is_pjrt_device()`: a question about the platform
+    bindings = ctx.analysis.resolver.lookup(test.func.id, match.scope) if isinstance(test.func, ast.Name) else []
+    node = bindings[0].node if len(bindings) == 1 else None
+    body = (
+        [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if isinstance(node, ast.FunctionDef)
+        else []
+    )
+    return len(body) == 1 and isinstance(body[0], ast.Return)
 
 
 def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:

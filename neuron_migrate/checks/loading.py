@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Match, Plan
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, is_default
 
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
 
@@ -26,8 +26,9 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
-    if len(call.args) > 2 or any(k.arg not in ("loader", "device", "devices", *_LOADER_TUNING) for k in call.keywords):
-        return None
+    known = ("loader", "device", "devices", *_LOADER_TUNING)
+    if len(call.args) > 2 or any(k.arg not in known and not is_default(match, k) for k in call.keywords):
+        return None  # `batchdim=0` is ParallelLoader's default: as if absent
     outer: ast.AST | None = call
     if match.qualified.endswith("ParallelLoader"):
         attribute = ctx.analysis.parent(call)

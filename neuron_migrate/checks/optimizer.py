@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.checks.helpers import helper_imports
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, only_args, operand
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, literal, only_args, operand
 from neuron_migrate.model import Safety
 
 
@@ -29,8 +29,8 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     allowed = {"optimizer": 0, "optimizer_args": 1, "groups": 2, "pin_layout": 3, "barrier": -1}
-    if not only_args(call, allowed) or argument(call, "groups", 2) is not None:
-        return None
+    if not only_args(call, allowed) or literal(argument(call, "groups", 2)) is not None:
+        return None  # replica groups; `groups=None` is the default
     optimizer = argument(call, "optimizer", 0)
     if optimizer is None:
         return None
@@ -46,6 +46,24 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
     inner = ", ".join(part for part in (ctx.segment(optimizer), args) if part)
     plan = ctx.replace(call, f"_optimizer_step({inner})", needed, safety=Safety.SAFE)
     return ctx.with_rewrite(plan, call, "neuron_migrate.checks.optimizer_cst:optimizer_step", func="_optimizer_step")
+
+
+def reduce_gradients(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.reduce_gradients(opt)` -> `_reduce_gradients(opt)`: the gradient average of `optimizer_step`, no step.
+
+    Where DDP or FSDP already averaged the gradients, averaging equal gradients again changes
+    nothing, so the rewrite is safe either way.
+    """
+    call = match.node
+    if not isinstance(call, ast.Call) or ctx.expression_statement(match) is None:
+        return None
+    if not only_args(call, {"optimizer": 0, "groups": 1, "pin_layout": 2}, match):
+        return None  # `groups=[[0, 1], ...]`: replica groups become process groups; a human maps them
+    optimizer = argument(call, "optimizer", 0)
+    needed = helper_imports(ctx, match, "reduce_gradients") if optimizer is not None else None
+    if needed is None:
+        return None
+    return ctx.replace(call, f"_reduce_gradients({ctx.segment(optimizer)})", needed)  # type: ignore[arg-type]
 
 
 def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
@@ -130,4 +148,4 @@ _MAYBE_SKIPPED = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, 
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
-FIXES: Mapping[str, FixFn] = MappingProxyType({"optimizer_step": optimizer_step})
+FIXES: Mapping[str, FixFn] = MappingProxyType({"optimizer_step": optimizer_step, "reduce_gradients": reduce_gradients})

@@ -17,7 +17,10 @@ def optimizer_step(node: cst.CSTNode, func: str) -> cst.CSTNode:
         raise Decline
     given = by_name(node, _OPTIMIZER_STEP)
     optimizer = given.get("optimizer")
-    if optimizer is None or "groups" in given:
+    groups = given.get("groups")
+    if optimizer is None or (
+        groups is not None and not (isinstance(groups.value, cst.Name) and groups.value.value == "None")
+    ):
         raise Decline
     args = _step_arguments(given.get("optimizer_args"))
     if func == "{optimizer}.step":

@@ -18,7 +18,7 @@ from neuron_migrate.checks.toolkit import (
     FixContext,
     FixFn,
     argument,
-    keyword_of,
+    is_default,
     line_length,
     literal,
     only_args,
@@ -31,16 +31,19 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
+    keywords = [
+        k for k in call.keywords if not (k.arg == "local" and is_default(match, k))
+    ]  # local=False: as if absent
     if (
         stmt is None
-        or any(k.arg not in ("fd",) for k in call.keywords)
+        or any(k.arg not in ("fd", "flush") for k in keywords)
         or any(isinstance(a, ast.Starred) for a in call.args)
+        or _prints_xla_report(ctx, match, call)
     ):
         return None
     parts = [ctx.segment(a) for a in call.args]
-    fd = keyword_of(call, "fd")
-    if fd is not None:
-        parts.append(f"file={ctx.segment(fd.value)}")
+    for keyword in keywords:  # `fd=` is print's `file=`; `flush=` is print's own
+        parts.append(f"{'file' if keyword.arg == 'fd' else 'flush'}={ctx.segment(keyword.value)}")
     body = f"print({', '.join(parts)})"
     outer = _sole_body_of_rank_if(ctx, stmt)
     if outer is not None:
@@ -52,13 +55,29 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.with_rewrite(plan, stmt, "neuron_migrate.checks.ranks_cst:master_print", guard=guard[0][3:-1])
 
 
+# Reports NM207 and NM211 delete where they are printed: `xm.master_print(met.metrics_report())` goes whole.
+_XLA_REPORTS = frozenset(
+    {
+        "torch_xla.debug.metrics.metrics_report",
+        "torch_xla.debug.metrics.short_metrics_report",
+        "torch_xla._XLAC._xla_metrics_report",
+    }
+)
+
+
+def _prints_xla_report(ctx: FixContext, match: Match, call: ast.Call) -> bool:
+    return any(
+        isinstance(a, ast.Call) and ctx.analysis.qualified(a.func, match.scope) & _XLA_REPORTS for a in call.args
+    )
+
+
 def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.rendezvous(tag)` on its own line -> a barrier when a process group exists."""
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
-    if stmt is None or not only_args(call, {"tag": 0}):
+    if stmt is None or not only_args(call, {"tag": 0}, match):  # `payload=b""`, `replicas=[]`: defaults
         return None
     guard = ctx.render("if {dist}.is_initialized():", match)
     barrier = ctx.render("{dist}.barrier()", match)

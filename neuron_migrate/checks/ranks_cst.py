@@ -20,14 +20,21 @@ def master_print(stmt: cst.CSTNode, guard: str) -> cst.CSTNode:
     """`xm.master_print(x, fd=f)` -> `if <guard>:` / `print(x, file=f)`, every comment kept."""
     line, call = call_statement(stmt)
     args = []
-    for arg in call.args:
+    dropped_last = False
+    for index, arg in enumerate(call.args):
         if arg.star:
             raise Decline
         if arg.keyword is not None:
-            if arg.keyword.value != "fd":
+            if arg.keyword.value == "local" and isinstance(arg.value, cst.Name) and arg.value.value == "False":
+                dropped_last = index == len(call.args) - 1
+                continue  # torch_xla's default
+            if arg.keyword.value not in ("fd", "flush"):
                 raise Decline
-            arg = arg.with_changes(keyword=cst.Name("file"))
+            if arg.keyword.value == "fd":
+                arg = arg.with_changes(keyword=cst.Name("file"))
         args.append(arg)
+    if args and dropped_last:  # the dropped `local=` was last: the argument before it closes the call
+        args[-1] = args[-1].with_changes(comma=call.args[-1].comma)
     return _guarded(line, guard, realigned(call, call.with_changes(func=cst.Name("print"), args=args)))
 
 

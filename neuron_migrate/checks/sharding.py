@@ -17,7 +17,7 @@ from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_imports
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, matched_call
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, is_default, matched_call
 from neuron_migrate.model import Safety
 
 TRANSFORMER_POLICY = "torch_xla.distributed.fsdp.wrap.transformer_auto_wrap_policy"
@@ -28,7 +28,7 @@ XLA_ONLY = frozenset(
     {
         "pin_layout_in_collective_ops", "mark_step_on_finalization", "optimization_barrier_in_forward",
         "optimization_barrier_in_backward", "shard_param_on_dim_0", "flatten_parameters",
-        "execute_sharding_on_init", "use_all_gather_via_all_reduce",
+        "execute_sharding_on_init", "use_all_gather_via_all_reduce", "sync_on_finalization",
     }
 )  # fmt: skip
 
@@ -51,8 +51,8 @@ def _fully_shard_statements(ctx: FixContext, match: Match) -> Plan | None:
         return None
     if len(call.args) != 1 or isinstance(call.args[0], ast.Starred) or any(k.arg is None for k in call.keywords):
         return None
-    options = _shard_options(ctx, call)
-    policy = next((k.value for k in call.keywords if k.arg == "auto_wrap_policy"), None)
+    options = _shard_options(ctx, match, call)
+    policy = next((k.value for k in call.keywords if k.arg == "auto_wrap_policy" and not is_default(match, k)), None)
     read = _policy_classes(ctx, match, policy) if policy is not None else ((), None)
     fsdp = ctx.render("{fsdp}", match)
     if options is None or read is None or fsdp is None or ctx.analysis.resolver.lookup(_LOOP_NAME, match.scope):
@@ -79,7 +79,7 @@ def _fully_shard_statements(ctx: FixContext, match: Match) -> Plan | None:
     return Plan(plan.edits + removed.edits, plan.imports, Safety.UNSAFE, deletes=removed.deletes)
 
 
-def _shard_options(ctx: FixContext, call: ast.Call) -> list[str] | None:
+def _shard_options(ctx: FixContext, match: Match, call: ast.Call) -> list[str] | None:
     """`fully_shard` keyword arguments for the XLA FSDP ones; None when one has no FSDP2 meaning."""
     options: list[str] = []
     mixed: list[str] = []
@@ -89,7 +89,7 @@ def _shard_options(ctx: FixContext, call: ast.Call) -> list[str] | None:
             mixed.append(f"param_dtype={value}")
         elif keyword.arg == "reshard_after_forward":
             options.append(f"reshard_after_forward={value}")
-        elif keyword.arg not in XLA_ONLY and keyword.arg != "auto_wrap_policy":
+        elif keyword.arg not in XLA_ONLY and keyword.arg != "auto_wrap_policy" and not is_default(match, keyword):
             return None
     if mixed:
         options.append("mp_policy={fsdp}.MixedPrecisionPolicy(" + ", ".join(mixed) + ")")

@@ -21,7 +21,7 @@ from typing import Any
 from neuron_migrate.analysis.analyze import EXPRESSION, IMPORTS, STATEMENT, Analysis, Match, Plan, Rewrite
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
-from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.catalogue import MapEntry, RuleSpec, default_argument
 from neuron_migrate.model import Safety
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
@@ -299,14 +299,21 @@ def argument(call: ast.Call, name: str, pos: int) -> ast.expr | None:
     return keyword.value if keyword else None
 
 
-def only_args(call: ast.Call, allowed: dict[str, int]) -> bool:
-    """True when the call passes only the named parameters (name -> position)."""
+def only_args(call: ast.Call, allowed: dict[str, int], match: Match | None = None) -> bool:
+    """True when the call passes only the named parameters (name -> position), or (given `match`) defaults."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
     if len(call.args) > len([p for p in allowed.values() if p >= 0]):
         return False
     positional = {name for name, pos in allowed.items() if 0 <= pos < len(call.args)}
-    return all(k.arg in allowed and k.arg not in positional for k in call.keywords)
+    known = [k for k in call.keywords if match is None or not is_default(match, k)]
+    return all(k.arg in allowed and k.arg not in positional for k in known)
+
+
+def is_default(match: Match, keyword: ast.keyword) -> bool:
+    """Whether `keyword` passes its parameter's default (`flush=False`, in rules/signatures.toml): as if absent."""
+    entry = match.entry
+    return entry is not None and keyword.arg is not None and default_argument(entry.old, keyword.arg, keyword.value)
 
 
 def plain_args(call: ast.Call) -> bool:

@@ -18,6 +18,7 @@ from neuron_migrate.checks.toolkit import (
     FixContext,
     FixFn,
     argument,
+    is_default,
     keyword_insertion,
     keyword_of,
     matched_call,
@@ -30,22 +31,47 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     """torch_xla's `checkpoint` -> torch's, keeping torch_xla's `use_reentrant=True` default."""
     call = match.node
     if not isinstance(call, ast.Call):
-        return None  # referenced, not called: a finding without a fix
+        return _checkpoint_import(ctx, match)  # `method = checkpoint`: the import itself becomes torch's
     rendered = ctx.render("{torch}.utils.checkpoint.checkpoint", match)
     if rendered is None:
         return None
     start, end = ctx.src.node_span(call.func)
     edits = [(start, end, rendered[0])]
     keyword = ""
-    if keyword_of(call, "use_reentrant") is None:
-        if any(k.arg is None for k in call.keywords):
-            return None  # `**options` may hold it
+    if keyword_of(call, "use_reentrant") is None and all(k.arg is not None for k in call.keywords):
+        # torch's checkpoint also defaults to True (it warns); `**options` may choose, so none is added there
         keyword = "use_reentrant=True"
         edits.append(keyword_insertion(ctx, call, keyword))
     plan = Plan(tuple(edits), rendered[1])
     return ctx.with_rewrite(
         plan, call, "neuron_migrate.checks.utilities_cst:rename_call", func=rendered[0], keyword=keyword
     )
+
+
+def _checkpoint_import(ctx: FixContext, match: Match) -> Plan | None:
+    """`from torch_xla.utils.checkpoint import checkpoint` -> `from torch.utils.checkpoint import checkpoint`.
+
+    For a name used as a value (`self.checkpoint_method = checkpoint`): the alias then follows.
+    torch's `checkpoint` still defaults to `use_reentrant=True` (with a warning), as torch_xla's did.
+    """
+    node = match.node
+    bindings = ctx.analysis.resolver.lookup(node.id, match.scope) if isinstance(node, ast.Name) else []
+    stmt = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "import" else None
+    if not isinstance(stmt, ast.ImportFrom) or stmt.module != "torch_xla.utils.checkpoint" or len(stmt.names) != 1:
+        return None
+    alias = stmt.names[0]
+    text = f"from torch.utils.checkpoint import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
+    return ctx.replace_statement(stmt, [text])
+
+
+def convert_to_cpu(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm._maybe_convert_to_cpu(data)` -> `_to_cpu(data)`, the helper `xm.save`'s fix writes too."""
+    call = matched_call(match)
+    if call is None or len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
+        return None
+    if not all(is_default(match, k) for k in call.keywords):
+        return None  # `convert=False` returned the data unchanged; a human drops the call
+    return helper_call(ctx, match, "to_cpu", f"_to_cpu({ctx.segment(call.args[0])})", call)
 
 
 def sample_generator(ctx: FixContext, match: Match) -> Plan | None:
@@ -108,13 +134,11 @@ def test_update(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def write_to_summary(ctx: FixContext, match: Match) -> Plan | None:
-    """`test_utils.write_to_summary(w, step, values)` -> `_write_to_summary(...)`; not with XLA metrics."""
-    call = matched_call(match)
-    if call is None or not plain_args(call):
-        return None
-    metrics = argument(call, "write_xla_metrics", 3)
-    if metrics is not None and not (isinstance(metrics, ast.Constant) and metrics.value is False):
-        return None  # the XLA metrics it also wrote do not exist on TorchNeuron
+    """`test_utils.write_to_summary(w, step, values[, write_xla_metrics=...])` -> `_write_to_summary(...)`.
+
+    The helper writes `values` only: the XLA metrics torch_xla also wrote do not exist on TorchNeuron,
+    and the helper takes `write_xla_metrics` and ignores it, so the call keeps its arguments.
+    """
     return _same_arguments(ctx, match, "write_to_summary")
 
 
@@ -137,35 +161,41 @@ def _same_arguments(ctx: FixContext, match: Match, name: str) -> Plan | None:
 
 
 _LOGGING = ("print", "info", "debug", "warning", "log")
+_MASTER_PRINT = "torch_xla.core.xla_model.master_print"
+_PRINT_OPTIONS = frozenset({"flush", "file", "fd", "end", "sep", "local"})  # print's and master_print's
 
 
 def printed_report(ctx: FixContext, match: Match) -> Plan | None:
-    """`print(met.metrics_report())` or `logger.info(...)` of it -> nothing; the report is XLA's."""
+    """`print(met.metrics_report())`, `logger.info(...)` or `xm.master_print(..., flush=True)` of it -> nothing."""
     call = matched_call(match)
     outer = ctx.analysis.parent(call) if call is not None else None
-    if call is None or not isinstance(outer, ast.Call) or outer.args != [call] or outer.keywords:
+    if call is None or not isinstance(outer, ast.Call) or outer.args != [call]:
+        return None
+    if any(k.arg not in _PRINT_OPTIONS for k in outer.keywords):
         return None
     func = outer.func
     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    master = _MASTER_PRINT in ctx.analysis.qualified(func, match.scope)
     stmt = ctx.analysis.parent(outer)
-    if name not in _LOGGING or not (isinstance(stmt, ast.Expr) and stmt.value is outer):
+    if (name not in _LOGGING and not master) or not (isinstance(stmt, ast.Expr) and stmt.value is outer):
         return None
     return ctx.delete_statement(stmt)
 
 
 def profiler_trace(ctx: FixContext, match: Match) -> Plan | None:
-    """`xp.Trace(name)` / `xp.StepTrace(name)` -> `torch.profiler.record_function(name)`."""
+    """`xp.Trace(name, **annotations)` / `xp.StepTrace(name, step_num=s)` -> `torch.profiler.record_function(name)`.
+
+    The annotations (`step_num=`, `is_training=`, ...) only labelled the XLA trace; `record_function`
+    takes none, so they go.
+    """
     call = matched_call(match)
-    if call is None or len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+    if call is None or len(call.args) > 1 or not plain_args(call):
         return None
-    rendered = ctx.render("{torch}.profiler.record_function({0})", match)
+    name = argument(call, "name", 0)
+    if name is None:
+        return None
+    rendered = ctx.render("{torch}.profiler.record_function({name})", match, {"name": ctx.segment(name)})
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
-
-
-def start_server(ctx: FixContext, match: Match) -> Plan | None:
-    """`xp.start_server(port)` on its own line -> nothing; capture with `torch.profiler` instead."""
-    stmt = ctx.expression_statement(match)
-    return ctx.delete_statement(stmt) if stmt is not None else None
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
@@ -173,6 +203,7 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
 
 FIXES: Mapping[str, FixFn] = MappingProxyType(
     {
+        "convert_to_cpu": convert_to_cpu,
         "checkpoint": checkpoint,
         "sample_generator": sample_generator,
         "rate_tracker": rate_tracker,
@@ -184,6 +215,5 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "get_summary_writer": get_summary_writer,
         "printed_report": printed_report,
         "profiler_trace": profiler_trace,
-        "start_server": start_server,
     }
 )

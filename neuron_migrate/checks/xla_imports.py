@@ -16,6 +16,7 @@ from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match, Plan, imp
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, entry_for
+from neuron_migrate.model import Safety
 
 # Modules imported for their side effect: they register the `xla` backend and init methods.
 BACKEND_MODULES = (
@@ -233,6 +234,8 @@ def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
         if entry.fix == "remove_import" and not import_used(analysis, node):
             reason = keep_reason(analysis, node)
             entry = replace(entry, message=reason) if reason is not None else entry
+        elif entry.fix == "remove_import" and _probe_of(analysis, node) is not None:
+            entry = replace(entry, message=PROBE_STILL_USED)
         yield Match(rule, node, scope, entry, module, module)
         return
 
@@ -257,8 +260,51 @@ def remove_import(ctx: FixContext, match: Match) -> Plan | None:
     if isinstance(parent, ast.Try) and any(s is stmt for s in parent.body):
         if _is_optional_import(ctx, parent):
             return ctx.delete_statement(parent)
-        return None  # the import decides which branch runs; removing it changes behaviour
+        return _neuron_path(ctx, parent)  # the import decided which branch ran: keep the one it took
     return ctx.delete_statement(stmt)
+
+
+PROBE_STILL_USED = (
+    "Port the uses of `{old}` (those with fixes, `--fix` does): without torch_xla this probe's `except` branch runs"
+)
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _probe_of(analysis: Analysis, stmt: ast.stmt) -> ast.Try | None:
+    """The `try:` around `stmt` whose handlers catch only a failed import (`except ImportError:`)."""
+    parent = analysis.parent(stmt)
+    if not isinstance(parent, ast.Try) or not any(s is stmt for s in parent.body) or parent.finalbody:
+        return None
+    for handler in parent.handlers:
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if not all(isinstance(k, ast.Name) and k.id in _IMPORT_ERRORS for k in kinds):
+            return None
+    return parent
+
+
+def _neuron_path(ctx: FixContext, node: ast.Try) -> Plan | None:
+    """`try: import torch_xla...; HAS_XLA = True / except ImportError: HAS_XLA = False` -> `HAS_XLA = True`.
+
+    Once every torch_xla import of the probe is unused, the migrated program takes the branch
+    the import took on XLA, which is the one that uses `neuron` now: the statements after the
+    imports (and the `else:` block) stay, the probe and its fallback go. Unsafe: a flag the
+    probe set (`HAS_XLA`) now says True wherever it is read.
+    """
+    if _probe_of(ctx.analysis, node.body[0]) is None:
+        return None
+    imports = [s for s in node.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    if any(not all(_is_xla(s, a) for a in s.names) or import_used(ctx.analysis, s) for s in imports):
+        return None
+    kept = [s for s in (*node.body, *node.orelse) if s not in imports]
+    simple = (ast.Assign, ast.AnnAssign, ast.Pass, ast.Expr)
+    if any(not isinstance(s, simple) or s.lineno != s.end_lineno or _calls(s) for s in kept):
+        return None  # only flags and constants are known not to raise; a human reads the rest
+    lines = [ctx.segment(s) for s in kept] or ["pass"]
+    return ctx.replace_statement(node, lines, safety=Safety.UNSAFE)
+
+
+def _calls(stmt: ast.stmt) -> bool:
+    return any(isinstance(n, ast.Call) for n in ast.walk(stmt))
 
 
 def _is_xla(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> bool:

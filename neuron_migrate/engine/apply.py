@@ -247,8 +247,9 @@ def _repair_empty_blocks(
 ) -> list[Edit]:
     """Edits of the accepted plans; a block whose statements are all deleted keeps a `pass`.
 
-    An emptied `if <torch_xla is available>:` with no `else` goes instead, with its comments
-    kept; its own block is then checked the same way.
+    An emptied `if` with no `else` goes instead, with its comments kept, when its condition only
+    asks whether torch_xla is available or calls nothing (`if step % 10 == 0:`); its own block is
+    then checked the same way.
     """
     edits: list[Edit] = []
     deleted: dict[int, list[int]] = {}  # id(block) -> indices in `edits` of its deletions
@@ -295,8 +296,10 @@ def _repair_empty_blocks(
 def _guard_span(
     analysis: Analysis, parent: ast.If, block: list[ast.stmt], starts: list[int], inside: int
 ) -> tuple[int, int] | None:
-    """The lines of `if <torch_xla is available>:` whose body is `block`, when it can go whole."""
-    if parent.orelse or parent.body is not block or not is_xla_guard(parent.test):
+    """The lines of the `if` whose body is `block`, when it can go whole (see `_repair_empty_blocks`)."""
+    if parent.orelse or parent.body is not block:
+        return None
+    if not (is_xla_guard(parent.test) or _side_effect_free(parent.test)):
         return None
     src = analysis.src
     if not src.line_text(parent.lineno).lstrip().startswith("if"):
@@ -314,6 +317,32 @@ def _comment_lines(analysis: Analysis, stmt: ast.stmt, span: tuple[int, int]) ->
         return ""
     indent = analysis.src.indent_of(stmt.lineno)
     return "".join(f"{indent}{c}{analysis.src.newline}" for c in kept_comments(text))
+
+
+# What a condition may hold for its emptied `if` to go whole (`if step % 10 == 0:`): reading
+# names, attributes and items and computing with them runs no user code worth keeping.
+_PURE_NODES = (
+    ast.Name,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Constant,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.Tuple,
+    ast.Slice,
+    ast.expr_context,
+    ast.cmpop,
+    ast.boolop,
+    ast.unaryop,
+    ast.operator,
+)
+
+
+def _side_effect_free(test: ast.expr) -> bool:
+    """Whether evaluating `test` calls nothing (so an `if` whose body is all deleted can go)."""
+    return all(isinstance(node, _PURE_NODES) for node in ast.walk(test))
 
 
 _AVAILABILITY = ("is_torch_xla_available", "is_xla_available", "is_torch_tpu_available", "is_tpu_available")

@@ -23,6 +23,7 @@ from neuron_migrate.analysis.analyze import (
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.checks.toolkit import FixContext
+from neuron_migrate.engine.arguments import declined, declined_message, unwritten_helper
 from neuron_migrate.engine.prefilter import might_match, minimal_triggers, name_patterns  # noqa: F401 (might_match: re-exported)
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
 from neuron_migrate.registry import (
@@ -42,6 +43,7 @@ class Planned:
     finding: Finding
     plan: Plan | None
     applicability: Safety
+    match: Match | None = field(default=None, compare=False)  # what the finding was made from
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,11 @@ def _message(match: Match, new: str, path: str, target: str = "neuron") -> str:
         return template
 
 
+# A blocker's findings say what they cost: no TorchNeuron counterpart a tool can write, so the
+# torch_xla import stays after `--fix --unsafe-fixes` and the migrated script cannot start.
+BLOCKS_THE_RUN = "; until then it keeps the torch_xla import, which blocks the run"
+
+
 def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Planned]:
     """Turn matches into findings with planned fixes, sorted by position."""
     ctx = FixContext(analysis)
@@ -238,7 +245,8 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         if key in seen:
             continue
         seen.add(key)
-        plan = None if _ambiguous(analysis, match) else plan_fix(ctx, match)
+        stopped = declined(match.entry, match.node)
+        plan = None if stopped is not None or _ambiguous(analysis, match) else plan_fix(ctx, match)
         safety = _safety(match, plan, analysis.target)
         fix = (
             _to_fix(analysis, plan, safety, placement, match)
@@ -247,11 +255,19 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         )
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
+        blocker = match.rule.blocker if match.entry is None or match.entry.blocker is None else match.entry.blocker
+        message = _message(match, new, path, analysis.target)
+        if stopped is not None and fix is None:
+            message = declined_message(match.written, stopped)
+        elif fix is None:
+            message = unwritten_helper(message)
+        if blocker:
+            message += BLOCKS_THE_RUN
         finding = Finding(
             path=path,
             code=match.rule.code,
             name=match.rule.name,
-            message=_message(match, new, path, analysis.target),
+            message=message,
             severity=severity,
             start=analysis.src.position(start),
             end=analysis.src.position(end),
@@ -259,9 +275,9 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             category=match.rule.category,
             url=match.rule.url,
             snippet=analysis.src.text[start:end].strip()[:200],
-            blocker=match.rule.blocker if match.entry is None or match.entry.blocker is None else match.entry.blocker,
+            blocker=blocker,
         )
-        planned.append(Planned(finding, plan if fix is not None else None, safety))
+        planned.append(Planned(finding, plan if fix is not None else None, safety, match))
     planned.sort(key=lambda p: p.finding.sort_key)
     return planned
 

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.analyze import PARENT, Analysis
 from neuron_migrate.analysis.source import DecodeError, Encoded, decode, encode
 from neuron_migrate.engine import suppress
 from neuron_migrate.engine.apply import Applied, apply_once, verify
@@ -99,6 +99,8 @@ def _imports_fixed_later(
     waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
     if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
         return findings
+    if analysis is not None and not any(_may_go(analysis, planned, planned[i], import_codes) for i in waiting):
+        return findings  # each waiting import keeps a use no safe fix touches: the rounds cannot remove it
     fixed = _fix_loop(
         text, path, replace(settings, fix=True, unsafe_fixes=False), ruleset, planned, analysis, simulate=True
     ).fixed
@@ -113,6 +115,51 @@ def _imports_fixed_later(
                 message = goes_with_uses(finding.snippet)
             findings[index] = replace(finding, message=message, fix=fix)
     return findings
+
+
+def _may_go(analysis: Analysis, planned: list[Planned], waiting: Planned, import_codes: frozenset[str]) -> bool:
+    """Whether the safe fixes could leave this import unused: no torch_xla use through a name it
+    binds is left without a safe fix, outside every safe fix's edits. A use that nothing fixes
+    keeps the import through every round, so such an import needs no in-memory fix run.
+
+    Imports kept by other reasons (strings that need the `xla` backend, `__all__`, annotations)
+    and imports without such uses may go: for those the rounds decide.
+    """
+    stmt = waiting.match.node if waiting.match is not None else None
+    if not isinstance(stmt, (ast.Import, ast.ImportFrom)) or any(a.name == "*" for a in stmt.names):
+        return True
+    assert waiting.match is not None
+    scope, resolver = waiting.match.scope, analysis.resolver
+    bindings = {
+        name: scope.bindings.get(name) for alias in stmt.names for name in [alias.asname or alias.name.split(".")[0]]
+    }
+    safe = [p.plan for p in planned if p.plan is not None and p.applicability is Safety.SAFE]
+    spans = [(start, end) for plan in safe for start, end, _ in plan.edits]
+    # A block a fix empties goes with its `if` (engine/apply.py): what the `if` holds may go too.
+    spans += [analysis.src.node_span(_outermost_block(stmt)) for plan in safe for stmt in plan.deletes]
+    for p in planned:
+        match = p.match
+        if match is None or p.finding.code in import_codes or (p.plan is not None and p.applicability is Safety.SAFE):
+            continue
+        head = match.written.split(".", 1)[0]
+        if not match.qualified or head not in bindings or resolver.lookup(head, match.scope) is not bindings[head]:
+            continue  # not a use of this import's binding (another scope's, or no name at all)
+        start, end = analysis.src.node_span(match.node)
+        if not any(s <= start and end <= e for s, e in spans):
+            return False
+    return True
+
+
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _outermost_block(stmt: ast.stmt) -> ast.AST:
+    """The outermost compound statement around `stmt` in its function (or `stmt` itself)."""
+    node: ast.AST = stmt
+    parent = getattr(node, PARENT, None)
+    while parent is not None and not isinstance(parent, _SCOPES):
+        node, parent = parent, getattr(parent, PARENT, None)
+    return node
 
 
 def goes_with_uses(snippet: str) -> str:

@@ -48,7 +48,7 @@ __all__ = [
 def _text(results: Sequence[FileResult], o: RenderOptions) -> str:
     from neuron_migrate.output import text
 
-    return text.render(results, unsafe_fixes=o.unsafe_fixes, quiet=o.quiet)
+    return text.render(results, unsafe_fixes=o.unsafe_fixes, quiet=o.quiet, color=o.color)
 
 
 def _full(results: Sequence[FileResult], o: RenderOptions) -> str:

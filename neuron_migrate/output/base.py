@@ -30,6 +30,7 @@ class RenderOptions:
     root: str | None = None  # repository root, absolute, forward slashes
     cwd: str | None = None  # the folder the results' paths are relative to, absolute
     rules: tuple[RuleSpec, ...] = ()  # the catalogue, for rule metadata (SARIF)
+    color: bool = False  # ANSI colour in the text report (output/color.py decides)
 
 
 def printable_path(path: str) -> str:

@@ -94,8 +94,11 @@ def _headline(findings: Sequence[Finding], files: int) -> str:
 def summary(
     results: Sequence[FileResult], root: str | None = None, cwd: str | None = None, limit: int = SUMMARY_LIMIT
 ) -> str:
-    """A Markdown summary of all findings, at most `limit` UTF-8 bytes (rows cut with a note)."""
-    findings = sorted(all_findings(results), key=priority)
+    """A Markdown summary of all findings, at most `limit` UTF-8 bytes (rows cut with a note).
+
+    Notebook findings are placed in the raw file, as the annotations are, so the two agree.
+    """
+    findings = sorted(raw_findings(all_findings(results), notebook_texts(results)), key=priority)
     head = ["## neuron-migrate", "", _headline(findings, len(results)), ""]
     if findings:
         head += [*_counts_table(findings), "", "| Location | Rule | Severity | Message |", "|---|---|---|---|"]

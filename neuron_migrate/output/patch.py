@@ -28,7 +28,10 @@ def file_patch(path: str, before: str, after: str, context: int = 3, bom: bool =
     if bom:
         before, after = "\ufeff" + before, "\ufeff" + after
     out = []
-    for line in difflib.unified_diff(lines(before), lines(after), f"a/{path}", f"b/{path}", n=context):
+    # A name with a space ends at a tab, as GNU diff writes it (with a date): `patch` reads a name
+    # up to the first space otherwise; git reads both.
+    end = "\t" if " " in path else ""
+    for line in difflib.unified_diff(lines(before), lines(after), f"a/{path}{end}", f"b/{path}{end}", n=context):
         out.append(line if line.endswith("\n") else line + "\n" + NO_NEWLINE)
     return "".join(out)
 

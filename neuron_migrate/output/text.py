@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult, Finding
 from neuron_migrate.output.base import all_findings, all_fixed, applicable, needs_unsafe, printable_path
+from neuron_migrate.output.color import paint
 
 
 def marker(finding: Finding, unsafe_fixes: bool) -> str:
@@ -15,12 +16,15 @@ def marker(finding: Finding, unsafe_fixes: bool) -> str:
     return "[-] " if needs_unsafe(finding, unsafe_fixes) else ""
 
 
-def line(finding: Finding, unsafe_fixes: bool = False) -> str:
-    path = printable_path(finding.path)
-    where = f"{path}:{finding.start.line}:{finding.start.column}"
-    if finding.cell is not None:
-        where = f"{path}:cell {finding.cell}:{finding.start.line}:{finding.start.column}"
-    return f"{where}: {finding.code} {marker(finding, unsafe_fixes)}{finding.message}"
+def line(finding: Finding, unsafe_fixes: bool = False, color: bool = False) -> str:
+    """`path:row:col: CODE [*] message`; with `color`, as Ruff paints it (bold path, red code)."""
+    path = paint(printable_path(finding.path), color, bold=True)
+    sep = paint(":", color, fg="cyan")
+    cell = f"cell {finding.cell}{sep}" if finding.cell is not None else ""
+    where = f"{path}{sep}{cell}{finding.start.line}{sep}{finding.start.column}{sep}"
+    tag = marker(finding, unsafe_fixes)
+    code = paint(finding.code, color, fg="red", bold=True)
+    return f"{where} {code} {paint(tag, color, fg='cyan') if tag else ''}{finding.message}"
 
 
 def summary(results: Sequence[FileResult], unsafe_fixes: bool = False) -> list[str]:
@@ -43,8 +47,8 @@ def summary(results: Sequence[FileResult], unsafe_fixes: bool = False) -> list[s
     return lines
 
 
-def render(results: Sequence[FileResult], unsafe_fixes: bool = False, quiet: bool = False) -> str:
-    out = [line(f, unsafe_fixes) for f in all_findings(results)]
+def render(results: Sequence[FileResult], unsafe_fixes: bool = False, quiet: bool = False, color: bool = False) -> str:
+    out = [line(f, unsafe_fixes, color) for f in all_findings(results)]
     if not quiet:
         out.extend(summary(results, unsafe_fixes))
     return "\n".join(out) + ("\n" if out else "")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from html import escape
 
-from neuron_migrate.report.model import KINDS, STATUS_MEANING, STATUSES, CountRow, Item, Report
+from neuron_migrate.report.model import KINDS, STATUS_MEANING, STATUSES, CountRow, Item, Report, fallback_text
 
 COLOURS = {
     "done": "#1a7f37",
@@ -213,7 +213,7 @@ def _smoke(report: Report) -> str:
         ("ops run on neuron", str(s.ops)),
         (
             "fallbacks" + (" (predicted)" if s.fallbacks_predicted else " (measured)"),
-            _e(", ".join(s.fallbacks) or "none"),
+            _e(fallback_text(s)),
         ),
         ("device mixing", str(s.device_mixing)),
         ("float64 on the device", str(s.float64)),

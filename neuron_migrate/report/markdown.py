@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from neuron_migrate.fsio import visible_name
 from neuron_migrate.output.base import code_span
-from neuron_migrate.report.model import STATUS_MEANING, STATUSES, CountRow, Item, Report
+from neuron_migrate.report.model import STATUS_MEANING, STATUSES, CountRow, Item, Report, fallback_text
 
 LIMIT = 1024 * 1024 - 1024  # GitHub's step summary limit is 1 MiB; keep room for a separator
 
@@ -99,7 +99,7 @@ def _body(report: Report, limit: int | None) -> str:
                     s.ranks,
                     s.steps,
                     s.ops,
-                    ", ".join(s.fallbacks) or "none",
+                    fallback_text(s),
                     s.device_mixing,
                     s.float64,
                     s.parity,

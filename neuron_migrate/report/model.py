@@ -228,6 +228,7 @@ class SmokeSummary:
     ops: int
     fallbacks: tuple[str, ...]
     fallbacks_predicted: bool
+    unknown_ops: int  # ops the compat data does not list (their fallback status is not known)
     device_mixing: int
     float64: int
     parity: str  # ok | mismatch | skipped | not run
@@ -329,11 +330,20 @@ def _smoke_summary(smoke: object) -> SmokeSummary:
         ops=len(getattr(smoke, "ops", ())),
         fallbacks=tuple(f.op for f in getattr(smoke, "fallbacks", ())),
         fallbacks_predicted=bool(getattr(smoke, "fallbacks_predicted", False)),
+        unknown_ops=len(getattr(smoke, "unknown_ops", ())),
         device_mixing=sum(e.count for e in events if e.kind == "device-mixing"),
         float64=sum(e.count for e in events if e.kind == "float64"),
         parity=parity.status if parity is not None else "not run",
         problems=tuple(getattr(smoke, "problems", ())),
     )
+
+
+def fallback_text(smoke: SmokeSummary) -> str:
+    """The fallbacks cell: the ops, or none; with how many ops the compat data could not judge."""
+    shown = ", ".join(smoke.fallbacks) or ("none known" if smoke.unknown_ops and smoke.fallbacks_predicted else "none")
+    if smoke.unknown_ops and smoke.fallbacks_predicted:
+        shown += f" ({smoke.unknown_ops} op{'s' if smoke.unknown_ops != 1 else ''} of unknown status)"
+    return shown
 
 
 def build(

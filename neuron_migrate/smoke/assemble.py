@@ -78,6 +78,7 @@ def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> 
         status=status,
         device=ctx.device,
         target_version=ctx.target_version,
+        compat_made_from=compat.made_from(ctx.target_version),
         nproc=ctx.nproc,
         steps=int(first.get("steps", 0)),
         forwards=int(first.get("forwards", 0)),
@@ -158,7 +159,7 @@ def _fallbacks(
                 op.op,
                 False,
                 op.status,
-                ops_compat[compat.base_op_name(op.op)].source,
+                compat.citation(ops_compat[compat.base_op_name(op.op)].source),
                 op.count,
                 op.sites,
             )

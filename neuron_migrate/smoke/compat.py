@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -65,6 +66,26 @@ def _entry(path: Path, op: str, raw: object) -> OpCompat:
     if not isinstance(source, str) or not source.strip():
         raise CompatDataError(f"{path}: ops.{op!r}.source must cite where the status comes from")
     return OpCompat(op, status, source)
+
+
+@functools.cache
+def made_from(version: str) -> str:
+    """What the op data of `version` was made from (its `[meta] made_from`), for the report's label."""
+    path = rules_dir() / "compat" / version / "ops.toml"
+    try:
+        meta = tomllib.loads(path.read_text(encoding="utf-8")).get("meta", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+    found = meta.get("made_from", "") if isinstance(meta, dict) else ""
+    return found if isinstance(found, str) else ""
+
+
+_TAG = re.compile(r"\s*\[[A-D](?:-[a-z]+)?\]")
+
+
+def citation(source: str) -> str:
+    """A source as users read it: without the confidence tags of the facts file (`[C-old]`, `[B]`)."""
+    return _TAG.sub("", source).replace("( ", "(").replace(" )", ")").replace("()", "").strip()
 
 
 def base_op_name(name: str) -> str:

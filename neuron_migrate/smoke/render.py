@@ -6,6 +6,7 @@ import dataclasses
 import json
 from typing import Any
 
+from neuron_migrate.smoke.compat import citation
 from neuron_migrate.smoke.report import EMULATED, OK, Event, Fallback, SmokeReport
 from neuron_migrate.smoke.sites import Site
 
@@ -20,6 +21,9 @@ def render_json(report: SmokeReport) -> str:
     data["problems"] = list(report.problems)
     data["schema_version"] = SCHEMA_VERSION
     data["fallbacks_kind"] = "predicted" if report.fallbacks_predicted else "measured"
+    data["unknown_ops"] = len(report.unknown_ops)
+    for fallback in data["fallbacks"]:
+        fallback["source"] = citation(fallback["source"])
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
@@ -38,7 +42,9 @@ def render_text(report: SmokeReport) -> str:
     lines += _op_lines(report)
     lines += [f"note: {note}" for note in report.notes]
     if report.ok:
-        lines.append(f"smoke PASSED: {report.script}")
+        unknown = len(report.unknown_ops)
+        caveat = f" ({unknown} op{'s' if unknown != 1 else ''} of unknown compat status)" if unknown else ""
+        lines.append(f"smoke PASSED: {report.script}{caveat}")
     else:
         lines.append(f"smoke FAILED: {report.script}: {'; '.join(report.problems)}")
     return "\n".join(lines) + "\n"
@@ -78,7 +84,9 @@ def _summary_lines(report: SmokeReport) -> list[str]:
     if report.stop_reason:
         lines.append(f"stop: {report.stop_reason}")
     calls = sum(op.count for op in report.ops)
-    lines.append(f"ops on `neuron`: {len(report.ops)} distinct, {calls} calls")
+    unknown = len(report.unknown_ops)
+    known = f"; {unknown} of unknown status (not in the compat data)" if unknown else ""
+    lines.append(f"ops on `neuron`: {len(report.ops)} distinct, {calls} calls{known}")
     if report.measured_executed_ops:
         executed = ", ".join(report.measured_executed_ops)
         lines.append(f"ops torch_neuronx.get_executed_ops() reports: {executed}")
@@ -86,12 +94,17 @@ def _summary_lines(report: SmokeReport) -> list[str]:
 
 
 def _fallback_lines(report: SmokeReport) -> list[str]:
+    unknown = report.unknown_ops
     if report.fallbacks_predicted:
-        title = f"CPU fallbacks predicted from compat data {report.target_version} (not measured)"
+        made = f", made from {report.compat_made_from}" if report.compat_made_from else ""
+        title = f"CPU fallbacks predicted (not measured) from the {report.target_version} compat data{made}"
+        if unknown:  # the prediction cannot speak for ops the data does not list
+            names = ", ".join(op.op for op in unknown[:8]) + (", ..." if len(unknown) > 8 else "")
+            title += f"; {len(unknown)} op{'s' if len(unknown) != 1 else ''} of unknown status ({names})"
     else:
         title = "CPU fallbacks measured by torch_neuronx.get_fallback_ops()"
     if not report.fallbacks:
-        return [f"{title}: none"]
+        return [f"{title}: {'none known' if report.fallbacks_predicted and unknown else 'none'}"]
     lines = [f"{title}:"]
     for fallback in report.fallbacks:
         lines += _fallback_entry(fallback)
@@ -100,7 +113,7 @@ def _fallback_lines(report: SmokeReport) -> list[str]:
 
 def _fallback_entry(fallback: Fallback) -> list[str]:
     head = f"  {fallback.op} [{fallback.status}] x{fallback.count}"
-    lines = [head, f"    source: {fallback.source}"]
+    lines = [head, f"    source: {citation(fallback.source)}"]
     lines += [f"    {_where(s)}: {s.code}" for s in fallback.sites]
     return lines
 

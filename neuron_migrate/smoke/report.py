@@ -138,6 +138,12 @@ class SmokeReport:
     replicas: Replicas | None = None  # None for a one-rank run
     step_site: Site | None = None  # the first optimizer step of the script
     xla_imports: tuple[XlaImport, ...] = ()  # the user's failed torch_xla imports, on any rank
+    compat_made_from: str = ""  # what the compat data the predictions come from was made from
+
+    @property
+    def unknown_ops(self) -> tuple[OpRecord, ...]:
+        """Ops the compat data does not list: whether they run natively is not known."""
+        return tuple(op for op in self.ops if op.status == "unknown")
 
     @property
     def device_unused(self) -> bool:

@@ -73,9 +73,9 @@ PROGRAMS: tuple[Program, ...] = (
         why_left="GSPMD sharding has no mechanical mapping; NM312 gives the DeviceMesh/DTensor port",
     ),
     # Issue 23's constructs: each must end with no torch_xla call left and run.
-    Program("summary_metrics", pending="needs summary writer and metrics report fixes from issue 23"),
-    Program("profiler_trace", pending="needs profiler server and step trace fixes from issue 23"),
-    Program("pjrt_group", distributed=True, pending="needs pjrt process group fix from issue 23"),
+    Program("summary_metrics"),
+    Program("profiler_trace"),
+    Program("pjrt_group", distributed=True),
     Program("probe_import", pending="needs import probe fix from issue 23"),
     Program("amp_recipe", distributed=True, pending="needs TPU/CUDA AMP recipe fix from issue 23"),
     Program("fsdp_lambda", distributed=True),

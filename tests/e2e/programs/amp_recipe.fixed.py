@@ -61,7 +61,7 @@ def _mp_fn(index):
             _optimizer_step(optimizer)
         else:
             scaler.scale(loss).backward()
-            gradients = xm._fetch_gradients(optimizer)
+            gradients = [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
             _all_reduce("sum", gradients, scale=1.0 / int(os.environ.get("WORLD_SIZE", 1)))
             scaler.step(optimizer)
             scaler.update()

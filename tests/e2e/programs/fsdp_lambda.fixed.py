@@ -74,11 +74,8 @@ def _shard_metadata(model):
 
     distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
     options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-    return {
-        "full_state_dict": get_model_state_dict(model, options=options),
-        "rank": torch.distributed.get_rank() if distributed else 0,
-        "world_size": torch.distributed.get_world_size() if distributed else 1,
-    }
+    rank, world_size = (torch.distributed.get_rank(), torch.distributed.get_world_size()) if distributed else (0, 1)
+    return {"full_state_dict": get_model_state_dict(model, options=options), "rank": rank, "world_size": world_size}
 
 
 def _to_cpu(data):

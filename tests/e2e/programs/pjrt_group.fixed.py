@@ -2,17 +2,11 @@
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-import torch_xla.distributed.xla_backend  # noqa: F401
-import torch_xla.experimental.pjrt_backend  # noqa: F401
-import torch_xla.runtime as xr
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 def init_distributed():
-    if xr.using_pjrt():
-        dist.init_process_group("xla", init_method="pjrt://")
-    else:
-        dist.init_process_group("neuron")
+    dist.init_process_group("neuron")
 
 
 def main():

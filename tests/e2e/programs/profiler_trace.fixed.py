@@ -4,7 +4,6 @@ import tempfile
 import torch
 import torch.nn as nn
 import torch.distributed as dist
-import torch_xla.debug.profiler as xp
 
 
 def _optimizer_step(optimizer, **step_args):
@@ -30,18 +29,15 @@ def train(device, logdir):
     for step in range(5):
         inputs = torch.randn(16, 10, generator=generator).to(device)
         labels = torch.randint(0, 3, (16,), generator=generator).to(device)
-        with xp.StepTrace("train_step", step_num=step):
+        with torch.profiler.record_function("train_step"):
             with torch.profiler.record_function("forward"):
                 loss = nn.functional.cross_entropy(model(inputs), labels)
-            with xp.Trace("backward", sync=False):
+            with torch.profiler.record_function("backward"):
                 optimizer.zero_grad()
                 loss.backward()
             _optimizer_step(optimizer)
-        if step == 1:
-            xp.trace_detached(f"localhost:{PORT}", logdir, duration_ms=500)
         print(f"step {step} loss {loss.item():.4f}")
 
 
 if __name__ == "__main__":
-    server = xp.start_server(PORT)
     train(torch.device("neuron"), tempfile.mkdtemp(prefix="profile-"))

@@ -2,9 +2,6 @@
 import torch
 import torch.nn as nn
 import torch.distributed as dist
-import torch_xla.core.xla_model as xm
-import torch_xla.debug.metrics as met
-import torch_xla.test.test_utils as test_utils
 
 
 def _optimizer_step(optimizer, **step_args):
@@ -17,6 +14,14 @@ def _optimizer_step(optimizer, **step_args):
                     dist.all_reduce(param.grad)
                     param.grad.div_(world_size)
     return optimizer.step(**step_args)
+
+
+def _write_to_summary(summary_writer, global_step=None, dict_to_write={}, write_xla_metrics=False):
+    """Add each value as a scalar, as torch_xla's `test_utils.write_to_summary` did."""
+    if summary_writer is None:
+        return
+    for key, value in dict_to_write.items():
+        summary_writer.add_scalar(key, value, global_step)
 
 
 class ScalarLog:
@@ -46,10 +51,8 @@ def main():
         optimizer.zero_grad()
         loss.backward()
         _optimizer_step(optimizer)
-        test_utils.write_to_summary(writer, step, dict_to_write={"train/loss": loss.item()}, write_xla_metrics=True)
+        _write_to_summary(writer, step, dict_to_write={"train/loss": loss.item()}, write_xla_metrics=True)
         assert any(tag == "train/loss" and at == step for tag, _, at in writer.rows), writer.rows
-        if step % 2 == 0:
-            xm.master_print(met.metrics_report(), flush=True)
 
 
 if __name__ == "__main__":
