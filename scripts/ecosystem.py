@@ -289,7 +289,7 @@ def run_mode(
     root = work / mode / src.name
     if mode != "check":
         shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(src, root)
+        shutil.copytree(src, root, symlinks=True)  # a checkout may hold dangling links
     else:
         root = src
     started = time.monotonic()
