@@ -123,7 +123,7 @@ def _families_option(ctx: click.Context, param: click.Parameter, value: str | No
 
 def _allow_plugins(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value:
-        from neuron_migrate.run import trust
+        from neuron_migrate import trust
 
         trust.allow()
 
@@ -666,6 +666,23 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     help="Write the report to FILE instead of stdout.",
 )
 @click.option(
+    "--since",
+    metavar="REF",
+    help="The migration started at git REF: files that had findings there and have none now are `done`.",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Baseline file (`check --write-baseline`) from before the migration: files it records with none left are `done`.",
+)
+@click.option(
+    "--compare",
+    "compare_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="OLD.json",
+    help="Show what changed since this earlier `report --format json`.",
+)
+@click.option(
     "--smoke",
     "smoke_script",
     metavar="SCRIPT",
@@ -691,6 +708,19 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     help="torch-neuronx family to check against  [default: 2.14]",
 )
 @click.option(
+    "--from",
+    "families",
+    callback=_families_option,
+    metavar="xla,cuda",
+    help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]",
+)
+@click.option(
+    "--target",
+    type=click.Choice(TARGETS),
+    default=None,
+    help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]",
+)
+@click.option(
     "--config",
     "config_file",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -699,24 +729,44 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
 @click.option(
     "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
 )
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="NEURON_MIGRATE_CACHE_DIR",
+    help="Result cache folder  [default: ./.neuron_migrate_cache]",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress line and no closing message.")
 @_ALLOW_PLUGINS
 def report_command(
-    paths: tuple[Path, ...], fmt: str, output: Path | None, smoke_script: Path | None, **options: Any
+    paths: tuple[Path, ...],
+    fmt: str,
+    output: Path | None,
+    compare_file: Path | None,
+    smoke_script: Path | None,
+    quiet: bool,
+    **options: Any,
 ) -> None:
-    """Summarise the migration of PATHS: status per file, findings, manual work and an effort
-    estimate (html, md or json). Never writes source files."""
+    """Plan the migration of PATHS: true status per file, a roll-up by folder, the work in order
+    (most imported first), blockers, an effort range and, with --compare, progress since an earlier
+    report (html, md or json). Counts equal `check`'s for the same settings; never writes source files."""
     from neuron_migrate import report
     from neuron_migrate.report.command import collect
+    from neuron_migrate.report.compare import CompareError, with_comparison
     from neuron_migrate.run import workflow
 
     cwd = Path.cwd()
+    options["jobs"] = options["jobs"] or workflow.usable_cores()
     smoke = _smoke_report(smoke_script, options, cwd) if smoke_script is not None else None
     try:
-        text = report.render(fmt, collect(paths, options, cwd, smoke=smoke))
-    except workflow.USER_ERRORS as exc:
+        built = collect(paths, options, cwd, smoke=smoke, progress=_progress({"quiet": quiet}))
+        if compare_file is not None:
+            built = with_comparison(built, compare_file)
+        text = report.render(fmt, built)
+    except (*workflow.USER_ERRORS, CompareError) as exc:
         _fail(str(exc))
     _write_output(text, {}, fmt, output)
-    if output is not None:
+    if output is not None and not quiet:
         click.echo(f"Wrote the {fmt} report to {_shown(output)}", err=True)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from neuron_migrate.data import available_versions
+from neuron_migrate.effort import CONCEPTS
 from neuron_migrate.output import FORMATS
 from neuron_migrate.settings import (
     DEFAULT_EXCLUDES,
@@ -203,8 +204,6 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
 
 def _effort(value: object, where: str) -> tuple[tuple[str, int], ...]:
     """`[report-effort]`: concept = minutes per manual finding (see docs/report.md)."""
-    from neuron_migrate.report.model import CONCEPTS
-
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: `report-effort` must be a table of concept = minutes, not {_type(value)}")
     entries = []
@@ -232,6 +231,14 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
     folders = tuple(
         str((root / folder).resolve()) for folder in _strings(data.get("extend-rules", []), where, "extend-rules")
     )
+    project = root.resolve()
+    for folder in folders:
+        inside = Path(folder) == project or project in Path(folder).parents
+        if not inside:  # a config must not pull rule files (and their example code) from elsewhere
+            raise ConfigError(
+                f"{where}: `extend-rules` folder {folder} is outside the project ({project}); "
+                "keep the project's rules in a folder under its config file"
+            )
     plugins = _strings(data.get("plugins", []), where, "plugins")
     for name in plugins:
         if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
@@ -239,7 +246,7 @@ def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSource
     sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
     if not (folders or plugins):
         return sources
-    from neuron_migrate.run.trust import refusal
+    from neuron_migrate.trust import refusal
 
     refused = refusal(plugins)
     if refused is not None:

@@ -25,7 +25,7 @@ window.addEventListener('error',function(e){window.__errors.push('error: '+(e.me
 # report in an <iframe> narrower than headless Chromium's 500 px minimum window.
 MEASURE = """function __measure(win){var doc=win.document;
 var vw=win.innerWidth,out={viewport:vw,scrollWidth:doc.documentElement.scrollWidth,charts:{},overflow:[],scrolling:[]};
-['chart-status','chart-families'].forEach(function(id){
+['chart-status','chart-families','chart-compare'].forEach(function(id){
   var svg=doc.getElementById(id);if(!svg){out.charts[id]=null;return;}
   var r=svg.getBoundingClientRect(),s=win.getComputedStyle(svg);
   var bars=[].filter.call(svg.querySelectorAll('rect.bar'),function(b){var q=b.getBoundingClientRect();return q.width>0&&q.height>0;});
@@ -36,12 +36,37 @@ var vw=win.innerWidth,out={viewport:vw,scrollWidth:doc.documentElement.scrollWid
   var r=el.getBoundingClientRect();if(r.right>vw+1)out.overflow.push(el.tagName+(el.id?'#'+el.id:'')+' '+Math.round(r.right));
 });
 [].forEach.call(doc.querySelectorAll('.scroll'),function(el){if(el.scrollWidth>el.clientWidth+1)out.scrolling.push(el.firstElementChild&&el.firstElementChild.id||'table');});
-var th=doc.querySelector('#files thead th:nth-child(2) button');
-if(th){th.click();out.sorted=doc.querySelector('#files thead th:nth-child(2)').getAttribute('aria-sort');}
+out.badges=doc.querySelectorAll('.badge').length;out.wrapped=[];
+[].forEach.call(doc.querySelectorAll('.badge'),function(el){
+  var rects=el.getClientRects(),h=parseFloat(win.getComputedStyle(el).lineHeight)||20;
+  if(rects.length!==1||el.getBoundingClientRect().height>1.5*h)out.wrapped.push(el.textContent+' '+rects.length+' '+Math.round(el.getBoundingClientRect().height));
+});
+out.narrowPaths=[];
+[].forEach.call(doc.querySelectorAll('td.path'),function(el){var w=el.getBoundingClientRect().width;if(w&&w<110)out.narrowPaths.push(el.textContent+' '+Math.round(w));});
+function statuses(id){return [].map.call(doc.querySelectorAll('#'+id+' tbody tr'),function(r){return r.cells[1].getAttribute('data-v');});}
+var th=doc.querySelector('#file-list thead th:nth-child(2) button');
+if(th){th.click();out.sorted=doc.querySelector('#file-list thead th:nth-child(2)').getAttribute('aria-sort');
+  var v=statuses('file-list'),ok=true;for(var i=1;i<v.length;i++)if(parseFloat(v[i-1])>parseFloat(v[i]))ok=false;out.sortedAscending=ok;
+  th.click();v=statuses('file-list');ok=true;for(i=1;i<v.length;i++)if(parseFloat(v[i-1])<parseFloat(v[i]))ok=false;out.sortedDescending=ok;}
+var bar=doc.querySelector('.filters[data-for=file-list]');
+if(bar){var sel=bar.querySelector('select[name=status]');out.filters={};
+  [].forEach.call(sel.options,function(o){if(!o.value)return;sel.value=o.value;sel.dispatchEvent(new win.Event('change'));
+    var rows=[].slice.call(doc.querySelectorAll('#file-list tbody tr')),shown=rows.filter(function(r){return !r.hidden;});
+    out.filters[o.value]={shown:shown.length,right:shown.every(function(r){return r.getAttribute('data-status')===o.value;}),
+      expected:rows.filter(function(r){return r.getAttribute('data-status')===o.value;}).length};});
+  sel.value='';sel.dispatchEvent(new win.Event('change'));
+  var text=bar.querySelector('input[name=text]');text.value='zz-no-such-file';text.dispatchEvent(new win.Event('input'));
+  out.textFilterShown=[].filter.call(doc.querySelectorAll('#file-list tbody tr'),function(r){return !r.hidden;}).length;
+  text.value='';text.dispatchEvent(new win.Event('input'));}
+out.folders=doc.querySelectorAll('#folders-tree details').length;
+out.requests=win.performance.getEntriesByType('resource').map(function(e){return e.name;});
+out.order=[].map.call(doc.querySelectorAll('main > h2[id]'),function(h){return h.id;});
+out.dark=win.matchMedia('(prefers-color-scheme: dark)').matches;
+out.background=win.getComputedStyle(doc.body).backgroundColor;
 out.errors=win.__errors||['the error capture did not run'];
 var pre=document.createElement('pre');pre.id='probe';pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
 }"""
-PROBE = "<script>" + MEASURE + "__measure(window);</script>"
+PROBE = "<script>" + MEASURE + "window.addEventListener('load',function(){__measure(window);});</script>"
 MIN_WINDOW = 500  # headless Chromium does not make windows narrower than this
 
 
@@ -84,23 +109,24 @@ def _run(binary: str, args: list[str], profile: Path) -> subprocess.CompletedPro
     return subprocess.run(
         [binary, *BASE_FLAGS, f"--user-data-dir={profile}", *args],
         capture_output=True,
-        check=False,
         text=True,
         timeout=120,
         env=env,
+        check=False,
     )
 
 
-def probe(binary: str, html: str, width: int, height: int, work: Path) -> dict[str, Any]:
+def probe(binary: str, html: str, width: int, height: int, work: Path, dark: bool = False) -> dict[str, Any]:
     """Load `html` at `width` x `height` CSS pixels and return what the probe measured, with
-    the console errors Chromium logged. Widths under 500 px load the page in an iframe."""
-    page = work / f"report-{width}.html"
+    the console errors Chromium logged. Widths under 500 px load the page in an iframe; `dark`
+    asks for the dark colour scheme."""
+    page = work / f"report-{width}{'-dark' if dark else ''}.html"
     narrow = width < MIN_WINDOW
     body = html.replace("<head>", "<head>" + CAPTURE, 1)
     page.write_text(body if narrow else body.replace("</body>", PROBE + "</body>", 1), encoding="utf-8")
     target = page
     if narrow:
-        target = work / f"wrapper-{width}.html"
+        target = work / f"wrapper-{width}{'-dark' if dark else ''}.html"
         target.write_text(_wrapper(page, width, height), encoding="utf-8")
     window = f"{MIN_WINDOW + 20},{height + 20}" if narrow else f"{width},{height}"
     done = _run(
@@ -110,9 +136,10 @@ def probe(binary: str, html: str, width: int, height: int, work: Path) -> dict[s
             "--allow-file-access-from-files",
             "--virtual-time-budget=3000",
             "--dump-dom",
+            *DARK * dark,
             target.as_uri(),
         ],
-        work / f"profile-{width}",
+        work / f"profile-{width}{'-dark' if dark else ''}",
     )
     found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.DOTALL)
     assert found, f"the probe did not run (exit {done.returncode}): {done.stderr[-2000:]}"
@@ -123,8 +150,25 @@ def probe(binary: str, html: str, width: int, height: int, work: Path) -> dict[s
     return result
 
 
-def screenshot(binary: str, page: Path, out: Path, width: int, height: int, work: Path) -> None:
+DARK = ("--blink-settings=preferredColorScheme=0", "--force-dark-mode")
+
+
+def screenshot(binary: str, page: Path, out: Path, width: int, height: int, work: Path, dark: bool = False) -> None:
     done = _run(
-        binary, [f"--window-size={width},{height}", f"--screenshot={out}", page.as_uri()], work / "profile-shot"
+        binary,
+        [f"--window-size={width},{height}", f"--screenshot={out}", *DARK * dark, page.as_uri()],
+        work / f"profile-shot-{width}{'-dark' if dark else ''}",
     )
     assert out.is_file() and out.stat().st_size > 1000, done.stderr[-2000:]
+
+
+def screenshot_narrow(binary: str, page: Path, out: Path, width: int, height: int, work: Path) -> None:
+    """A screenshot of `page` at `width` CSS pixels (under Chromium's 500 px minimum window): the
+    page in an iframe that wide, at the left of a wider window."""
+    wrapper = page.with_name(f"narrow-{width}.html")
+    wrapper.write_text(
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{{margin:0;background:#888}}iframe{{border:0}}'
+        f'</style></head><body><iframe width="{width}" height="{height}" src="{page.name}"></iframe></body></html>',
+        encoding="utf-8",
+    )
+    screenshot(binary, wrapper, out, MIN_WINDOW + 20, height, work)

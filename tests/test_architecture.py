@@ -1,4 +1,9 @@
-"""The package's layers: no import cycles, and no module importing a layer above its own."""
+"""The package's layers: no import cycles between modules or between rooms (packages), no module
+importing a layer above its own, torch only in the smoke child, LibCST only in the fix halves.
+
+Every import counts: at module level, in a function, and under `if TYPE_CHECKING:` (an import
+for types only still ties the two modules together, and breaks as soon as it runs).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "neuron_migrate.settings",
         "neuron_migrate.catalogue",
         "neuron_migrate.patterns",
+        "neuron_migrate.effort",
+        "neuron_migrate.trust",
     ),
     ("neuron_migrate.analysis",),
     ("neuron_migrate.compat",),
@@ -28,6 +35,22 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("neuron_migrate.docs", "neuron_migrate.guide", "neuron_migrate.smoke", "neuron_migrate.report"),
     ("neuron_migrate.cli", "neuron_migrate.__main__"),
 )
+# The only code that imports torch: the smoke run's child process (see smoke/child/__init__.py).
+TORCH_ROOM = "neuron_migrate.smoke.child"
+# LibCST, loaded only by --fix: the `_cst` halves of the concept modules and of add_imports, and
+# the engine module that applies a fix's rewrite.
+LIBCST_MODULES = frozenset({"neuron_migrate.engine.rewrite"})
+# Old import paths kept for plugins and docs; nothing in the package imports them.
+ALIASES = frozenset(
+    {
+        "neuron_migrate.analysis.transform",
+        "neuron_migrate.checks.fixes",
+        "neuron_migrate.checks.detectors",
+        "neuron_migrate.checks.cst_fixes",
+        "neuron_migrate.checks.helper_code",
+    }
+)
+MAX_LINES = 450  # for checks/ and engine/ (the issue "one room per concept")
 
 
 def module_name(path: Path) -> str:
@@ -38,32 +61,45 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
-def _runtime_nodes(node: ast.AST) -> list[ast.AST]:
-    """Every node below `node`, except those under `if TYPE_CHECKING:` (imports for types only)."""
-    out = []
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING":
-            out.extend(n for stmt in child.orelse for n in [stmt, *_runtime_nodes(stmt)])
-            continue
-        out.append(child)
-        out.extend(_runtime_nodes(child))
-    return out
+def _absolute(node: ast.ImportFrom, name: str) -> str:
+    """The module an `from ... import` names, relative imports resolved against `name`."""
+    if not node.level:
+        return node.module or ""
+    is_package = MODULES[name].name == "__init__.py"
+    base = name.split(".")[: len(name.split(".")) - node.level + (1 if is_package else 0)]
+    return ".".join([*base, *([node.module] if node.module else [])])
 
 
-def imports_of(path: Path) -> set[str]:
-    """Every module of ours that `path` imports at run time, at module level or in a function."""
-    found: set[str] = set()
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+def imported(name: str) -> list[str]:
+    """Every module `name` imports, ours or not, wherever the import stands (TYPE_CHECKING too).
+
+    `from a import b` counts as `a.b` when that is a module of ours, else as `a`.
+    """
+    found: list[str] = []
+    for node in ast.walk(ast.parse(MODULES[name].read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name in MODULES)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in MODULES:
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(node, name)
             for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                found.add(sub if sub in MODULES else node.module)
+                sub = f"{module}.{alias.name}"
+                found.append(sub if sub in MODULES else module)
     return found
 
 
-GRAPH = {name: imports_of(path) - {name} for name, path in MODULES.items()}
+IMPORTED = {name: imported(name) for name in MODULES}
+GRAPH = {name: {t for t in targets if t in MODULES} - {name} for name, targets in IMPORTED.items()}
+
+
+def room_of(name: str) -> str:
+    """A module's room: the package right under neuron_migrate it lives in, or the module itself
+    (`neuron_migrate.engine.formats.notebook` -> `neuron_migrate.engine`; `neuron_migrate.config`)."""
+    return ".".join(name.split(".")[:2])
+
+
+ROOMS: dict[str, set[str]] = {}
+for _name, _targets in GRAPH.items():
+    ROOMS.setdefault(room_of(_name), set()).update(room_of(t) for t in _targets if room_of(t) != room_of(_name))
 
 
 def layer_of(name: str) -> int:
@@ -78,6 +114,30 @@ def layer_of(name: str) -> int:
     )
     assert best is not None, f"{name} is in no layer; add it to LAYERS"
     return best[1]
+
+
+def cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Each cycle a depth-first walk of `graph` closes, as `a -> b -> a`."""
+    found = []
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph.get(name, ())):
+            if state.get(target) == 1:
+                found.append(" -> ".join([*path[path.index(target) :], target]))
+            elif target not in state:
+                visit(target, [*path, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    return found
+
+
+def _root(module: str) -> str:
+    return module.split(".")[0]
 
 
 def test_every_module_has_a_layer() -> None:
@@ -95,26 +155,60 @@ def test_no_module_imports_upwards() -> None:
     assert upward == []
 
 
-def test_no_import_cycles() -> None:
-    cycles = []
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+def test_no_import_cycles_between_modules() -> None:
+    assert cycles(GRAPH) == []
 
-    def visit(name: str, path: list[str]) -> None:
-        state[name] = 1
-        for target in sorted(GRAPH[name]):
-            if state.get(target) == 1:
-                cycles.append(" -> ".join([*path[path.index(target) :], target]))
-            elif target not in state:
-                visit(target, [*path, target])
-        state[name] = 2
 
-    for name in sorted(GRAPH):
-        if name not in state:
-            visit(name, [name])
-    assert cycles == []
+def test_no_import_cycles_between_rooms() -> None:
+    """Packages as nodes: `config -> report.model` and `report.command -> config` are a cycle
+    between the rooms `config` and `report`, though no two modules import each other."""
+    assert cycles(ROOMS) == []
+
+
+def test_only_the_smoke_child_imports_torch() -> None:
+    outside = sorted(
+        name
+        for name, targets in IMPORTED.items()
+        if any(_root(t) == "torch" for t in targets) and not (name == TORCH_ROOM or name.startswith(TORCH_ROOM + "."))
+    )
+    assert outside == []
+
+
+def test_only_the_fix_halves_import_libcst() -> None:
+    outside = sorted(
+        name
+        for name, targets in IMPORTED.items()
+        if any(_root(t) == "libcst" for t in targets) and not name.endswith("_cst") and name not in LIBCST_MODULES
+    )
+    assert outside == []
+
+
+def test_nothing_in_the_package_imports_an_alias() -> None:
+    assert sorted(f"{name} -> {t}" for name, targets in GRAPH.items() for t in targets if t in ALIASES) == []
+
+
+def test_no_engine_or_checks_module_is_over_the_limit() -> None:
+    long = {
+        name: lines
+        for name, path in MODULES.items()
+        if room_of(name) in {"neuron_migrate.engine", "neuron_migrate.checks"}
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
 
 
 def test_the_graph_is_read() -> None:
-    """The checks above mean something only if imports are found: spot-check known edges."""
+    """The checks above mean something only if imports are found: spot-check known edges,
+    a type-only one among them, and that the forbidden imports are seen where they are allowed."""
     assert "neuron_migrate.analysis.names" in GRAPH["neuron_migrate.analysis.analyze"]
-    assert "neuron_migrate.registry" in GRAPH["neuron_migrate.engine.check"]
+    assert "neuron_migrate.registry" in GRAPH["neuron_migrate.engine.ruleset"]
+    assert "neuron_migrate.analysis.analyze" in GRAPH["neuron_migrate.compat"]  # only under TYPE_CHECKING
+    assert "neuron_migrate.checks.toolkit" in GRAPH["neuron_migrate.registry"]  # only under TYPE_CHECKING
+    assert "torch" in IMPORTED["neuron_migrate.smoke.child.emulate"]
+    assert "libcst" in IMPORTED["neuron_migrate.engine.rewrite"]
+    assert "neuron_migrate.engine" in ROOMS["neuron_migrate.run"]
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == ["a -> b -> c -> a"]

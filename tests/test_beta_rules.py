@@ -14,13 +14,13 @@ from neuron_migrate import docs
 from neuron_migrate.catalogue import load_catalogue
 from neuron_migrate.cli import main
 from neuron_migrate.docs import render_rules
-from neuron_migrate.engine.check import build_ruleset, might_match
 from neuron_migrate.engine.formats.textfiles import (
     file_kind,
     might_match_text,
     rules_for,
 )
 from neuron_migrate.engine.pipeline import check_source
+from neuron_migrate.engine.ruleset import build_ruleset, might_match
 from neuron_migrate.registry import FILE_DETECTORS
 from neuron_migrate.run.discover import discover
 from neuron_migrate.settings import Settings

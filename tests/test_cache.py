@@ -206,25 +206,35 @@ def test_cache_dir_option(tree: Path) -> None:
     assert not (tree / CACHE_DIR_NAME).exists()
 
 
+def index_name(label: str) -> str:
+    """An index file name as the cache writes them: 24 hex digits."""
+    import hashlib
+
+    return hashlib.blake2b(label.encode(), digest_size=12).hexdigest() + ".idx"
+
+
 def test_old_indices_of_other_configurations_are_pruned(tmp_path: Path) -> None:
     """Each configuration has an index; those not used lately go when a run saves."""
     cache = cache_module
     folder = tmp_path / "cache"
     folder.mkdir()
+    cache._prepare(folder)  # the tag that marks the folder as ours
     now = 1_800_000_000.0
-    for i in range(20):  # recent ones, one second apart
-        (folder / f"recent{i:02}.idx").write_bytes(b"x")
-        os.utime(folder / f"recent{i:02}.idx", (now - i, now - i))
-    (folder / "stale.idx").write_bytes(b"x")
-    os.utime(folder / "stale.idx", (now - 40 * 24 * 3600,) * 2)
+    recent = [index_name(f"recent{i:02}") for i in range(20)]
+    for i, name in enumerate(recent):  # recent ones, one second apart
+        (folder / name).write_bytes(cache._MAGIC + b"x")
+        os.utime(folder / name, (now - i, now - i))
+    stale = index_name("stale")
+    (folder / stale).write_bytes(cache._MAGIC + b"x")
+    os.utime(folder / stale, (now - 40 * 24 * 3600,) * 2)
     (folder / "notes.txt").write_bytes(b"not an index")
-    keep = folder / "current.idx"
-    keep.write_bytes(b"x")
+    keep = folder / index_name("current")
+    keep.write_bytes(cache._MAGIC + b"x")
     os.utime(keep, (now - 50 * 24 * 3600,) * 2)  # this run's index stays however old
     deleted = cache.prune(folder, keep, now=now)
-    left = sorted(p.name for p in folder.iterdir())
-    assert "current.idx" in left and "notes.txt" in left and "stale.idx" not in left
-    assert [n for n in left if n.startswith("recent")] == [f"recent{i:02}.idx" for i in range(cache._KEEP_INDICES - 1)]
+    left = {p.name for p in folder.iterdir()}
+    assert keep.name in left and "notes.txt" in left and stale not in left
+    assert [n for n in recent if n in left] == recent[: cache._KEEP_INDICES - 1]
     assert len(deleted) == 20 - (cache._KEEP_INDICES - 1) + 1
 
 
@@ -232,10 +242,12 @@ def test_a_saving_run_prunes_stale_indices(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
     folder = tmp_path / ".neuron_migrate_cache"
     folder.mkdir()
-    (folder / "old.idx").write_bytes(b"x")
-    os.utime(folder / "old.idx", (1.0, 1.0))
+    cache_module._prepare(folder)
+    old = folder / index_name("old")
+    old.write_bytes(cache_module._MAGIC + b"x")
+    os.utime(old, (1.0, 1.0))
     settings = Settings()
     targets = discover([tmp_path], settings, tmp_path)
     run_targets(targets, settings, cache=open_cache(folder, settings, tmp_path), write=False)
     names = sorted(p.name for p in folder.glob("*.idx"))
-    assert "old.idx" not in names and len(names) == 1
+    assert old.name not in names and len(names) == 1

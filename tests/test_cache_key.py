@@ -56,7 +56,7 @@ def test_cli_selectors_resolve_codes_lazily() -> None:
     """Without a config that selects, merging loads no rules: the codes are resolved on use."""
     settings = merge(Config(), Overrides(select=("NM2",), ignore=("NM201",)))
     assert settings.enabled is None
-    from neuron_migrate.engine.check import enabled_codes
+    from neuron_migrate.engine.ruleset import enabled_codes
 
     codes = enabled_codes(settings)
     assert "NM202" in codes and "NM201" not in codes and not any(c.startswith("NM3") for c in codes)

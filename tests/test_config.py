@@ -18,7 +18,7 @@ from neuron_migrate.config import (
     merge,
     parse_config,
 )
-from neuron_migrate.engine.check import enabled_codes
+from neuron_migrate.engine.ruleset import enabled_codes
 from neuron_migrate.output import FORMATS
 from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings
 

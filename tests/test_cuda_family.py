@@ -18,8 +18,8 @@ from neuron_migrate.catalogue import (
 )
 from neuron_migrate.cli import main
 from neuron_migrate.config import Config, ConfigError, Overrides, merge, parse_config
-from neuron_migrate.engine.check import enabled_codes
 from neuron_migrate.engine.pipeline import check_source
+from neuron_migrate.engine.ruleset import enabled_codes
 from neuron_migrate.settings import Settings
 
 SPECS = load_catalogue()

@@ -1,10 +1,10 @@
-"""`analysis/imports.py`: the imports and helpers `--fix` adds, placed by LibCST in one parse."""
+"""`engine/add_imports_cst.py`: the imports and helpers `--fix` adds, placed by LibCST in one parse."""
 
 from __future__ import annotations
 
 import pytest
 
-from neuron_migrate.analysis.imports import NewImport, add_to_module
+from neuron_migrate.engine.add_imports_cst import NewImport, add_to_module
 
 OS = NewImport("os", "import os")
 TORCH = NewImport("torch", "import torch")

@@ -97,7 +97,7 @@ def test_every_line_gets_its_own_site_and_the_recorder_keeps_max_sites(
     script["spread"](lib["call"], lambda frame: found.append(finder.site(frame)))  # type: ignore[operator]
     assert [s.line for s in found if s] == list(range(6, 13))
     pytest.importorskip("torch")
-    from neuron_migrate.smoke.recorder import OpStats, _count
+    from neuron_migrate.smoke.child.recorder import OpStats, _count
 
     table: dict[str, OpStats] = {}
     for site in found * 2:
@@ -114,7 +114,7 @@ def test_no_user_frame_means_no_site(tmp_path: Path) -> None:
 
 def test_a_forward_stack_reads_like_a_formatted_stack_and_keeps_its_site() -> None:
     pytest.importorskip("torch")
-    from neuron_migrate.smoke.recorder import ForwardStack
+    from neuron_migrate.smoke.child.recorder import ForwardStack
 
     site = Site("/work/train.py", 7, "step", 5, "loss = model(x)")
     stack = ForwardStack(site)
@@ -139,7 +139,7 @@ def test_flattening_op_arguments_gives_pytrees_leaves_and_structure(
     pytest.importorskip("torch")
     from torch.utils._pytree import tree_leaves, tree_map
 
-    from neuron_migrate.smoke.flat import leaves, map_leaves
+    from neuron_migrate.smoke.child.flat import leaves, map_leaves
 
     assert leaves(tree) == tree_leaves(tree)
 
@@ -154,7 +154,7 @@ def test_flattening_hands_other_containers_to_pytree() -> None:
     torch = pytest.importorskip("torch")
     from torch.utils._pytree import tree_leaves, tree_map
 
-    from neuron_migrate.smoke.flat import leaves, map_leaves
+    from neuron_migrate.smoke.child.flat import leaves, map_leaves
 
     values, indices = torch.tensor([3.0, 1.0]).max(dim=0)
     result = torch.tensor([[3.0, 1.0]]).max(dim=1)  # a torch.return_types structseq

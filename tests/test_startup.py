@@ -11,7 +11,7 @@ from conftest import FIXTURES, ROOT
 
 from neuron_migrate.analysis.source import decode
 from neuron_migrate.engine import pipeline as runner
-from neuron_migrate.engine.check import (
+from neuron_migrate.engine.ruleset import (
     build_ruleset,
     enabled_codes,
     might_match,
@@ -75,7 +75,7 @@ print(" ".join(sorted(sys.modules)), file=sys.stderr)
 # (The stdlib `ast` is loaded anyway: click imports `inspect`, which imports it.)
 _NOT_ON_THE_WARM_PATH = (
     "libcst", "tomllib", "neuron_migrate.catalogue", "neuron_migrate.compat", "neuron_migrate.registry",
-    "neuron_migrate.checks", "neuron_migrate.analysis.analyze", "neuron_migrate.analysis.names", "neuron_migrate.engine.check", "neuron_migrate.engine.pipeline",
+    "neuron_migrate.checks", "neuron_migrate.analysis.analyze", "neuron_migrate.analysis.names", "neuron_migrate.engine.check", "neuron_migrate.engine.ruleset", "neuron_migrate.engine.pipeline",
     "neuron_migrate.engine.formats.textfiles", "neuron_migrate.run.baseline", "neuron_migrate.run.gitdiff",
     "subprocess", "difflib", "tempfile", "json",
 )  # fmt: skip

@@ -1,19 +1,22 @@
-"""The LibCST rewrite interface (analysis/transform.py), alone and through the pipeline."""
+"""The LibCST rewrite interface (engine/rewrite.py), alone and through the pipeline."""
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import subprocess
+import sys
 from types import MappingProxyType
 
 import libcst as cst
 import pytest
 
-from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Match, Plan, Rewrite
-from neuron_migrate.analysis.transform import Decline, apply_rewrite
+from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Decline, Match, Plan, Rewrite
 from neuron_migrate.checks.fixes import FixContext
-from neuron_migrate.engine import check, pipeline
+from neuron_migrate.engine import pipeline
 from neuron_migrate.engine.pipeline import check_source
+from neuron_migrate.engine.rewrite import apply_rewrite
+from neuron_migrate.engine.ruleset import Ruleset, build_ruleset
 from neuron_migrate.settings import Settings
 
 
@@ -67,8 +70,8 @@ def test_a_plugin_style_fix_runs_through_the_pipeline(monkeypatch: pytest.Monkey
         plan = ctx.replace(match.node, 'torch.device("neuron")', ("torch",))
         return ctx.with_rewrite(plan, match.node, _keep_arguments, func="torch.device")
 
-    def with_fix(*args: object) -> check.Ruleset:
-        ruleset = check.build_ruleset(*args)  # type: ignore[arg-type]
+    def with_fix(*args: object) -> Ruleset:
+        ruleset = build_ruleset(*args)  # type: ignore[arg-type]
         return dataclasses.replace(ruleset, fixes=MappingProxyType({**ruleset.fixes, "xla_device": xla_device}))
 
     monkeypatch.setattr(pipeline, "build_ruleset", with_fix)
@@ -88,3 +91,16 @@ def _keep_arguments(node: cst.CSTNode, func: str) -> cst.CSTNode:
     assert isinstance(node, cst.Call)
     first = cst.Arg(cst.SimpleString('"neuron"'), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return node.with_changes(func=cst.parse_expression(func), args=[first, *node.args])
+
+
+def test_the_old_plugin_import_path_is_an_alias_without_libcst() -> None:
+    """`neuron_migrate.analysis.transform.Decline` (the old path plugins use) is the same class,
+    and importing it loads no LibCST (a plugin's detector module may import it)."""
+    probe = (
+        "import sys\n"
+        "from neuron_migrate.analysis import analyze, transform\n"
+        "assert transform.Decline is analyze.Decline and transform.Rewrite is analyze.Rewrite\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

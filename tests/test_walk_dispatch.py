@@ -20,6 +20,7 @@ from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.source import DecodeError, decode
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.engine import check, pipeline
+from neuron_migrate.engine.ruleset import Ruleset, build_ruleset, enabled_codes, narrowed
 from neuron_migrate.model import Safety, Severity
 from neuron_migrate.settings import Settings
 
@@ -35,10 +36,8 @@ def _text(path: Path) -> str:
         return ""  # the encoding fixtures: nothing to compare
 
 
-def _ruleset(settings: Settings) -> check.Ruleset:
-    return check.build_ruleset(
-        check.enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target
-    )
+def _ruleset(settings: Settings) -> Ruleset:
+    return build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target)
 
 
 def _keys(text: str, path: str, settings: Settings) -> list[object]:
@@ -48,12 +47,12 @@ def _keys(text: str, path: str, settings: Settings) -> list[object]:
 
 def test_narrowing_keeps_only_rules_whose_triggers_are_present() -> None:
     ruleset = _ruleset(Settings())
-    plain = check.narrowed(ruleset, "import torch\nx = torch.zeros(3, dtype=torch.float64)\n")
+    plain = narrowed(ruleset, "import torch\nx = torch.zeros(3, dtype=torch.float64)\n")
     assert "NM411" in plain.codes  # float64
     assert not {"NM102", "NM201", "NM299", "NM601"} & plain.codes  # nothing names xla
-    xla = check.narrowed(ruleset, "import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+    xla = narrowed(ruleset, "import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
     assert {"NM201", "NM299", "NM601"} <= xla.codes
-    assert check.narrowed(ruleset, "import torch_xla\n") is check.narrowed(
+    assert narrowed(ruleset, "import torch_xla\n") is narrowed(
         ruleset, "import torch_xla  # again\n"
     )  # cached per code set
 

@@ -66,7 +66,7 @@ class Rewrite:
     """A LibCST transform that, when the file is fixed, rewrites `span` in place of edit 0.
 
     `function` is a transform or its `"module:function"` path, so planning never imports LibCST;
-    see `analysis/transform.py` for the interface.
+    see `engine/rewrite.py` for the interface.
     """
 
     function: str | Callable[..., Any]
@@ -75,6 +75,10 @@ class Rewrite:
     options: tuple[tuple[str, str], ...] = ()  # keyword arguments for `function`
     quotes: tuple[str, ...] = ()  # quotes of the f-strings around the span: the result avoids them
     parenthesize: bool = False  # the result needs parentheses where it stands
+
+
+class Decline(Exception):
+    """Raised by a `Rewrite`'s transform that leaves its node to the text edit."""
 
 
 @dataclass(frozen=True)

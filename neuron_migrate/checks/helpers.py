@@ -1,6 +1,6 @@
 """Code that fixes write into the migrated file once, after its imports, by helper name.
 
-A fix asks for a helper with the import key `helper:<name>:<module name>`; `engine/check.py`
+A fix asks for a helper with the import key `helper:<name>:<module name>`; `engine/add_imports.py`
 writes `helper_text(key)`: `HELPERS[name]`'s template with the module's name filled in.
 `HELPER_NAMES` is the function or class each helper defines, which the fix calls.
 """

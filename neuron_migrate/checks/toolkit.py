@@ -65,6 +65,8 @@ class FixContext:
         None when the default name means something else here and no alias exists. The answer
         depends only on the scope, so it is computed once per scope.
         """
+        if self._bound_only_later(key, match):
+            return key, True  # `import torch.nn` below the code that now needs `torch`: import it first
         cache_key = (key, id(match.scope))
         if cache_key not in self._names:
             self._names[cache_key] = self._name_in_scope(key, match)
@@ -83,6 +85,12 @@ class FixContext:
         if resolver.is_loaded_unbound(key):
             return None
         return key, True
+
+    def _bound_only_later(self, key: str, match: Match) -> bool:
+        """Whether module-level code at the match runs before every import that binds `key`."""
+        scope, line = self.analysis.resolver.module_scope, getattr(match.node, "lineno", 0)
+        later = [b for b in scope.bindings.get(key) or [] if getattr(b.node, "lineno", 0) > line]
+        return match.scope is scope and imports_module(later, IMPORTS[key][0]) and later == scope.bindings[key]
 
     def _aliases_of(self, module: str) -> list[str]:
         """Module-level names bound only by `import <module> [as name]`, sorted (indexed once)."""
@@ -252,7 +260,7 @@ class FixContext:
         their concept's `checks/<concept>_cst.py`), or the bare name of a built-in transform,
         looked up in the alias module `checks/cst_fixes.py` (kept for plugins). `node` is an expression (its span is parsed) or a statement
         standing on its own lines (those lines are parsed); the transform's result replaces every
-        edit of `plan` inside that span. See `analysis/transform.py`.
+        edit of `plan` inside that span. See `engine/rewrite.py`.
         """
         if plan is None:
             return None
@@ -395,12 +403,10 @@ def replace_node(
 
 
 # -- the current accelerator (`--target accelerator`) ---------------------------------------
-# The current accelerator, or the CPU where there is none (check_available: a CUDA build on a
-# machine without a GPU counts as none). Both APIs exist in torch 2.13 and 2.14.
+# The accelerator, or the CPU where there is none (a CUDA build without a GPU counts as none); torch 2.13 and 2.14.
 ACCEL_DEVICE = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
-
-
 ACCEL_TYPE = f"({ACCEL_DEVICE}).type"
+_AUTOCAST_CALLS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
 
 
 def wants_accelerator(ctx: FixContext, match: Match) -> bool:
@@ -431,9 +437,6 @@ def replace_string(ctx: FixContext, match: Match) -> Plan | None:
     return dataclasses.replace(
         plan, edits=(*plan.edits, (end, end, f", dtype={dtype[0]}")), imports=(*plan.imports, *dtype[1])
     )
-
-
-_AUTOCAST_CALLS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
 
 
 def _autocast_without_dtype(ctx: FixContext, match: Match) -> ast.Call | None:

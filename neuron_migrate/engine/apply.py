@@ -11,16 +11,16 @@ import warnings
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
-from neuron_migrate.analysis.analyze import IMPORTS, Analysis
+from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Plan
 from neuron_migrate.analysis.source import kept_comments
-from neuron_migrate.engine.check import (
+from neuron_migrate.engine.add_imports import (
     HELPER_END,
     IMPORT_ORDER,
-    Planned,
     helper_sources,
     import_edits,
     import_placement,
 )
+from neuron_migrate.engine.check import Planned
 from neuron_migrate.model import Finding
 
 Edit = tuple[int, int, str]
@@ -65,8 +65,8 @@ def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...]) 
     New code goes before the module's first top-level `def` or `class`, so only the text up to
     there is parsed (a module's head is a small part of it), unless an edit crosses that line.
     """
-    from neuron_migrate.analysis import (
-        imports,  # LibCST: only files that get new imports
+    from neuron_migrate.engine import (
+        add_imports_cst as imports,  # LibCST: only files that get new imports
     )
 
     text = splice(analysis.text, edits)
@@ -111,8 +111,8 @@ def _effective_edits(analysis: Analysis, item: Planned) -> tuple[Edit, ...]:
     rewrite = plan.rewrite
     if rewrite is None:
         return plan.edits
-    from neuron_migrate.analysis import (
-        transform,  # LibCST: only files that get such fixes
+    from neuron_migrate.engine import (
+        rewrite as transform,  # LibCST: only files that get such fixes
     )
 
     start, end = rewrite.span
@@ -139,19 +139,31 @@ def _accept(chosen: list[Planned]) -> list[Planned]:
     """The plans that conflict with no earlier one, in order of their first edit.
 
     `taken` stays sorted and its spans never overlap (only touch), so each new span is checked
-    against its neighbours only.
+    against its neighbours only. A plan with a rewrite claims the rewrite's whole span: LibCST
+    rewrites the span's original text, which would undo another plan's edit inside it (a
+    `mode=` removed from the call a keyword is added to). Text-only rounds claim the same, so a
+    simulated fix run takes the rounds a real one does.
     """
     accepted: list[Planned] = []
     taken: list[tuple[int, int]] = []
     # Callers choose only findings with a plan (Planned.plan is None for findings without a fix).
     for item in sorted(chosen, key=lambda p: min(e[0] for e in p.plan.edits)):  # type: ignore[union-attr]
-        spans = [(s, e) for s, e, _ in item.plan.edits]  # type: ignore[union-attr]  # as above
+        spans = _claimed(item.plan)  # type: ignore[arg-type]  # as above
         if any(_conflicts(span, taken) for span in spans):
             continue  # applied in the next round, once the text has settled
         accepted.append(item)
         for span in spans:
             insort(taken, span)
     return accepted
+
+
+def _claimed(plan: Plan) -> list[tuple[int, int]]:
+    """The spans a plan changes: its edits, or for a rewrite its span and its edits outside it."""
+    spans = [(s, e) for s, e, _ in plan.edits]
+    if plan.rewrite is None:
+        return spans
+    start, end = plan.rewrite.span
+    return [(start, end), *(span for span in spans if not (start <= span[0] and span[1] <= end))]
 
 
 def _conflicts(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:

@@ -68,22 +68,93 @@ def layout_of(src: SourceText) -> Layout:
     return Layout(tuple(comments), tuple(sorted(ends)))
 
 
-def line_layout(src: SourceText) -> Layout:
-    """The layout of a requirements file, shell script or other `#`-comment text file: directives
-    found by a line scan; a comment goes on the last line of a backslash continuation."""
-    ends = tuple(n for n in range(1, src.text.count("\n") + 2) if not src.line_text(n).rstrip().endswith("\\"))
-    return Layout(_scan_comments(src), ends)
+def line_layout(src: SourceText, kind: str | None = None) -> Layout:
+    """The layout of a requirements file, shell script, `pyproject.toml` or `setup.cfg`:
+    directives found by one linear scan that knows where the format's comments start (never
+    inside a TOML string or a quoted shell word); a comment goes on the last line of a backslash
+    continuation, and never on a line that ends inside a multi-line string."""
+    comment_at, inside = _comment_starts(src.text, kind)
+    ends = tuple(
+        n
+        for n in range(1, src.text.count("\n") + 2)
+        if n not in inside and not src.line_text(n).rstrip().endswith("\\")
+    )
+    return Layout(_scan_comments(src, comment_at), ends)
 
 
-def _scan_comments(src: SourceText) -> tuple[tuple[int, int, int], ...]:
-    """Comments found without tokenizing: from the first `#` that starts a directive."""
+def _scan_comments(src: SourceText, comment_at: dict[int, int] | None) -> tuple[tuple[int, int, int], ...]:
+    """The comments holding a directive: from the line's comment start (`comment_at`, by line
+    start offset; None: anywhere on the line, for formats without a scanner)."""
     found = []
-    for match in re.finditer(r"[^\r\n]*", src.text):
-        text = match.group(0)
-        hit = _LINE_DIRECTIVE.search(text) or _FILE_DIRECTIVE.search(text)
+    text = src.text
+    for match in re.finditer(r"[^\r\n]*", text):
+        begin = match.start()
+        if comment_at is not None:
+            if begin not in comment_at:
+                continue
+            begin = comment_at[begin]
+        hit = _LINE_DIRECTIVE.search(text, begin, match.end()) or _FILE_DIRECTIVE.search(text, begin, match.end())
         if hit is not None:
-            found.append((src.position(match.start()).line, match.start() + hit.start(), match.end()))
+            found.append((src.position(match.start()).line, hit.start(), match.end()))
     return tuple(dict.fromkeys(found))
+
+
+_TOML_TOKENS = re.compile(r'"""|\'\'\'|["\'#\n\\]')
+_SHELL_TOKENS = re.compile(r"[\"'#\n\\]")
+_SHELL_WORD_START = frozenset(" \t;|&()<>")
+
+
+def _comment_starts(text: str, kind: str | None) -> tuple[dict[int, int] | None, set[int]]:
+    """Where each line's comment starts, by the offset of the line's start, and the lines that
+    end inside a multi-line string; one pass over the quote, `#`, backslash and newline
+    characters (linear in the file, however long its lines)."""
+    if kind in ("requirements", "setup_cfg"):
+        return _simple_comments(text, kind), set()
+    if kind not in ("pyproject", "shell"):
+        return None, set()
+    tokens = _TOML_TOKENS if kind == "pyproject" else _SHELL_TOKENS
+    starts: dict[int, int] = {}
+    inside: set[int] = set()
+    line, line_start = 1, 0
+    state: str | None = None  # the open quote
+    skip = -1  # a backslash escapes the next character
+    in_comment = False
+    for match in tokens.finditer(text):
+        at, token = match.start(), match.group()
+        if token == "\n":
+            if state in ('"""', "'''") or (kind == "shell" and state is not None):
+                inside.add(line)
+            elif state is not None:
+                state = None  # an unterminated one-line TOML string ends with its line
+            line, line_start, in_comment = line + 1, at + 1, False
+            continue
+        if in_comment or at < skip:
+            continue
+        if token == "\\":
+            if state != "'" and state != "'''":
+                skip = at + 2
+        elif state is None:
+            if token == "#":
+                if kind == "pyproject" or at == line_start or text[at - 1] in _SHELL_WORD_START:
+                    starts[line_start] = at
+                    in_comment = True
+            else:
+                state = token
+        elif token == state or (kind == "pyproject" and len(state) == 1 and token[:1] == state):
+            state = None
+    return starts, inside
+
+
+def _simple_comments(text: str, kind: str) -> dict[int, int]:
+    """requirements files: `#` at a line's start or after whitespace (pip: `pkg @ url#egg=x` is
+    no comment); setup.cfg: only whole-line comments (configparser keeps `#` in values)."""
+    starts: dict[int, int] = {}
+    pattern = r"(?m)^[ \t]*#" if kind == "setup_cfg" else r"(?m)(?:^|[ \t])#"
+    for match in re.finditer(pattern, text):
+        at = match.end() - 1
+        line_start = text.rfind("\n", 0, at) + 1
+        starts.setdefault(line_start, at)
+    return starts
 
 
 def parse_directives(src: SourceText, layout: Layout) -> tuple[Directive, ...]:

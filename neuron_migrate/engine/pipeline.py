@@ -16,12 +16,8 @@ from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
     IMPORT_GOES_WITH_USES,
     Planned,
-    Ruleset,
     analyze,
-    build_ruleset,
-    enabled_codes,
     findings_for,
-    might_match,
     tool_finding,
 )
 from neuron_migrate.engine.formats import notebook
@@ -30,6 +26,7 @@ from neuron_migrate.engine.formats.textfiles import (
     file_kind,
     packaging_findings,
 )
+from neuron_migrate.engine.ruleset import Ruleset, build_ruleset, enabled_codes, might_match
 from neuron_migrate.engine.writeback import snapshot, write_back
 from neuron_migrate.fsio import NotRegularFile, TooLarge, read_regular
 from neuron_migrate.model import FileResult, Finding, Fix, Safety
@@ -67,6 +64,8 @@ def _check(text: str, path: str, settings: Settings) -> FileResult:
         )
     no_fix = over_budget(text, fixing=True) if settings.fix else None
     planned, error, analysis = _plan_with_analysis(text, path, ruleset)
+    if error is None and planned:
+        error = _compile_error(text, path)  # parses, but Python would refuse it: never edited
     if error is not None:
         return FileResult(path, (error,), source=text)
     if no_fix is not None:
@@ -307,6 +306,22 @@ def _split_breaking(analysis: Analysis, chosen: list[Planned], path: str) -> tup
         alone = apply_once(analysis, [item]).text
         (bad if _syntax_problem(alone, path) is not None else good).append(item)
     return good, bad
+
+
+def _compile_error(text: str, path: str) -> Finding | None:
+    """NM901 for a file that parses but does not compile (`return` outside a function, `await`
+    or `nonlocal` at module level): only files with findings pay for the compile."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if ".ipynb" in path else 0  # IPython runs `await` in cells
+            compile(text, path, "exec", flags=flags, dont_inherit=True)
+    except SyntaxError as exc:
+        message = f"Fix the syntax error before migrating: {exc.msg}"
+        return tool_finding(path, "NM901", message, exc.lineno or 1, max(exc.offset or 1, 1))
+    except (ValueError, RecursionError, MemoryError):
+        return None  # planning reports these
+    return None
 
 
 def _syntax_problem(text: str, path: str) -> str | None:

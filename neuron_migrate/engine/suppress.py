@@ -26,7 +26,7 @@ from functools import cached_property
 
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
-from neuron_migrate.engine.check import enabled_codes, tool_finding
+from neuron_migrate.engine.check import tool_finding
 from neuron_migrate.engine.directives import (
     RAW_DIRECTIVES,
     Directive,
@@ -37,6 +37,7 @@ from neuron_migrate.engine.directives import (
     parse_directives,
     removal_edit,
 )
+from neuron_migrate.engine.ruleset import enabled_codes
 from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, TextEdit
 from neuron_migrate.patterns import PathMatcher
 from neuron_migrate.registry import registry
@@ -72,7 +73,9 @@ class Suppressor:
     def __init__(self, text: str, path: str, settings: Settings, line_comments: bool = False) -> None:
         self.src = SourceText(text)
         if line_comments:  # not Python: find noqa comments by a line scan, never by tokenizing
-            self.__dict__["layout"] = line_layout(self.src)
+            from neuron_migrate.engine.formats.kinds import file_kind
+
+            self.__dict__["layout"] = line_layout(self.src, file_kind(path))
         self.ignored = ignored_prefixes(path, settings)
         # Text that does not tokenize has no comments we can trust (a directive may sit inside a
         # string), and its only findings say it is broken: nothing is suppressed by comment.
@@ -325,7 +328,7 @@ def finish(result: FileResult, settings: Settings, line_comments: bool = False) 
         unannotated = tuple(f for f in outcome.kept if f not in noted)
         return replace(result, findings=(*noted, *unannotated), fixed_source=changed, suppressed=outcome.suppressed)
     fixable = [f for f in outcome.unused if settings.allows(Safety.SAFE.value)]
-    if fixable and not _parses(text):
+    if fixable and not _parses(text, result.path if line_comments else None):
         fixable = []  # a file that does not parse is never changed
     if not fixable:
         return replace(result, findings=_sorted([*outcome.kept, *outcome.unused]), suppressed=outcome.suppressed)
@@ -351,7 +354,18 @@ def _keep_imports_of_suppressed_uses(outcome: Outcome) -> Outcome:
     return Outcome(tuple(map(plain, outcome.kept)), tuple(map(plain, outcome.suppressed)), outcome.unused)
 
 
-def _parses(text: str) -> bool:
+def _parses(text: str, text_file: str | None = None) -> bool:
+    """Whether the file parses as what it is: Python, or (`text_file`, its path) a TOML file as
+    TOML; a shell script, requirements file or setup.cfg has no parser here (its comments come
+    from the line scan, which knows its quoting), so it counts as parsed."""
+    if text_file is not None:
+        from neuron_migrate.engine.formats.kinds import file_kind
+
+        if file_kind(text_file) != "pyproject":
+            return True
+        from neuron_migrate.engine.formats.textfiles import _valid_toml
+
+        return _valid_toml(text)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

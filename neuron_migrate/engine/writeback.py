@@ -63,10 +63,14 @@ def _replace(path: Path, data: bytes, info: os.stat_result, read: Snapshot | Non
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temp, stat.S_IMODE(info.st_mode))
         if not _same_owner(temp, info):
             Path(temp).unlink(missing_ok=True)
             return "Fix this file as its owner; rewriting it would change its owner or group"
+        os.chmod(temp, stat.S_IMODE(info.st_mode))  # after chown, which clears setuid and setgid
+        if stat.S_IMODE(os.stat(temp).st_mode) != stat.S_IMODE(info.st_mode):
+            Path(temp).unlink(missing_ok=True)
+            return "Fix this file by hand; its setuid, setgid or sticky bits cannot be kept on a new copy"
+        copy_xattrs(path, temp)
         if read is not None and _changed(path, read):
             Path(temp).unlink(missing_ok=True)
             return "Run `--fix` again; the file changed while it was being fixed"
@@ -75,6 +79,23 @@ def _replace(path: Path, data: bytes, info: os.stat_result, read: Snapshot | Non
         Path(temp).unlink(missing_ok=True)
         raise
     return None
+
+
+def copy_xattrs(source: Path, target: str) -> None:
+    """Copy the extended attributes (ACLs, labels, `user.*`) the platform lets us read and set;
+    one that cannot be set (a `security.*` label without the privilege) is left out."""
+    listxattr = getattr(os, "listxattr", None)
+    if listxattr is None:  # not Linux
+        return
+    try:
+        names = listxattr(source)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.setxattr(target, name, os.getxattr(source, name))
+        except OSError:
+            continue
 
 
 def _temp_for(path: Path) -> str:

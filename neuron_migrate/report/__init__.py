@@ -13,7 +13,7 @@ from types import MappingProxyType
 from neuron_migrate.report.model import Report, RunInfo, build
 
 FORMATS = ("html", "md", "json")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _html(report: Report) -> str:

@@ -1,18 +1,21 @@
 """What `neuron-migrate report` does between the flags and the renderer: check the paths as
-`check` does (config, discovery, selection, suppressions), never fix or write, and build the
-report. The CLI only prints it."""
+`check` does (config, discovery, selection, suppressions, the result cache, `--jobs`, the
+progress line), never fix or write, learn what `--fix` would really do, and build the report.
+The CLI only prints it."""
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping, Sequence
+import hashlib
+import marshal
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from neuron_migrate import __version__
-from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.report.model import Report, RunInfo, build
+from neuron_migrate.model import FileResult, Finding, Safety
+from neuron_migrate.report.model import Relation, Report, RunInfo, build
 
 # The `check` options `report` does not offer, at the values that make a read-only run.
 _CHECK_DEFAULTS: Mapping[str, Any] = {
@@ -25,11 +28,14 @@ _CHECK_DEFAULTS: Mapping[str, Any] = {
     "baseline": None,
     "write_baseline": None,
     "since": None,
-    "no_cache": True,
+    "no_cache": False,
     "cache_dir": None,
     "shard": None,
     "extend_exclude": (),
+    "families": None,
+    "target": None,
 }
+_KINDS_MAGIC = b"NMKINDS1"
 
 
 def selection_text(options: Mapping[str, Any]) -> str:
@@ -42,22 +48,55 @@ def selection_text(options: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "every rule (and the config file's selection)"
 
 
+def check_paths_exist(paths: Sequence[Path]) -> None:
+    """A path that does not exist is a usage error (exit 2), as a typo must not read as "0 files"."""
+    from neuron_migrate.run.workflow import UsageError
+
+    missing = [str(p) for p in paths if str(p) != "-" and not p.exists() and not p.is_symlink()]
+    if missing:
+        raise UsageError(f"no such file or folder: {', '.join(missing)}")
+
+
 def collect(
     paths: Sequence[Path],
     options: Mapping[str, Any],
     cwd: Path,
     now: _dt.datetime | None = None,
     smoke: object | None = None,
+    progress: Callable[[int], Callable[[Any], object] | None] | None = None,
 ) -> Report:
-    """Check `paths` without fixing and build the report."""
-    from neuron_migrate.config import config_for
+    """Check `paths` without fixing and build the report.
+
+    `options` may hold `since` (git REF) or `baseline` (FILE): the state before the migration,
+    which tells *done* files from *clean* ones. Unlike `check`, they hide no finding.
+    """
+    from neuron_migrate.config import config_for, plan_runs
+    from neuron_migrate.report import facts as facts_module
+    from neuron_migrate.report import history
     from neuron_migrate.run import workflow
 
-    merged = {**_CHECK_DEFAULTS, **options}
+    check_paths_exist(paths)
+    since, baseline = options.get("since"), options.get("baseline")
+    merged = {**_CHECK_DEFAULTS, **options, "since": None, "baseline": None}
+    if since is not None and not since.strip():
+        raise workflow.UsageError("--since needs a git revision, e.g. --since origin/main")
     request = replace(workflow.request_from(paths, merged), write=False)
-    results = workflow.check_paths(request, cwd)
-    kinds = fix_kinds(results, *(workflow.check_paths(_dry_run(request, unsafe), cwd) for unsafe in (False, True)))
+    results = workflow.check_paths(request, cwd, progress)
+    unsafe_default = workflow.run_display(request, cwd)[1]
+    kinds, left = _fix_kinds_cached(results, request, cwd)
     config = config_for(cwd, request.config_file)
+    done: set[str] = set()
+    where = ""
+    if since:
+        done |= history.had_findings_at(since, results, request, cwd)
+        where = f"git {since}"
+    if baseline is not None:
+        done |= history.had_findings_in_baseline(Path(baseline), results)
+        where = (where + "; " if where else "") + f"baseline {baseline}"
+    facts = facts_module.gather(((r.path, r.path) for r in results), request.cache_dir)
+    done |= {r.path for r in results if not r.findings and facts.get(r.path, facts_module.NOTHING).neuron}
+    graph = facts_module.importers(facts, [r.path for r in results if r.findings and r.path in facts])
+    settings = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)[0][1]
     run = RunInfo(
         tool_version=__version__,
         target_version=options.get("target_version") or config.target_version or "2.14",
@@ -65,13 +104,29 @@ def collect(
         date=(now or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC"),
         paths=tuple(str(p) for p in paths) or (".",),
         effort=config.report_effort,
+        families=tuple(settings.families),
+        target=settings.target,
+        history=where,
     )
+    relation = _relation(results, unsafe_default, *left)
     if smoke is not None:
         from neuron_migrate.smoke.findings import report_findings
 
         # `smoke` is a SmokeReport, typed object so that start-up skips smoke/ (the ignore below).
         results = _join(results, report_findings(smoke))  # type: ignore[arg-type]
-    return build(results, run, smoke, kinds)
+    return build(
+        results, run, smoke, kinds, frozenset(done), {path: len(files) for path, files in graph.items()}, relation
+    )
+
+
+def _relation(results: Sequence[FileResult], unsafe_fixes: bool, after_fix: int, after_unsafe: int) -> Relation:
+    """The counts `check` prints for the same settings (see `output.text.summary`)."""
+    remaining = [f for r in results for f in r.findings]
+    safe = sum(1 for f in remaining if f.fix is not None and (f.fix.applicability is Safety.SAFE or unsafe_fixes))
+    unsafe = sum(
+        1 for f in remaining if f.fix is not None and f.fix.applicability is Safety.UNSAFE and not unsafe_fixes
+    )
+    return Relation(len(remaining), safe, unsafe, after_fix, after_unsafe)
 
 
 def _join(results: Sequence[FileResult], extra: Sequence[Finding]) -> list[FileResult]:
@@ -83,10 +138,128 @@ def _join(results: Sequence[FileResult], extra: Sequence[Finding]) -> list[FileR
     return joined + [FileResult(path, tuple(found)) for path, found in sorted(by_path.items())]
 
 
-def _dry_run(request: Any, unsafe: bool) -> Any:
+def _dry_run(request: Any, unsafe: bool, paths: Sequence[Path] | None = None) -> Any:
     """The request as `--diff` (with `--unsafe-fixes` when `unsafe`) would run it: fixes planned
-    and applied in memory, nothing written."""
-    return replace(request, write=False, overrides=replace(request.overrides, fix=True, unsafe_fixes=unsafe))
+    and applied in memory, nothing written, on `paths` (default: the request's)."""
+    return replace(
+        request,
+        paths=tuple(paths) if paths is not None else request.paths,
+        write=False,
+        cache_dir=None,
+        overrides=replace(request.overrides, fix=True, unsafe_fixes=unsafe),
+    )
+
+
+def _kinds_index(request: Any, cwd: Path) -> Path | None:
+    """The kinds cache of this configuration, next to the result cache's indexes."""
+    if request.cache_dir is None:
+        return None
+    from neuron_migrate.config import plan_runs
+    from neuron_migrate.run import cache
+
+    groups = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)
+    keys = [cache.config_key(settings, cwd, cache.rules_stamp(settings.rule_sources)) for _, settings in groups]
+    name = hashlib.blake2b("\n".join(keys).encode(), digest_size=12).hexdigest()
+    folder = request.cache_dir if request.cache_dir.is_absolute() else cwd / request.cache_dir
+    return folder / f"report-kinds-{name}.idx"
+
+
+def _load_kinds(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = path.read_bytes()
+        payload = data[len(_KINDS_MAGIC) + 16 :]
+        if data.startswith(_KINDS_MAGIC) and hashlib.blake2b(payload, digest_size=16).digest() == data[8:24]:
+            loaded = marshal.loads(payload)
+            return loaded if isinstance(loaded, dict) else {}
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    return {}
+
+
+def _save_kinds(path: Path | None, entries: dict[str, Any]) -> None:
+    if path is None:
+        return
+    from neuron_migrate.engine.writeback import write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = marshal.dumps(entries)
+        write_atomic(path, _KINDS_MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload)
+    except OSError:
+        return
+
+
+def _source_digest(result: FileResult) -> str | None:
+    if result.source is None:
+        return None
+    return hashlib.blake2b(result.source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _fix_kinds_cached(
+    results: Sequence[FileResult], request: Any, cwd: Path
+) -> tuple[dict[tuple[Any, ...], str], tuple[int, int]]:
+    """`fix_kinds` for the files with findings, and the findings left after `--fix` and after
+    `--fix --unsafe-fixes`. Only files with findings are fixed in memory (the rest have nothing
+    to fix), and what that found is kept per file content in the cache folder."""
+    index = _kinds_index(request, cwd)
+    cached = _load_kinds(index)
+    kinds: dict[tuple[Any, ...], str] = {}
+    left = [0, 0]
+    todo: list[FileResult] = []
+    fresh: dict[str, Any] = {}
+    for result in results:
+        if not result.findings:
+            continue
+        digest = _source_digest(result)
+        entry = cached.get(result.path)
+        if digest is not None and entry is not None and entry[0] == digest:
+            kinds.update(dict(entry[1]))
+            left[0] += entry[2]
+            left[1] += entry[3]
+            fresh[result.path] = entry
+        else:
+            todo.append(result)
+    if todo:
+        safe_run, unsafe_run = _fix_runs(todo, request, cwd)
+        found = fix_kinds(todo, safe_run, unsafe_run)
+        left_safe = {r.path: len(r.findings) for r in safe_run}
+        left_unsafe = {r.path: len(r.findings) for r in unsafe_run}
+        for result in todo:
+            mine = tuple((f.sort_key, found[f.sort_key]) for f in result.findings)
+            kinds.update(mine)
+            entry = (_source_digest(result), mine, left_safe.get(result.path, 0), left_unsafe.get(result.path, 0))
+            left[0] += entry[2]
+            left[1] += entry[3]
+            if entry[0] is not None:
+                fresh[result.path] = entry
+    if fresh != cached:
+        _save_kinds(index, fresh)
+    return kinds, (left[0], left[1])
+
+
+def _fixes(result: FileResult, safety: Safety) -> bool:
+    return any(f.fix is not None and f.fix.applicability is safety for f in result.findings)
+
+
+def _fix_runs(todo: Sequence[FileResult], request: Any, cwd: Path) -> tuple[list[FileResult], list[FileResult]]:
+    """The results of `--fix` and of `--fix --unsafe-fixes` for `todo`, run in memory only where
+    they can differ: a file with no safe fix is left as it is by `--fix`, and one with no unsafe
+    fix gets the same fixes from both."""
+    from neuron_migrate.run import workflow
+
+    def run(files: Sequence[FileResult], unsafe: bool) -> dict[str, FileResult]:
+        if not files:
+            return {}
+        found = workflow.check_paths(_dry_run(request, unsafe, [Path(r.path) for r in files]), cwd)
+        return {r.path: r for r in found}
+
+    safe = run([r for r in todo if _fixes(r, Safety.SAFE)], False)
+    unsafe = run([r for r in todo if _fixes(r, Safety.UNSAFE)], True)
+    safe_run = [safe.get(r.path, replace(r, fixed=())) for r in todo]
+    unsafe_run = [unsafe.get(r.path, s) for r, s in zip(todo, safe_run)]
+    return safe_run, unsafe_run
 
 
 def fix_kinds(

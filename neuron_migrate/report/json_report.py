@@ -6,9 +6,9 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from neuron_migrate.report.model import STATUSES, Item, Report
+from neuron_migrate.report.model import HOURS_PER_DAY, STATUS_MEANING, STATUSES, FileRow, Item, Report
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _item(item: Item) -> dict[str, Any]:
@@ -35,9 +35,44 @@ def _counts(row: Any) -> dict[str, Any]:
     }
 
 
+def _file(row: FileRow) -> dict[str, Any]:
+    return {
+        "filename": row.path,
+        "folder": row.folder,
+        "status": row.status,
+        "safe": row.safe,
+        "unsafe": row.unsafe,
+        "manual": row.manual,
+        "total": row.total,
+        "blockers": row.blockers,
+        "imported_by": row.importers,
+        "minutes": row.minutes,
+    }
+
+
+def _comparison(report: Report) -> dict[str, Any] | None:
+    c = report.comparison
+    if c is None:
+        return None
+    return {
+        "old_date": c.old_date,
+        "status_counts": {
+            "old": dict(zip(STATUSES, c.old_statuses)),
+            "new": dict(zip(STATUSES, c.new_statuses)),
+        },
+        "findings": {"old": c.old_findings, "new": c.new_findings},
+        "blockers": {"old": c.old_blockers, "new": c.new_blockers},
+        "newly_done": list(c.newly_done),
+        "more_work": [{"filename": f, "old": o, "new": n} for f, o, n in c.worse],
+        "rules": [{"code": code, "old": old, "new": new} for code, old, new in c.rules],
+    }
+
+
 def data(report: Report) -> dict[str, Any]:
     """The report as plain JSON data."""
     run = report.run
+    estimate = report.estimate
+    relation = report.relation
     return {
         "schema_version": SCHEMA_VERSION,
         "settings": {
@@ -46,21 +81,54 @@ def data(report: Report) -> dict[str, Any]:
             "selection": run.selection,
             "date": run.date,
             "paths": list(run.paths),
+            "from": list(run.families),
+            "target": run.target,
+            "history": run.history,
         },
-        "status_counts": report.status_counts(),
         "statuses": list(STATUSES),
-        "files": [
-            {
-                "filename": r.path,
-                "status": r.status,
-                "safe": r.safe,
-                "unsafe": r.unsafe,
-                "manual": r.manual,
-                "total": r.total,
-            }
-            for r in report.files
-        ],
+        "status_meaning": dict(STATUS_MEANING),
+        "status_counts": report.status_counts(),
+        "check": None if relation is None else asdict(relation),
         "totals": report.kind_totals(),
+        "effort": {
+            "estimate": True,
+            "unit": "minutes per manual finding",
+            "table": dict(report.effort),
+            "total_minutes": report.total_minutes,
+            "range_minutes": [estimate.low, estimate.high],
+            "hours": [round(h, 1) for h in estimate.hours],
+            "person_days": [round(d, 1) for d in estimate.days],
+            "hours_per_day": HOURS_PER_DAY,
+        },
+        "blockers": {
+            "count": report.blocker_count,
+            "groups": [
+                {
+                    "concept": g.concept,
+                    "label": g.label,
+                    "guide": g.guide,
+                    "count": g.count,
+                    "first": [_item(i) for i in g.first],
+                }
+                for g in report.blockers
+            ],
+        },
+        "work": [_file(r) for r in report.work],
+        "folders": [
+            {
+                "folder": f.path,
+                "depth": f.depth,
+                "files": f.files,
+                "status_counts": dict(zip(STATUSES, f.statuses)),
+                "safe": f.safe,
+                "unsafe": f.unsafe,
+                "manual": f.manual,
+                "blockers": f.blockers,
+                "minutes": f.minutes,
+            }
+            for f in report.folders
+        ],
+        "comparison": _comparison(report),
         "families": [_counts(r) for r in report.families],
         "rules": [_counts(r) for r in report.rules],
         "manual": [
@@ -75,15 +143,10 @@ def data(report: Report) -> dict[str, Any]:
         ],
         "packaging": [_item(i) for i in report.packaging],
         "beta_limits": [{"limit": label, "items": [_item(i) for i in items]} for label, items in report.beta_limits],
-        "effort": {
-            "estimate": True,
-            "unit": "minutes per manual finding",
-            "table": dict(report.effort),
-            "total_minutes": report.total_minutes,
-        },
         "smoke": asdict(report.smoke) if report.smoke is not None else None,
+        "files": [_file(r) for r in report.files],
     }
 
 
 def render(report: Report) -> str:
-    return json.dumps(data(report), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(data(report), indent=1, ensure_ascii=False) + "\n"

@@ -1,14 +1,18 @@
-"""The report as Markdown, for pull-request comments and `GITHUB_STEP_SUMMARY` (under 1 MiB)."""
+"""The report as Markdown, for pull-request comments and `GITHUB_STEP_SUMMARY` (under 1 MiB):
+the plan first (blockers, the work in order, folders, effort), the file list last."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from neuron_migrate.fsio import visible_name
 from neuron_migrate.output.base import code_span
 from neuron_migrate.report.model import STATUS_MEANING, STATUSES, CountRow, Item, Report, fallback_text
 
 LIMIT = 1024 * 1024 - 1024  # GitHub's step summary limit is 1 MiB; keep room for a separator
+BAR = 20  # characters of the progress bars
+T = TypeVar("T")
 
 
 def _cell(text: str) -> str:
@@ -36,31 +40,136 @@ def _items(items: Sequence[Item], limit: int | None) -> list[str]:
     return [*lines, ""]
 
 
-def _body(report: Report, limit: int | None) -> str:
-    run = report.run
+def _cut(rows: Sequence[T], limit: int | None) -> tuple[Sequence[T], list[str]]:
+    if limit is None or len(rows) <= limit:
+        return rows, []
+    return rows[:limit], [f"... and {len(rows) - limit} more (see the JSON or HTML report).", ""]
+
+
+def hours(report: Report) -> str:
+    """`3-12 hours (0.5-2 person-days)`: the estimate's range."""
+    e = report.estimate
+    if not e.minutes:
+        return "none (nothing needs a person)"
+    (h1, h2), (d1, d2) = e.hours, e.days
+    return f"{h1:.1f}-{h2:.1f} hours ({d1:.1f}-{d2:.1f} person-days)"
+
+
+def _bar(value: int, total: int) -> str:
+    filled = round(BAR * value / total) if total else 0
+    return "█" * filled + "░" * (BAR - filled)
+
+
+def _summary(report: Report) -> list[str]:
     counts = report.status_counts()
     totals = report.kind_totals()
-    out = [
-        "## neuron-migrate report",
-        "",
+    return [
         f"{len(report.files)} files: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".",
         "",
         (
-            f"{sum(totals.values())} findings: {totals['safe']} with a safe fix, {totals['unsafe']} need "
-            f"`--unsafe-fixes`, {totals['manual']} manual."
+            f"{sum(totals.values())} findings: {totals['safe']} fixed by `--fix`, {totals['unsafe']} only by "
+            f"`--fix --unsafe-fixes`, {totals['manual']} manual; {report.blocker_count} blockers. "
+            f"Estimated manual effort: **{hours(report)}**."
         ),
         "",
-        "### Files",
+    ]
+
+
+def _relation(report: Report) -> list[str]:
+    r = report.relation
+    if r is None:
+        return []
+    return [
+        "### How this relates to `check`",
+        "",
+        (
+            f"`check` with the same settings finds **{r.found}** findings (the sum of `check --statistics`) and marks "
+            f"{r.fixable} fixable with `--fix` and {r.unsafe_fixable} more with `--unsafe-fixes`, from each finding's "
+            f"own fix. Fixing also removes imports once their uses are gone, so: after `check --fix`, "
+            f"**{r.left_after_fix}** are left; after `check --fix --unsafe-fixes`, **{r.left_after_unsafe_fixes}**."
+        ),
         "",
     ]
-    out += _table(("status", "meaning", "files"), [(s, STATUS_MEANING[s], counts[s]) for s in STATUSES])
-    files = report.files if limit is None else report.files[: limit * 4]
-    out += _table(
-        ("file", "status", "safe", "unsafe", "manual"),
-        [(code_span(r.path), r.status, r.safe, r.unsafe, r.manual) for r in files],
+
+
+def _comparison(report: Report, limit: int | None) -> list[str]:
+    c = report.comparison
+    if c is None:
+        return []
+    out = [f"### Progress since {c.old_date or 'the earlier report'}", ""]
+    total = max(sum(c.old_statuses), sum(c.new_statuses), 1)
+    rows = [
+        (s, f"`{_bar(o, total)}` {o}", f"`{_bar(n, total)}` {n}", f"{n - o:+d}")
+        for s, o, n in zip(STATUSES, c.old_statuses, c.new_statuses)
+    ]
+    out += _table(("status", "before", "now", "change"), rows)
+    out += [
+        (
+            f"Findings: {c.old_findings} → {c.new_findings} ({c.new_findings - c.old_findings:+d}); "
+            f"blockers: {c.old_blockers} → {c.new_blockers}; {len(c.newly_done)} files newly done."
+        ),
+        "",
+    ]
+    done, more = _cut(c.newly_done, limit)
+    if done:
+        out += ["Newly done: " + ", ".join(code_span(p) for p in done), ""] + more
+    worse, more = _cut(c.worse, limit)
+    if worse:
+        out += _table(("more work in", "before", "now"), [(code_span(f), o, n) for f, o, n in worse]) + more
+    return out
+
+
+def _body(report: Report, limit: int | None) -> str:
+    run = report.run
+    counts = report.status_counts()
+    out = ["## neuron-migrate report", ""] + _summary(report) + _relation(report) + _comparison(report, limit)
+    out += ["### Blockers", ""]
+    if not report.blockers:
+        out += ["None: no finding keeps a torch_xla import alive.", ""]
+    for blockers in report.blockers:
+        out += [f"#### {blockers.label} ({blockers.count}) · [guide]({blockers.guide})", ""]
+        out += _items(blockers.first, limit)
+    out += [
+        "### The work, in order",
+        "",
+        "Files imported by more local files come first: migrate them once, early.",
+        "",
+    ]
+    shown, more = _cut(report.work, limit)
+    out += (
+        _table(
+            ("#", "file", "status", "imported by", "safe", "unsafe", "manual", "blockers", "minutes"),
+            [
+                (n, code_span(r.path), r.status, r.importers, r.safe, r.unsafe, r.manual, r.blockers, r.minutes)
+                for n, r in enumerate(shown, 1)
+            ],
+        )
+        + more
     )
-    if len(files) < len(report.files):
-        out += [f"... and {len(report.files) - len(files)} more files.", ""]
+    out += ["### By folder", ""]
+    folders, more = _cut([f for f in report.folders if f.total or f.count("done")], limit)
+    out += (
+        _table(
+            ("folder", "files", *STATUSES, "findings", "blockers", "minutes"),
+            [(code_span(f.path), f.files, *f.statuses, f.total, f.blockers, f.minutes) for f in folders],
+        )
+        + more
+    )
+    out += [
+        "### Effort estimate",
+        "",
+        (
+            f"An **estimate**: {hours(report)}, from minutes per manual finding by concept (typical total "
+            f"{report.total_minutes} minutes; the range is half to twice that; a person-day is 6 hours). "
+            "Override the table in `[tool.neuron-migrate.report-effort]`."
+        ),
+        "",
+    ]
+    out += _table(
+        ("concept", "findings", "minutes each", "minutes"),
+        [(g.concept, len(g.items), g.minutes_each, g.minutes) for g in report.manual],
+    )
+    out += ["Table used: " + ", ".join(f"{k} {v}" for k, v in sorted(report.effort)) + ".", ""]
     out += ["### Findings by family", ""] + _counts(report.families, "family")
     out += ["### Findings by rule", ""] + _counts(report.rules, "rule")
     out += ["### Manual work by concept", ""]
@@ -70,19 +179,6 @@ def _body(report: Report, limit: int | None) -> str:
         out += [f"#### {group.label} ({len(group.items)})", ""] + _items(group.items, limit)
     out += ["### Packaging and launch scripts", ""]
     out += _items(report.packaging, limit) if report.packaging else ["None found.", ""]
-    out += [
-        "### Effort estimate",
-        "",
-        "An **estimate**: minutes per manual finding, by concept (override in `[tool.neuron-migrate.report-effort]`).",
-        "",
-    ]
-    minutes = dict(report.effort)
-    out += _table(
-        ("concept", "findings", "minutes each", "minutes"),
-        [(g.concept, len(g.items), g.minutes_each, g.minutes) for g in report.manual],
-    )
-    out += [f"Total: about **{report.total_minutes} minutes** ({report.total_minutes / 60:.1f} hours).", ""]
-    out += ["Table used: " + ", ".join(f"{k} {v}" for k, v in sorted(minutes.items())) + ".", ""]
     out += ["### Beta limits hit", ""]
     for label, items in report.beta_limits:
         out += [f"#### {label} ({len(items)})", ""] + (_items(items, limit) if items else ["None.", ""])
@@ -113,11 +209,27 @@ def _body(report: Report, limit: int | None) -> str:
         [
             ("neuron-migrate", run.tool_version),
             ("target version", run.target_version),
+            ("from", ", ".join(run.families)),
+            ("target", run.target),
             ("selection", run.selection),
+            ("done also from", run.history or "recognised `neuron` code only"),
             ("paths", " ".join(run.paths)),
             ("date", run.date),
         ],
     )
+    out += ["### Files", ""]
+    out += _table(("status", "meaning", "files"), [(s, STATUS_MEANING[s], counts[s]) for s in STATUSES])
+    listed = [r for r in report.files if r.status != "clean"]
+    shown, more = _cut(listed, None if limit is None else limit * 4)
+    out += (
+        _table(
+            ("file", "status", "safe", "unsafe", "manual"),
+            [(code_span(r.path), r.status, r.safe, r.unsafe, r.manual) for r in shown],
+        )
+        + more
+    )
+    if counts["clean"]:
+        out += [f"{counts['clean']} clean files are not listed.", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -8,21 +8,25 @@ passes the date in `RunInfo`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from neuron_migrate.effort import CONCEPTS, DEFAULT_EFFORT, concept_of
 from neuron_migrate.model import FileResult, Finding, Safety
 
-STATUSES = ("done", "auto", "unsafe", "manual", "clean")
+STATUSES = ("blocked", "manual", "unsafe", "auto", "done", "clean")
 STATUS_MEANING: Mapping[str, str] = MappingProxyType(
     {
-        "done": "no torch_xla left, and the file uses the `neuron` device",
-        "auto": "everything left has a safe fix: `--fix` finishes it",
-        "unsafe": "the rest needs `--unsafe-fixes` (review the change)",
+        "blocked": "a blocker (an API with no TorchNeuron counterpart) keeps a torch_xla import alive",
         "manual": "some findings have no fix: a person must rewrite them",
-        "clean": "never used torch_xla",
+        "unsafe": "the rest needs `--unsafe-fixes` (review the change)",
+        "auto": "everything left has a safe fix: `--fix` finishes it",
+        "done": "used torch_xla (or the selected CUDA APIs) and has none left: seen in git history or the "
+        "baseline, or the file holds `neuron` code the tool recognises",
+        "clean": "never used torch_xla (or the selected CUDA APIs)",
     }
 )
+WORK = ("blocked", "manual", "unsafe", "auto")  # statuses with something left to do
 KINDS = ("safe", "unsafe", "manual")
 
 FAMILIES: Mapping[str, str] = MappingProxyType(
@@ -38,90 +42,9 @@ FAMILIES: Mapping[str, str] = MappingProxyType(
     }
 )
 
-# Concept of each rule, by the longest matching code prefix. The effort table is keyed by these.
-_CONCEPT_PREFIXES: Mapping[str, str] = MappingProxyType(
-    {
-        "NM1": "device",
-        "NM105": "dtypes",
-        "NM2": "execution",
-        "NM204": "distributed",
-        "NM207": "profiling",
-        "NM208": "checkpoints",
-        "NM209": "checkpoints",
-        "NM210": "checkpoints",
-        "NM211": "internals",
-        "NM299": "internals",
-        "NM3": "distributed",
-        "NM306": "collectives",
-        "NM308": "data-loading",
-        "NM309": "launch",
-        "NM310": "launch",
-        "NM311": "fsdp",
-        "NM312": "spmd",
-        "NM4": "unsupported-api",
-        "NM411": "dtypes",
-        "NM412": "dtypes",
-        "NM413": "dtypes",
-        "NM5": "compile",
-        "NM60": "environment",
-        "NM601": "imports",
-        "NM602": "imports",
-        "NM62": "packaging",
-        "NM624": "fsdp",
-        "NM63": "environment",
-        "NM631": "launch",
-        "NM7": "smoke",
-        "NM9": "tool",
-    }
-)
-CONCEPTS: Mapping[str, str] = MappingProxyType(
-    {
-        "launch": "launch: spawn, process groups, launcher scripts",
-        "collectives": "collectives",
-        "spmd": "SPMD sharding",
-        "fsdp": "FSDP",
-        "distributed": "ranks, barriers, optimizer step",
-        "data-loading": "data loading",
-        "device": "device placement",
-        "execution": "execution model",
-        "compile": "torch.compile",
-        "unsupported-api": "APIs the beta lacks",
-        "dtypes": "dtypes (float64, autocast)",
-        "profiling": "profiling and metrics",
-        "checkpoints": "checkpoints and RNG state",
-        "internals": "torch_xla internals",
-        "imports": "imports",
-        "environment": "environment variables",
-        "packaging": "packaging: requirements and pins",
-        "smoke": "smoke run findings",
-        "tool": "files the tool could not check",
-    }
-)
-# Minutes a person needs per manual finding of each concept: an estimate, overridable in config
-# (`[tool.neuron-migrate.report-effort]`). Documented in docs/report.md.
-DEFAULT_EFFORT: Mapping[str, int] = MappingProxyType(
-    {
-        "launch": 30,
-        "collectives": 20,
-        "spmd": 240,
-        "fsdp": 120,
-        "distributed": 15,
-        "data-loading": 20,
-        "device": 10,
-        "execution": 15,
-        "compile": 15,
-        "unsupported-api": 60,
-        "dtypes": 15,
-        "profiling": 15,
-        "checkpoints": 20,
-        "internals": 45,
-        "imports": 5,
-        "environment": 10,
-        "packaging": 10,
-        "smoke": 30,
-        "tool": 10,
-    }
-)
+# The estimate is a range: a manual finding takes from LOW to HIGH times its table value.
+EFFORT_RANGE = (0.5, 2.0)
+HOURS_PER_DAY = 6  # focused hours in a person-day
 PACKAGING_PREFIXES = ("NM62", "NM63")
 BETA_LIMITS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -130,12 +53,6 @@ BETA_LIMITS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "torch.compile flags": ("NM502", "NM503", "NM504", "NM505", "NM506", "NM507"),
     }
 )
-
-
-def concept_of(code: str) -> str:
-    """The concept a rule belongs to (see CONCEPTS)."""
-    best = max((p for p in _CONCEPT_PREFIXES if code.startswith(p)), key=len, default="")
-    return _CONCEPT_PREFIXES.get(best, "tool")
 
 
 def kind_of(finding: Finding) -> str:
@@ -155,6 +72,9 @@ class RunInfo:
     date: str  # ISO 8601, UTC
     paths: tuple[str, ...] = (".",)
     effort: tuple[tuple[str, int], ...] = ()  # overrides of DEFAULT_EFFORT from config
+    families: tuple[str, ...] = ("xla",)  # --from
+    target: str = "neuron"  # --target
+    history: str = ""  # where *done* comes from besides recognised code: "git REF (commit)", "baseline FILE"
 
 
 @dataclass(frozen=True)
@@ -164,10 +84,39 @@ class FileRow:
     safe: int
     unsafe: int
     manual: int
+    blockers: int = 0
+    importers: int = 0  # local files that import this one
+    minutes: int = 0  # the estimate's typical value for its manual findings
 
     @property
     def total(self) -> int:
         return self.safe + self.unsafe + self.manual
+
+    @property
+    def folder(self) -> str:
+        return folder_of(self.path)
+
+
+@dataclass(frozen=True)
+class FolderRow:
+    """Everything under one folder (its subfolders included)."""
+
+    path: str  # "." for the top
+    depth: int
+    files: int
+    statuses: tuple[int, ...]  # in STATUSES order
+    safe: int
+    unsafe: int
+    manual: int
+    blockers: int
+    minutes: int
+
+    @property
+    def total(self) -> int:
+        return self.safe + self.unsafe + self.manual
+
+    def count(self, status: str) -> int:
+        return self.statuses[STATUSES.index(status)]
 
 
 @dataclass(frozen=True)
@@ -217,6 +166,45 @@ class ConceptGroup:
 
 
 @dataclass(frozen=True)
+class BlockerGroup:
+    """The blockers of one concept: how many, the guide, and the first occurrence in each file."""
+
+    concept: str
+    label: str
+    guide: str
+    count: int
+    first: tuple[Item, ...]  # the first blocker of this concept in each file, by path
+
+
+@dataclass(frozen=True)
+class Effort:
+    """The estimate, in minutes: typical, and the range around it."""
+
+    minutes: int
+    low: int
+    high: int
+
+    @property
+    def hours(self) -> tuple[float, float]:
+        return self.low / 60, self.high / 60
+
+    @property
+    def days(self) -> tuple[float, float]:
+        return self.low / 60 / HOURS_PER_DAY, self.high / 60 / HOURS_PER_DAY
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How the report's counts relate to `check` for the same settings."""
+
+    found: int  # `check`: "Found N findings"
+    fixable: int  # `check`: "[*] N fixable with the `--fix` option" (each finding's own fix)
+    unsafe_fixable: int  # `check`: "[-] N more fixable with the `--unsafe-fixes` option"
+    left_after_fix: int  # findings `check` still reports after `--fix`
+    left_after_unsafe_fixes: int  # ... after `--fix --unsafe-fixes`
+
+
+@dataclass(frozen=True)
 class SmokeSummary:
     """The smoke run's results, as far as the report shows them."""
 
@@ -236,6 +224,22 @@ class SmokeSummary:
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """What changed since an earlier report (`report --compare OLD.json`)."""
+
+    old_date: str
+    old_statuses: tuple[int, ...]  # in STATUSES order
+    new_statuses: tuple[int, ...]
+    old_findings: int
+    new_findings: int
+    old_blockers: int
+    new_blockers: int
+    newly_done: tuple[str, ...]  # files that were not done or clean before and are now
+    worse: tuple[tuple[str, str, str], ...]  # (file, old status, new status) that got worse or are new work
+    rules: tuple[tuple[str, int, int], ...]  # (code, old count, new count) where they differ
+
+
+@dataclass(frozen=True)
 class Report:
     run: RunInfo
     files: tuple[FileRow, ...]
@@ -246,6 +250,11 @@ class Report:
     beta_limits: tuple[tuple[str, tuple[Item, ...]], ...]
     effort: tuple[tuple[str, int], ...]  # the table used: concept -> minutes per finding
     smoke: SmokeSummary | None = None
+    folders: tuple[FolderRow, ...] = ()
+    work: tuple[FileRow, ...] = ()  # files with something left, in the order to migrate them
+    blockers: tuple[BlockerGroup, ...] = ()
+    relation: Relation | None = None
+    comparison: Comparison | None = field(default=None, compare=False)
 
     def status_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATUSES, 0)
@@ -260,8 +269,25 @@ class Report:
     def total_minutes(self) -> int:
         return sum(group.minutes for group in self.manual)
 
+    @property
+    def estimate(self) -> Effort:
+        return effort_range(self.total_minutes)
+
+    @property
+    def blocker_count(self) -> int:
+        return sum(g.count for g in self.blockers)
+
 
 KindOf = Callable[[Finding], str]
+
+
+def folder_of(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+def effort_range(minutes: int) -> Effort:
+    low, high = EFFORT_RANGE
+    return Effort(minutes, round(minutes * low), round(minutes * high))
 
 
 def _item(finding: Finding, kind: KindOf = kind_of) -> Item:
@@ -281,8 +307,11 @@ def _item(finding: Finding, kind: KindOf = kind_of) -> Item:
     )
 
 
-def file_status(result: FileResult, kind: KindOf = kind_of) -> str:
-    """One of STATUSES for a file that was checked and not fixed."""
+def file_status(result: FileResult, kind: KindOf = kind_of, done: bool = False) -> str:
+    """One of STATUSES for a file that was checked and not fixed; `done`: the file is known to
+    have used what the selected rules migrate (git history, a baseline, recognised code)."""
+    if any(f.blocker for f in result.findings):
+        return "blocked"
     kinds = {kind(f) for f in result.findings}
     if "manual" in kinds:
         return "manual"
@@ -290,14 +319,7 @@ def file_status(result: FileResult, kind: KindOf = kind_of) -> str:
         return "unsafe"
     if kinds:
         return "auto"
-    return "done" if "neuron" in (result.source or "") else "clean"
-
-
-def _file_row(result: FileResult, kind: KindOf) -> FileRow:
-    kinds = [kind(f) for f in result.findings]
-    return FileRow(
-        result.path, file_status(result, kind), kinds.count("safe"), kinds.count("unsafe"), kinds.count("manual")
-    )
+    return "done" if done else "clean"
 
 
 def _counts(
@@ -346,16 +368,61 @@ def fallback_text(smoke: SmokeSummary) -> str:
     return shown
 
 
+def folders(files: Sequence[FileRow]) -> tuple[FolderRow, ...]:
+    """Every folder holding a checked file (at any depth), rolled up, in tree order."""
+    n = len(STATUSES)
+    own: dict[str, list[int]] = {}
+    for row in files:  # first each folder's own files, then each sum goes to its ancestors
+        acc = own.setdefault(row.folder, [0] * (n + 6))
+        acc[0] += 1
+        acc[1 + STATUSES.index(row.status)] += 1
+        for offset, value in enumerate((row.safe, row.unsafe, row.manual, row.blockers, row.minutes)):
+            acc[1 + n + offset] += value
+    sums: dict[str, list[int]] = {}
+    for folder, acc in own.items():
+        parts = folder.split("/") if folder != "." else []
+        for depth in range(len(parts) + 1):
+            total = sums.setdefault("/".join(parts[:depth]) or ".", [0] * (n + 6))
+            for index, value in enumerate(acc):
+                total[index] += value
+    return tuple(
+        FolderRow(key, 0 if key == "." else key.count("/") + 1, acc[0], tuple(acc[1 : 1 + n]), *acc[1 + n :])
+        for key, acc in sorted(sums.items(), key=lambda kv: () if kv[0] == "." else tuple(kv[0].split("/")))
+    )
+
+
+def _blockers(findings: Sequence[Finding], kind: KindOf) -> tuple[BlockerGroup, ...]:
+    groups: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.blocker:
+            groups.setdefault(concept_of(finding.code), []).append(finding)
+    order = list(CONCEPTS)
+    out = []
+    for concept in sorted(groups, key=lambda c: order.index(c) if c in order else len(order)):
+        found = groups[concept]
+        first: dict[str, Finding] = {}
+        for finding in found:
+            first.setdefault(finding.path, finding)
+        items = tuple(_item(f, kind) for f in first.values())
+        out.append(BlockerGroup(concept, CONCEPTS.get(concept, concept), items[0].guide, len(found), items))
+    return tuple(out)
+
+
 def build(
     results: Sequence[FileResult],
     run: RunInfo,
     smoke: object | None = None,
     kinds: Mapping[tuple[object, ...], str] | None = None,
+    done: frozenset[str] = frozenset(),
+    importers: Mapping[str, int] | None = None,
+    relation: Relation | None = None,
 ) -> Report:
     """The report for the results of a check run (nothing fixed).
 
     `kinds` maps a finding's sort key to what `--fix` really does with it (see
-    `report.command.fix_kinds`); without it, each finding's own fix decides.
+    `report.command.fix_kinds`); without it, each finding's own fix decides. `done`: files known
+    to have used what the rules migrate (history, baseline, recognised code). `importers`: how
+    many local files import each file, to order the work.
     """
     kind = (lambda f: kinds.get(f.sort_key) or kind_of(f)) if kinds else kind_of
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key)
@@ -374,9 +441,29 @@ def build(
     beta = tuple(
         (label, tuple(_item(f, kind) for f in findings if f.code in wanted)) for label, wanted in BETA_LIMITS.items()
     )
+    rows = []
+    for result in results:
+        found = [kind(f) for f in result.findings]
+        rows.append(
+            FileRow(
+                result.path,
+                file_status(result, kind, result.path in done),
+                found.count("safe"),
+                found.count("unsafe"),
+                found.count("manual"),
+                sum(1 for f in result.findings if f.blocker),
+                (importers or {}).get(result.path, 0),
+                sum(effort.get(concept_of(f.code), 0) for f in result.findings if kind(f) == "manual"),
+            )
+        )
+    files = tuple(sorted(rows, key=lambda row: row.path))
+    rank = {s: i for i, s in enumerate(WORK)}
+    work = tuple(
+        sorted((r for r in files if r.status in WORK), key=lambda r: (-r.importers, rank[r.status], -r.minutes, r.path))
+    )
     return Report(
         run=run,
-        files=tuple(sorted((_file_row(r, kind) for r in results), key=lambda row: row.path)),
+        files=files,
         families=tuple(
             CountRow(r.key + "xx", r.label, r.safe, r.unsafe, r.manual)
             for r in _counts(findings, family_of, FAMILIES, kind)
@@ -387,4 +474,8 @@ def build(
         beta_limits=beta,
         effort=tuple(sorted(effort.items())),
         smoke=_smoke_summary(smoke) if smoke is not None else None,
+        folders=folders(files),
+        work=work,
+        blockers=_blockers(findings, kind),
+        relation=relation,
     )

@@ -39,6 +39,8 @@ import functools
 import hashlib
 import marshal
 import os
+import re
+import stat
 import sys
 import time
 import zlib
@@ -242,21 +244,55 @@ class ResultCache:
         self.updates = {}
 
 
+_TAG_LINE = b"# neuron-migrate result cache"
+_INDEX_NAME = re.compile(r"[0-9a-f]{24}\.idx")  # config_key's blake2b digest, 12 bytes
+
+
+def ours(folder: Path) -> bool:
+    """Whether `folder` is a cache this tool made: its CACHEDIR.TAG (a regular file, not a
+    link) carries our line. A shared `--cache-dir` another program tagged is never pruned."""
+    try:
+        data = read_regular(folder / "CACHEDIR.TAG", 4096)[0] if not (folder / "CACHEDIR.TAG").is_symlink() else b""
+    except OSError:
+        return False
+    return _TAG_LINE in data
+
+
+def _our_index(path: Path, info: os.stat_result) -> bool:
+    """An index file this tool wrote: our name pattern, a regular file (no link), our owner and
+    our magic bytes. Anything else in the folder is left alone."""
+    if not _INDEX_NAME.fullmatch(path.name) or not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        return os.read(fd, len(_MAGIC) - 1) == _MAGIC[:-1]  # NMCACHE<n>: any version of ours
+    finally:
+        os.close(fd)
+
+
 def prune(folder: Path, keep: Path, now: float | None = None) -> list[Path]:
     """Delete the index files of configurations not used lately; returns what was deleted.
 
     Every setting that changes results has its own index, so switching `--select`, targets or
     versions leaves indices behind. `keep` (this run's) always stays; of the others, the most
-    recent `_KEEP_INDICES - 1` stay unless none of them was written for `_STALE_S`.
+    recent `_KEEP_INDICES - 1` stay unless none of them was written for `_STALE_S`. Only files
+    this tool wrote are candidates (`ours`, `_our_index`), never another program's `*.idx`.
     """
     now = time.time() if now is None else now
     found: list[tuple[float, Path]] = []
+    if not ours(folder):
+        return []
     for path in folder.glob("*.idx"):
         if path != keep:
             try:
-                found.append((path.stat().st_mtime, path))
+                info = os.lstat(path)
             except OSError:
                 continue  # removed meanwhile by another run
+            if _our_index(path, info):
+                found.append((info.st_mtime, path))
     found.sort(reverse=True)
     doomed = [p for i, (mtime, p) in enumerate(found) if i >= _KEEP_INDICES - 1 or now - mtime > _STALE_S]
     for path in doomed:
@@ -294,11 +330,30 @@ def _prepare(folder: Path) -> None:
 
     folder.mkdir(parents=True, exist_ok=True)
     ignore = folder / ".gitignore"
-    if not ignore.exists():
+    if not os.path.lexists(ignore):
         write_atomic(ignore, b"# Created by neuron-migrate; the cache is local and disposable.\n*\n")
     tag = folder / "CACHEDIR.TAG"
-    if not tag.exists():
-        write_atomic(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# neuron-migrate result cache\n")
+    if not os.path.lexists(tag):
+        write_atomic(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n" + _TAG_LINE + b"\n")
+
+
+def default_folder_refusal(folder: Path, cwd: Path) -> str | None:
+    """Why the default cache folder must not be used: it is a link to a folder outside the
+    project (a planted `.neuron_migrate_cache` pointing at someone else's files). A folder
+    given with `--cache-dir` is the user's choice and is used as given."""
+    try:
+        if not stat.S_ISLNK(os.lstat(folder).st_mode):
+            return None
+    except OSError:
+        return None
+    target = Path(os.path.realpath(folder))
+    root = cwd.resolve()
+    if target == root or root in target.parents:
+        return None
+    return (
+        f"{folder} is a link to {target}, outside this project; the cache is off for this run "
+        "(remove the link, or pass --cache-dir to use that folder)"
+    )
 
 
 def open_cache(folder: Path, settings: Settings, cwd: Path) -> ResultCache:

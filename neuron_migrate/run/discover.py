@@ -85,8 +85,12 @@ def discover(
                 seen.setdefault(str(known), Target(path, _relative(known, path, resolved_cwd)))
                 continue
             resolved = resolve(path)
+            if path.is_symlink() and _excluded_target(resolved, roots, resolved_roots, patterns):
+                continue  # a link into an excluded (or hidden, or virtualenv) folder: not checked
             if path.is_symlink() and resolved.is_file() and any(_inside(resolved, r) for r in resolved_roots):
                 path = resolved  # a link to a file that is checked anyway: fix the target, once
+            if not path.exists():  # a dangling link or a missing file: shown by its own name
+                resolved = Path(os.path.abspath(path))
             target = Target(path, _relative(resolved, path, resolved_cwd))
             seen.setdefault(str(resolved) if path.exists() else str(path), target)
     return sorted(seen.values(), key=lambda t: t.display)
@@ -98,6 +102,26 @@ def resolve(path: Path) -> Path:
         return path.resolve()
     except (RuntimeError, OSError):
         return Path(os.path.abspath(path))
+
+
+def _excluded_target(
+    resolved: Path, roots: tuple[Path, ...], resolved_roots: tuple[Path, ...], patterns: tuple[str, ...]
+) -> bool:
+    """Whether a link's target lies in a folder (or is a file) the walk would not enter: matched
+    by an exclude glob, hidden, or a virtualenv, under one of the roots; so a link cannot carry
+    `--fix` into a folder the user excluded."""
+    for root, resolved_root in zip(roots, resolved_roots):
+        if not _inside(resolved, resolved_root) or resolved == resolved_root:
+            continue
+        parts = resolved.relative_to(resolved_root).parts
+        base = root if root.is_dir() else root.parent
+        for depth in range(len(parts)):
+            shown = base.joinpath(*parts[: depth + 1])
+            if is_excluded(shown, patterns):
+                return True
+            if depth < len(parts) - 1 and _skip_dir(shown, patterns):
+                return True
+    return False
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -152,7 +152,7 @@ def _start_worker(settings: Settings) -> None:
 
 def _warm_up(settings: Settings) -> None:
     """Load and index the enabled rules once per process."""
-    from neuron_migrate.engine.check import build_ruleset, enabled_codes
+    from neuron_migrate.engine.ruleset import build_ruleset, enabled_codes
 
     build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target)
 

@@ -108,9 +108,27 @@ def request_from(paths: Sequence[Path], options: Mapping[str, Any]) -> Request:
         write=not options["diff"],
         since=options["since"],
         baseline=options["baseline"],
-        cache_dir=None if options.get("no_cache", True) else options.get("cache_dir") or Path(CACHE_DIR_NAME),
+        cache_dir=_cache_dir(options),
         shard=options.get("shard"),
     )
+
+
+def _cache_dir(options: Mapping[str, Any]) -> Path | None:
+    """The result cache folder: `--cache-dir` as given, else the default one unless it is a
+    link out of the project (then no cache, with a warning)."""
+    if options.get("no_cache", True):
+        return None
+    if options.get("cache_dir"):
+        return Path(options["cache_dir"])
+    from neuron_migrate.run.cache import default_folder_refusal
+
+    refused = default_folder_refusal(Path(CACHE_DIR_NAME), Path.cwd())
+    if refused is not None:
+        import sys
+
+        sys.stderr.write(f"neuron-migrate: warning: {refused}\n")
+        return None
+    return Path(CACHE_DIR_NAME)
 
 
 def run_display(request: Request, cwd: Path) -> tuple[str, bool]:
@@ -150,7 +168,7 @@ def settings_for(request: Request) -> list[tuple[Path | None, tuple[Path, ...], 
     from dataclasses import replace
 
     from neuron_migrate.config import config_for as _config_for
-    from neuron_migrate.engine.check import enabled_codes
+    from neuron_migrate.engine.ruleset import enabled_codes
 
     groups = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)
     return [

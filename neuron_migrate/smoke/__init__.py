@@ -3,7 +3,7 @@
 The only package allowed to import torch, and only inside the child process it starts
 (`bootstrap`, `emulate`, `recorder`, `hooks`, ...). Importing this package imports no torch.
 The names below are imported on first use, so a child process (`python -m
-neuron_migrate.smoke.bootstrap`) does not load the runner, the renderers or the rule catalogue.
+neuron_migrate.smoke.child.bootstrap`) does not load the runner, the renderers or the rule catalogue.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Did the ranks train together? Collectives seen, and the ranks' parameter checksums compared.
 
-No torch: reads the ranks' JSON reports (see `replicas.py` for what a rank writes).
+No torch: reads the ranks' JSON reports (see `child/replicas.py` for what a rank writes).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Run a user's script in smoke child processes and collect one SmokeReport. No torch here.
 
-Each rank is a `python -m neuron_migrate.smoke.bootstrap` process in its own session, with
+Each rank is a `python -m neuron_migrate.smoke.child.bootstrap` process in its own session, with
 the torchrun environment. The runner enforces the time limit from outside (the child also
 stops itself at `timeout`), kills every process group it started, and never leaves one behind.
 """
@@ -177,7 +177,7 @@ def _launch(
     command = [
         options.python or sys.executable,
         "-m",
-        "neuron_migrate.smoke.bootstrap",
+        "neuron_migrate.smoke.child.bootstrap",
         str(config_path),
     ]
     return _run_ranks(command, child_env, options, workdir)

@@ -195,8 +195,8 @@ def floor_child(kind: str, list_file: Path) -> None:
 
 def corpus_stats(root: Path) -> tuple[int, int, list[Path], int]:
     """(files, lines, files a check parses, their lines), using the tool's own discovery and prefilter."""
-    from neuron_migrate.engine.check import build_ruleset, enabled_codes, might_match
     from neuron_migrate.engine.pipeline import read_source
+    from neuron_migrate.engine.ruleset import build_ruleset, enabled_codes, might_match
     from neuron_migrate.model import Finding
     from neuron_migrate.run.discover import discover
     from neuron_migrate.settings import Settings
@@ -215,7 +215,7 @@ def corpus_stats(root: Path) -> tuple[int, int, list[Path], int]:
 
 def trigger_counts(root: Path) -> dict[str, int]:
     """How many files each prefilter trigger lets through (a file may count for several)."""
-    from neuron_migrate.engine.check import build_ruleset, enabled_codes
+    from neuron_migrate.engine.ruleset import build_ruleset, enabled_codes
     from neuron_migrate.settings import Settings
 
     settings = Settings()

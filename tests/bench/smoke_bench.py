@@ -15,7 +15,7 @@ and a small transformer, a few dozen training steps each) it times, interleaved,
   teardown, which costs the plain CNN about a second of CPU time on this machine;
 - `emulation`: the script on the emulated `neuron` device with nothing of smoke around it (no
   hooks, no op recorder, no anomaly metadata): the cost of the tensor subclass alone;
-- `child`: one smoke child process (`python -m neuron_migrate.smoke.bootstrap`), i.e.
+- `child`: one smoke child process (`python -m neuron_migrate.smoke.child.bootstrap`), i.e.
   emulation + hooks + op recorder + report, without the parent CLI;
 - `smoke`: `neuron-migrate smoke --device emulate --steps 100000 SCRIPT`, the whole command.
 
@@ -62,7 +62,7 @@ SMOKE_STEPS = "100000"
 # The emulated device alone: what `bootstrap.setup_device` installs, then the script.
 _EMULATION_ONLY = """\
 import runpy, sys
-from neuron_migrate.smoke import emulate
+from neuron_migrate.smoke.child import emulate
 keep = emulate.install(emulate.EmulationConfig())
 script = sys.argv[1]
 sys.argv = [script]
@@ -153,7 +153,7 @@ def commands(name: str, work: Path, python: str) -> dict[str, list[str]]:
         "plain": [python, str(plain)],
         "plain_exit": [python, str(plain_exit)],
         "emulation": [python, str(driver), str(script)],
-        "child": [python, "-m", "neuron_migrate.smoke.bootstrap", str(config_path)],
+        "child": [python, "-m", "neuron_migrate.smoke.child.bootstrap", str(config_path)],
         "smoke": [python, str(cli), "--device", "emulate", "--steps", SMOKE_STEPS, str(script)],
     }
 

@@ -15,9 +15,10 @@ from types import MappingProxyType
 from neuron_migrate import compat
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import MapEntry, RuleSpec, load_catalogue
-from neuron_migrate.engine.check import enabled_codes, tool_finding
+from neuron_migrate.engine.check import tool_finding
 from neuron_migrate.engine.formats import packaging, shell
 from neuron_migrate.engine.formats.kinds import file_kind
+from neuron_migrate.engine.ruleset import enabled_codes
 from neuron_migrate.model import FileResult, Finding, Fix, Safety, TextEdit
 from neuron_migrate.registry import FILE_DETECTORS
 from neuron_migrate.settings import Settings

@@ -1,4 +1,4 @@
-"""Entry point of one smoke child process: `python -m neuron_migrate.smoke.bootstrap CONFIG`.
+"""Entry point of one smoke child process: `python -m neuron_migrate.smoke.child.bootstrap CONFIG`.
 
 Sets up the device (real `torch_neuronx` or the emulation), seeds, installs the stop hooks and
 the op recorder, runs the user's script with `runpy`, and writes this rank's JSON report.
@@ -51,7 +51,7 @@ def setup_device(config: ChildConfig) -> DeviceSession:
             raise RuntimeError("torch_neuronx imports but reports no `neuron` device")
         torch_neuronx.clear_op_tracking()
         return DeviceSession("neuron", neuronx=torch_neuronx)
-    from neuron_migrate.smoke import device_module, emulate
+    from neuron_migrate.smoke.child import device_module, emulate
 
     keep = emulate.install(emulate.EmulationConfig(config.device_count, autocast=not config.reference))
     sys.modules["torch_neuronx"] = device_module.build_torch_neuronx_stub()
@@ -75,7 +75,8 @@ def _make_compile_eager(session: DeviceSession) -> None:
 
 def run(config: ChildConfig, rank: int) -> dict[str, Any]:
     """Run the user's script once and describe what happened as JSON data."""
-    from neuron_migrate.smoke import hooks, recorder, xla_imports
+    from neuron_migrate.smoke import xla_imports
+    from neuron_migrate.smoke.child import hooks, recorder
 
     started = time.monotonic()
     files = UserFiles.for_script(config.script, config.user_roots)
@@ -118,7 +119,7 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
 def _add_device_notes(session: DeviceSession) -> None:
     if session.name != "emulated":
         return
-    from neuron_migrate.smoke import device_module
+    from neuron_migrate.smoke.child import device_module
 
     note = device_module.remapped_note()
     if note:
@@ -126,7 +127,7 @@ def _add_device_notes(session: DeviceSession) -> None:
 
 
 def _run_script(config: ChildConfig, rec: Any, files: UserFiles) -> tuple[str, dict[str, Any] | None]:
-    from neuron_migrate.smoke import hooks
+    from neuron_migrate.smoke.child import hooks
 
     sys.argv = [config.script, *config.args]
     sys.path.insert(0, os.path.dirname(config.script))
@@ -147,7 +148,7 @@ def _run_script(config: ChildConfig, rec: Any, files: UserFiles) -> tuple[str, d
 
 
 def _safe_checksums(state: Any, session: DeviceSession) -> list[dict[str, Any]] | None:
-    from neuron_migrate.smoke import replicas
+    from neuron_migrate.smoke.child import replicas
 
     try:
         return replicas.parameter_checksums(state)

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from neuron_migrate.smoke.flat import leaves
+from neuron_migrate.smoke.child.flat import leaves
 from neuron_migrate.smoke.sites import (
     MAX_CACHED_SITES,
     MAX_SITES,

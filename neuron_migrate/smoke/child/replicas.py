@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from neuron_migrate.smoke.hooks import RunState
+from neuron_migrate.smoke.child.hooks import RunState
 
 
 def parameter_checksums(state: RunState) -> list[dict[str, Any]] | None:

@@ -17,8 +17,8 @@ from typing import Any
 
 import torch
 
-from neuron_migrate.smoke import amp, device_module, patches, process_group
-from neuron_migrate.smoke.flat import map_leaves
+from neuron_migrate.smoke.child import amp, device_module, patches, process_group
+from neuron_migrate.smoke.child.flat import map_leaves
 
 DEVICE_TYPE = patches.DEVICE_TYPE
 

@@ -68,6 +68,8 @@ def add_to_module(
     indentation step (else read from `text`), and `follows_imports` whether the module has
     top-level imports (else read from `text`).
     """
+    if "\f" in text:
+        return None  # LibCST drops a form feed that starts a line: the text edits keep it
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:

@@ -1,0 +1,201 @@
+"""The text of a fix's new imports and helpers, and where in the module it goes.
+
+`check` reports these insertions as part of each finding's fix (`import_edits`); `--fix` adds
+the same imports once per round with LibCST (`engine/add_imports_cst.py`), at the same places
+(`import_placement`: after the last import of the new import's group, else after all imports),
+and falls back to this text when LibCST cannot parse the module.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+
+from neuron_migrate.analysis.analyze import Analysis
+
+
+def import_anchor(analysis: Analysis, before: int | None = None) -> int:
+    """Where new imports go: after the module's last top-level import before other code, and
+    before the statement holding offset `before` (the first code that needs them)."""
+    body = analysis.tree.body
+    last = None
+    for index, stmt in enumerate(body):
+        if before is not None and analysis.src.line_start((stmt.end_lineno or stmt.lineno) + 1) > before:
+            break
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        is_docstring = index == 0 and isinstance(value, ast.Constant) and isinstance(value.value, str)
+        guarded_import = isinstance(stmt, ast.Try) and all(
+            isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body
+        )
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or is_docstring or guarded_import:
+            last = stmt
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+    if last is None:
+        return _after_header(analysis)
+    return analysis.src.line_start((last.end_lineno or last.lineno) + 1)
+
+
+@dataclass(frozen=True)
+class ImportPlacement:
+    """Where a file's new imports go: after their group's last import, else after all imports."""
+
+    anchor: int  # after the module's top-level imports
+    follows_imports: bool
+    groups: tuple[tuple[str, int], ...] = ()  # ("stdlib" or a top-level package, offset after its last import)
+
+
+def import_placement(analysis: Analysis, before: int | None = None) -> ImportPlacement:
+    """Computed once per analysis: the import block's end, and where each group of it ends
+    (all of it before offset `before`, when given)."""
+    anchor = import_anchor(analysis, before)
+    groups: dict[str, int] = {}
+    for stmt in analysis.tree.body:
+        if analysis.src.line_start(stmt.lineno) >= anchor:
+            break
+        if isinstance(stmt, ast.Import):
+            roots = {alias.name.split(".")[0] for alias in stmt.names}
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            roots = {stmt.module.split(".")[0]}
+        else:
+            continue
+        end = analysis.src.line_start((stmt.end_lineno or stmt.lineno) + 1)
+        for root in roots:
+            groups["stdlib" if root in sys.stdlib_module_names else root] = end
+    return ImportPlacement(anchor, follows_imports(analysis), tuple(sorted(groups.items())))
+
+
+def import_edits(
+    analysis: Analysis,
+    keys: tuple[str, ...],
+    placement: ImportPlacement,
+    mark_helpers: bool = False,
+    before: int | None = None,
+) -> list[tuple[int, int, str]]:
+    """The insertions that add the imports (and helpers) `keys` ask for.
+
+    `import os` joins the standard-library imports and `import torch...` the torch ones when
+    the file has such a group; the rest (and helpers) go after all the imports. All of them
+    come before offset `before`, the first edit that uses them, even when imports follow it.
+    """
+    if not keys:
+        return []
+    if before is not None and before < placement.anchor:
+        placement = import_placement(analysis, before)  # code before the last import uses them
+    from neuron_migrate.analysis.analyze import IMPORTS
+
+    newline = analysis.src.newline
+    groups = dict(placement.groups)
+    by_offset: dict[int, list[str]] = {}
+    rest: list[str] = []
+    for key in keys:
+        module = IMPORTS[key][0] if key in IMPORTS else ""
+        root = module.split(".")[0]
+        offset = groups.get("stdlib" if root in sys.stdlib_module_names else root) if module else None
+        if offset is None or offset == placement.anchor:
+            rest.append(key)
+        else:
+            by_offset.setdefault(offset, []).append(key)
+    edits = [
+        (at, at, "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in found))
+        for at, found in sorted(by_offset.items())
+    ]
+    if rest:
+        text = import_text(
+            tuple(rest),
+            newline,
+            analysis.text,
+            placement.anchor,
+            placement.follows_imports,
+            analysis.indent_unit(),
+            mark_helpers,
+        )
+        edits.append((placement.anchor, placement.anchor, text))
+    return edits
+
+
+def follows_imports(analysis: Analysis) -> bool:
+    """Whether new imports join an existing import block (else they open one)."""
+    return any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in analysis.tree.body)
+
+
+def _after_header(analysis: Analysis) -> int:
+    """After a shebang, coding cookie and leading comments."""
+    offset = 0
+    line = 1
+    while True:
+        text = analysis.src.line_text(line)
+        if text.startswith("#") and analysis.src.line_start(line + 1) > offset:
+            offset = analysis.src.line_start(line + 1)
+            line += 1
+            continue
+        return offset
+
+
+IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp", "dist_optim", "checkpoint_wrapper")
+
+
+def import_text(
+    keys: tuple[str, ...],
+    newline: str,
+    text: str,
+    anchor: int,
+    after_imports: bool = True,
+    unit: str = "    ",
+    mark_helpers: bool = False,
+) -> str:
+    """The import lines (and helper definitions, indented by `unit`) that `keys` ask for, ready to insert.
+
+    With `mark_helpers`, a helper ends with `HELPER_END`, where `apply` makes two blank lines once
+    every other edit is in (a statement deleted after the imports changes the gap).
+    """
+    from neuron_migrate.analysis.analyze import IMPORTS
+
+    wanted = set(keys)
+    out = "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in wanted)
+    for source in helper_sources(keys):
+        out += newline + newline + _reindent(source, unit).rstrip("\n").replace("\n", newline) + newline
+    if anchor == len(text) and text and not text.endswith(("\n", "\r")):
+        return newline + out
+    if not after_imports and anchor < len(text) and not text.startswith(("\n", "\r"), anchor):
+        gap = 2 if text.startswith(("def ", "class ", "async def ", "@"), anchor) else 1
+        out += newline * gap  # keep the inserted block apart from the code after it
+    elif any(k.startswith("helper:") for k in wanted):
+        out += HELPER_END if mark_helpers else newline * max(0, 2 - _blank_lines_at(text, anchor))
+    return out
+
+
+def helper_sources(keys: tuple[str, ...]) -> list[str]:
+    """The source of each helper the `helper:<name>:<module name>` keys among `keys` ask for, in
+    the order `checks.helpers.HELPERS` lists the helpers (then by key)."""
+    from neuron_migrate.checks.helpers import HELPERS, helper_text
+
+    order = {name: index for index, name in enumerate(HELPERS)}
+    helpers = [k for k in set(keys) if k.startswith("helper:")]
+    helpers.sort(key=lambda k: (order.get(k.split(":", 2)[1], len(order)), k))
+    return [source for source in map(helper_text, helpers) if source is not None]
+
+
+HELPER_END = "\x00helper-end\x00"  # cannot occur in Python source; `apply` sets the gap there
+
+
+def _blank_lines_at(text: str, offset: int, most: int = 2) -> int:
+    """How many blank lines start at `offset` (up to `most`); the end of the text counts as enough."""
+    count = 0
+    for line in text[offset : offset + 400].splitlines(keepends=True)[:most]:
+        if line.strip():
+            break
+        count += 1
+    return most if offset >= len(text) else count
+
+
+def _reindent(code: str, unit: str) -> str:
+    """`code`, written with four-space steps, indented with `unit` steps instead."""
+    if unit == "    ":
+        return code
+    lines = []
+    for line in code.split("\n"):
+        stripped = line.lstrip(" ")
+        lines.append(unit * ((len(line) - len(stripped)) // 4) + stripped)
+    return "\n".join(lines)
