@@ -15,6 +15,8 @@ folder and unpacked. The CLI then runs three ways on it: `check`, `check --fix` 
   those left, the ones no blocker finding (`Finding.blocker`: SPMD, NxD, xser, ...) accounts for:
   each is a call that keeps a torch_xla import alive without a genuine reason. The share is given
   over all files and over the files that use neither SPMD nor neuronx_distributed.
+- what a reviewer would not merge as written (`quality_counts`): rank guards added, blocks left
+  with only `pass`, comments left without the code they were about, helper definitions added.
 
 It writes a Markdown summary (`--output`, e.g. docs/ecosystem.md) and one unified diff per package
 and mode under `--diffs`, to be read before calling a change done.
@@ -86,6 +88,7 @@ class ModeResult:
     not_idempotent: list[str] = field(default_factory=list)
     off_source: list[str] = field(default_factory=list)
     xla_sites: list[XlaSite] = field(default_factory=list)  # torch_xla calls in the files afterwards
+    quality: collections.Counter[str] = field(default_factory=collections.Counter)
     diff: str = ""
 
 
@@ -271,6 +274,83 @@ def undefined_names(text: str, filename: str) -> collections.Counter[str]:
     )
 
 
+QUALITY = {
+    "rank_guards": "rank guards added",
+    "dead_blocks": "blocks left with only `pass`",
+    "orphaned_comments": "comments left without their code",
+    "helpers": "helper definitions added",
+}
+_RANK_GUARD = re.compile(r"^\s*(?:el)?if\b.*(?:\bRANK\b|\bLOCAL_RANK\b|get_rank\(\)|\brank\b)")
+
+
+def quality_counts(old: str, new: str) -> collections.Counter[str]:
+    """How much of what a fix wrote into `new` (from `old`) an expert would not write; see QUALITY.
+
+    - rank guards: `if` lines testing `RANK`, `LOCAL_RANK`, `get_rank()` or a `rank`, new minus old;
+    - dead blocks: `if`/`for`/`while`/`with`/`try` blocks and functions whose body is only `pass`
+      (and a docstring), new minus old;
+    - orphaned comments: a comment line kept whose next line was code at its indentation and is
+      now a blank line, the end of its block or the end of the file;
+    - helpers: top-level functions and classes defined in `new` and not in `old`.
+    """
+    counts: collections.Counter[str] = collections.Counter()
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    guards = sum(bool(_RANK_GUARD.match(line)) for line in new_lines) - sum(
+        bool(_RANK_GUARD.match(line)) for line in old_lines
+    )
+    counts["rank_guards"] = max(0, guards)
+    counts["dead_blocks"] = max(0, _dead_blocks(new) - _dead_blocks(old))
+    counts["helpers"] = len(_top_level_names(new) - _top_level_names(old))
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag != "equal":
+            continue
+        for offset in range(i2 - i1):
+            i, j = i1 + offset, j1 + offset
+            if not old_lines[i].lstrip().startswith("#"):
+                continue
+            indent = len(old_lines[i]) - len(old_lines[i].lstrip())
+            before_next = old_lines[i + 1] if i + 1 < len(old_lines) else ""
+            after_next = new_lines[j + 1] if j + 1 < len(new_lines) else ""
+            was_code = before_next.strip() and not before_next.lstrip().startswith("#")
+            was_code = was_code and len(before_next) - len(before_next.lstrip()) == indent
+            now = after_next.strip()
+            gone = not now or len(after_next) - len(after_next.lstrip()) < indent
+            if was_code and gone and before_next != after_next:
+                counts["orphaned_comments"] += 1
+    return counts
+
+
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _dead_blocks(text: str) -> int:
+    tree = _parsed(text)
+    if tree is None:
+        return 0
+    blocks = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef)
+    count = 0
+    for node in ast.walk(tree):
+        if not isinstance(node, blocks):
+            continue
+        body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(body) == 1 and isinstance(body[0], ast.Pass) and not getattr(node, "orelse", None):
+            count += 1
+    return count
+
+
+def _top_level_names(text: str) -> set[str]:
+    tree = _parsed(text)
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return {s.name for s in tree.body if isinstance(s, kinds)} if tree is not None else set()
+
+
 def compiles(text: str, filename: str) -> bool:
     try:
         with warnings.catch_warnings():
@@ -313,6 +393,7 @@ def run_mode(
         result.new_undefined += [f"{path}: {name}" for name in sorted(added)]
         if imports_module(old, marker) and not imports_module(new, marker):
             result.off_source.append(path)
+        result.quality.update(quality_counts(old, new))
     if marker == XLA:
         result.xla_sites = [
             site
@@ -389,11 +470,29 @@ def render(results: list[PackageResult], source: str) -> str:
             f"| {pair('changed')} | {pair('not_compiling')} | {pair('new_undefined')} | {pair('not_idempotent')} "
             f"| {pair('off_source')} |"
         )
+    lines += _quality_table(results)
     lines += _rule_table(results)
     if source == "xla":
         lines += _xla_site_table(results)
     lines += _problems(results)
     return "\n".join(lines) + "\n"
+
+
+def _quality_table(results: list[PackageResult]) -> list[str]:
+    """What the fixes wrote that an expert would not (see `quality_counts`), per package."""
+    lines = [
+        "",
+        "### What a reviewer would not merge (safe / +unsafe)",
+        "",
+        "| package | " + " | ".join(QUALITY.values()) + " |",
+        "|---|" + "---|" * len(QUALITY),
+    ]
+    for package in results:
+        if package.error:
+            continue
+        safe, unsafe = package.modes["fix"].quality, package.modes["unsafe"].quality
+        lines.append(f"| {package.spec} | " + " | ".join(f"{safe[k]} / {unsafe[k]}" for k in QUALITY) + " |")
+    return lines
 
 
 def _rule_table(results: list[PackageResult]) -> list[str]:

@@ -24,6 +24,8 @@ PROBE = Path(__file__).with_name("dist_probe.py")
 CASES = {  # case -> whether its migration needs --unsafe-fixes (NM309: the launch changes)
     "dist_rank_before_init": False,
     "dist_spawn_no_ddp": True,
+    "dist_launch_flag_init": True,  # the only init_process_group is behind a flag that is off
+    "dist_syncfree_found_inf": True,  # syncfree SGD's step(found_inf=): 3 steps run, the 4th is skipped
 }
 TWO_RANK_CASES = {
     **CASES,
@@ -100,4 +102,18 @@ def test_the_check_catches_ranks_that_do_not_average(tmp_path: Path) -> None:
     script.write_text(script.read_text().replace("_optimizer_step(optimizer)\n", "optimizer.step()\n"))
     _, ranks = run(script, nproc=2)
     assert all(step["world"] == 2 for step in ranks["0"])
+    assert ranks["0"] != ranks["1"]
+
+
+@pytest.mark.slow
+def test_without_the_guaranteed_process_group_the_flagged_launch_trains_apart(tmp_path: Path) -> None:
+    """Control: the launch rewrite as it was (no process group when the flag is off) trains two models."""
+    script = migrate("dist_launch_flag_init", tmp_path, True)
+    guaranteed = (
+        '    if "WORLD_SIZE" in os.environ and not dist.is_initialized():\n        dist.init_process_group("neuron")\n'
+    )
+    assert guaranteed in script.read_text()
+    script.write_text(script.read_text().replace(guaranteed, ""))
+    _, ranks = run(script, nproc=2)
+    assert all(step["world"] is None for step in ranks["0"])
     assert ranks["0"] != ranks["1"]

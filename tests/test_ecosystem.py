@@ -92,3 +92,38 @@ def test_the_site_table_gives_the_share_of_calls_left_without_a_blocker() -> Non
     report = ecosystem.render([package], "xla")
     assert "| pkg==1 | 11 | 2 | 1 | 1 | 9.1% | 10 | 1 | 10.0% |" in report
     assert "- `torch_xla.core.xla_model.mesh_reduce`: 1" in report
+
+
+def test_quality_counts_what_a_reviewer_would_not_merge() -> None:
+    before = (
+        "import torch_xla.core.xla_model as xm\n"
+        "\n"
+        "\n"
+        "def f(debug, x):\n"
+        "    if debug:\n"
+        "        xm.mark_step()\n"
+        "    # sync the graph\n"
+        "    xm.mark_step()\n"
+        "    xm.master_print(x)\n"
+        "    return x\n"
+    )
+    after = (
+        "import os\n"
+        "\n"
+        "\n"
+        "def _helper():\n"
+        "    return 1\n"
+        "\n"
+        "\n"
+        "def f(debug, x):\n"
+        "    if debug:\n"
+        "        pass\n"
+        "    # sync the graph\n"
+        "\n"
+        "    if int(os.environ.get('RANK', 0)) == 0:\n"
+        "        print(x)\n"
+        "    return x\n"
+    )
+    counts = ecosystem.quality_counts(before, after)
+    assert counts == collections.Counter({"rank_guards": 1, "dead_blocks": 1, "orphaned_comments": 1, "helpers": 1})
+    assert sum(ecosystem.quality_counts(before, before).values()) == 0

@@ -43,3 +43,39 @@ def test_the_quote_clash_is_avoided() -> None:
 )
 def test_fit_quotes(code: str, quotes: tuple[str, ...], expected: str | None) -> None:
     assert fit_quotes(code, quotes) == expected
+
+
+PAIR = (
+    "import torch_xla.core.xla_model as xm\n\n\ndef step(ready):\n"
+    "    if ready():\n        xm.mark_step()\n        xm.mark_step()\n    return xm.xla_device()\n"
+)
+
+
+def test_two_fixes_that_break_the_file_only_together_drop_one_and_keep_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the empty-block repair, deleting both statements leaves `if ready():` empty: each
+    deletion compiles alone, not both. The second is dropped, the rest applies, NM906 says so."""
+    from neuron_migrate.engine import apply
+
+    monkeypatch.setattr(
+        apply, "_repair_empty_blocks", lambda analysis, accepted, planned: [e for p in planned for e in p]
+    )
+    result = check_source(PAIR, "train.py", Settings(select=("NM",), fix=True))
+    assert result.fixed_source is not None, "the whole file was rolled back"
+    assert 'return torch.device("neuron")' in result.fixed_source
+    assert result.fixed_source.count("xm.mark_step()") == 1
+    codes = [(f.code, f.fix is not None) for f in result.findings]
+    assert ("NM906", False) in codes
+    assert ("NM201", False) in codes  # the dropped one: no `[*]`
+    assert not [f for f in result.findings if f.fix is not None]
+
+
+def test_a_file_rolled_back_whole_shows_no_fixable_marks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from neuron_migrate.engine import pipeline
+
+    monkeypatch.setattr(pipeline, "verify", lambda text, path: "NameError: the fixes broke it")
+    result = check_source(SOURCE, "train.py", Settings(select=("NM",), fix=True))
+    assert result.fixed_source is None
+    assert any(f.code == "NM906" for f in result.findings)
+    assert not [f for f in result.findings if f.fix is not None]

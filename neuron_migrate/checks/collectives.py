@@ -3,9 +3,9 @@
 Each call keeps its arguments and calls a helper written into the file once, which does what
 torch_xla did with `torch.distributed`: a list is reduced in place and returned, a tensor is
 reduced into a new one, `scale=` multiplies the result, and without a process group the call
-acts on one rank. `groups=` given a ProcessGroup (`dist.new_group`, a getter that returns one)
-is passed on to `dist.all_reduce(group=...)`; replica groups (lists of ranks), and list forms of
-the gather and scatter, stay findings.
+acts on one rank; a list given to all_gather or reduce_scatter is gathered or scattered tensor by
+tensor, into a list. `groups=` given a ProcessGroup (`dist.new_group`, a getter that returns one)
+is passed on to `dist.all_reduce(group=...)`; replica groups (lists of ranks) stay findings.
 """
 
 from __future__ import annotations
@@ -68,9 +68,6 @@ _PARAMETERS = {
 }
 
 
-_TENSOR_ONLY = {"all_gather": "value", "reduce_scatter": "input"}
-
-
 def collective(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.all_reduce(...)` -> `_all_reduce(...)` (and the same for all_gather and reduce_scatter)."""
     call = match.node
@@ -88,9 +85,6 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     default = groups is None or (isinstance(groups, ast.Constant) and groups.value is None)
     if not default and not (kind == "all_reduce" and yields_process_group(ctx, groups, match.scope)):
         return None  # replica groups become `dist.new_group` process groups; a human maps them
-    tensor_arg = given.get(_TENSOR_ONLY.get(kind, ""))
-    if isinstance(tensor_arg, (ast.List, ast.Tuple)):
-        return None  # the list forms of all_gather / reduce_scatter are rare; port by hand
     needed = helper_imports(ctx, match, kind)
     if needed is None:
         return None

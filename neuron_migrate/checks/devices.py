@@ -18,6 +18,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.optimizer import grad_scaler, syncfree_optimizer
 from neuron_migrate.checks.toolkit import (
     ACCEL_DEVICE,
     ACCEL_TYPE,
@@ -444,6 +445,8 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
     {
         "xla_device": xla_device,
         "autocast": autocast,
+        "syncfree_optimizer": syncfree_optimizer,  # NM105's optimizers: the code lives with the steps
+        "grad_scaler": grad_scaler,
         "replace_string": replace_string,
         "device_type": device_type,
     }

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks import messages
 from neuron_migrate.checks.devices import string_source, variable_safety
 from neuron_migrate.checks.toolkit import (
     ACCEL_DEVICE,
@@ -42,6 +43,9 @@ _NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d
 def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, and a backend
     held in a constant, class attribute or default argument."""
+    if isinstance(node, ast.Assign):
+        yield from _exported_backend(rule, analysis, node, scope)
+        return
     assert isinstance(node, ast.Call)
     names = analysis.call_names(node, scope)
     if names & _INIT_PG:
@@ -55,10 +59,21 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
     text = string_value(backend)
     if text is None or names & _NEW_GROUP:
         source = backend if text is not None else _backend_source(analysis, backend, scope)
-        if source is not None and source.value == "xla":
-            safety = None if text is not None else variable_safety(analysis, backend)  # type: ignore[arg-type]
+        # `"xla" if on_xla else "gloo"`, passed or held in a variable: each "xla" branch is a backend
+        sources: list[ast.Constant] = (
+            [source] if isinstance(source, ast.Constant) else _branch_strings(analysis, backend, scope)
+        )
+        for source in sources:
+            if source.value != "xla":
+                continue
+            variable = text is None and not isinstance(backend, ast.IfExp)
+            safety = variable_safety(analysis, backend) if variable else None  # type: ignore[arg-type]
             entry = MapEntry(old="xla", fix="replace_string", safety=safety)
             yield Match(rule, source, scope, entry, "xla", "xla", (("new", "neuron"),))
+        method = next((k for k in node.keywords if k.arg == "init_method"), None)
+        xla = any(s.value == "xla" for s in sources)
+        if xla and text is None and method is not None and string_value(method.value) == "xla://":
+            yield Match(rule, method, scope, _XLA_INIT_METHOD, "xla://", "xla://")
         return
     entry = entry_for(rule, text)
     if entry is None and "xla" in text.split(",")[-1]:
@@ -66,6 +81,62 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
         entry = replace(entry, fix=None)
     if entry is not None:
         yield Match(rule, node, scope, entry, text, text)
+
+
+# `init_method="xla://"` next to a backend held in a variable (whose own fix is elsewhere).
+_XLA_INIT_METHOD = MapEntry(
+    old="xla://",
+    message='Remove `init_method="xla://"`; torchrun\'s default `env://` rendezvous replaces it',
+    fix="drop_keyword",
+    safety=Safety.UNSAFE,
+)
+
+
+def _branch_strings(analysis: Analysis, node: ast.AST | None, scope: Scope) -> list[ast.Constant]:
+    """The strings a conditional expression can yield (`"xla" if on_xla else "gloo"`), written in
+    place or assigned once to the name `node`; [] when a branch is anything but a string or
+    another such expression."""
+    if isinstance(node, ast.Name):
+        bindings = analysis.resolver.lookup(node.id, scope)
+        target = bindings[0].node if len(bindings) == 1 else None
+        assign = next((a for a in analysis.nodes(ast.Assign) if a.targets == [target]), None)  # type: ignore[attr-defined]
+        if assign is None:
+            return []
+        node = assign.value  # type: ignore[attr-defined]
+    if not isinstance(node, ast.IfExp):
+        return []
+    found: list[ast.Constant] = []
+    for branch in (node.body, node.orelse):
+        if isinstance(branch, ast.IfExp):
+            inner = _branch_strings(analysis, branch, scope)
+            if not inner:
+                return []
+            found += inner
+        elif isinstance(branch, ast.Constant) and string_value(branch) is not None:
+            found.append(branch)
+        else:
+            return []
+    return found
+
+
+def _exported_backend(rule: RuleSpec, analysis: Analysis, node: ast.Assign, scope: Scope) -> Iterator[Match]:
+    """`dist_backend = "xla"` in a class body or at module level, named as a backend and read
+    nowhere in this file: another module passes it to `init_process_group` (unsafe: unseen)."""
+    if scope.parent is not None and not scope.is_class:
+        return
+    target = node.targets[0] if len(node.targets) == 1 else None
+    if not isinstance(target, ast.Name) or "backend" not in target.id.lower() or string_value(node.value) != "xla":
+        return
+    if any(_reads(n, target.id) for n in analysis.nodes(ast.Name, ast.Attribute)):
+        return  # read here: the call that reads it decides
+    entry = MapEntry(old="xla", fix="replace_string", safety=Safety.UNSAFE)
+    yield Match(rule, node.value, scope, entry, "xla", "xla", (("new", "neuron"),))
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == name and isinstance(node.ctx, ast.Load)
+    return isinstance(node, ast.Attribute) and node.attr == name
 
 
 def _backend_source(analysis: Analysis, backend: ast.AST | None, scope: Scope) -> ast.Constant | None:
@@ -88,6 +159,11 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     call = match.node
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
+    # nprocs=1 (launch's debug_single_process=True) ran `fn(0, *args)` in this very process:
+    # the rewrite does the same. The debug argument itself has no torchrun meaning and goes.
+    single = messages.single_process(match)
+    if not single and not messages.launches_program(match):
+        return None  # a library's spawn: its caller waits for the workers; torchrun cannot stand in
     stmt = ctx.expression_statement(match)
     launch = match.qualified.rsplit(".", 1)[-1] == "launch"
     if stmt is None or not only_args(call, _LAUNCH_ARGS if launch else _SPAWN_ARGS, match):  # `join=True`: default
@@ -105,23 +181,14 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     elif args is not None:
         parts.append(f"*{ctx.segment(args)}")
     text = f"{operand(ctx, fn)}({', '.join(parts)})"
-    # nprocs=1 (launch's debug_single_process=True) ran `fn(0, *args)` in this very process:
-    # the rewrite does the same. The debug argument itself has no torchrun meaning and goes.
-    single = (
-        literal(argument(call, "debug_single_process", 3)) is True
-        if launch
-        else literal(argument(call, "nprocs", 2)) == 1
-    )
     safety = Safety.SAFE if single else None
     kind = "launch" if launch else ""
     if _calls_init_process_group(ctx):
-        return ctx.with_rewrite(
-            ctx.replace(call, text, rank[1], safety=safety),
-            call,
-            "neuron_migrate.checks.launch_cst:spawn",
-            rank=rank[0],
-            launch=kind,
-        )
+        plan = ctx.replace(call, text, rank[1], safety=safety)
+        conditional = _only_conditional_init(ctx, fn, match)
+        if conditional is not None and plan is not None:
+            plan = _with_process_group_after(ctx, match, plan, conditional)
+        return ctx.with_rewrite(plan, call, "neuron_migrate.checks.launch_cst:spawn", rank=rank[0], launch=kind)
     if not _defined_here(ctx, fn, match):
         # The function may start a process group itself; starting one here would clash.
         if safety is not Safety.SAFE:
@@ -158,14 +225,56 @@ def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
     return bool(bindings) and all(isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)) for b in bindings)
 
 
+def _with_process_group_after(ctx: FixContext, match: Match, plan: Plan, holder: ast.stmt) -> Plan | None:
+    """`plan`, which also starts a process group after `holder` (the launched function's
+    statement whose `init_process_group` runs only behind a condition, such as a flag), under
+    torchrun and unless one exists: else the ranks would train independently."""
+    guard = ctx.render('if "WORLD_SIZE" in {os}.environ and not {dist}.is_initialized():', match)
+    init = ctx.render('{dist}.init_process_group("neuron")', match)
+    span = ctx.statement_lines(holder)
+    if guard is None or init is None or span is None:
+        return None
+    indent = ctx.src.indent_of(holder.lineno)
+    unit, newline = ctx.analysis.indent_unit(), ctx.src.newline
+    inserted = f"{indent}{guard[0]}{newline}{indent}{unit}{init[0]}{newline}"
+    imports = tuple(dict.fromkeys(plan.imports + guard[1] + init[1]))
+    return replace(plan, edits=(*plan.edits, (span[1], span[1], inserted)), imports=imports)
+
+
+def _only_conditional_init(ctx: FixContext, fn: ast.expr, match: Match) -> ast.stmt | None:
+    """The statement of the launched function's body that holds its `init_process_group`, when
+    every call of that name in the file sits in that function under a condition and none on its
+    own top level; else None (the process group is known to start, or is started elsewhere)."""
+    if not isinstance(fn, ast.Name) or not _defined_here(ctx, fn, match):
+        return None
+    function = ctx.analysis.resolver.lookup(fn.id, match.scope)[0].node
+    assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+    holders: list[ast.stmt] = []
+    for init in ctx.analysis.nodes(ast.Call):
+        if _call_name(init) != "init_process_group":  # type: ignore[arg-type]
+            continue
+        current: ast.AST | None = ctx.analysis.parent(init)
+        below: ast.AST = init
+        while current is not None and current is not function:
+            current, below = ctx.analysis.parent(current), current  # type: ignore[assignment]
+        if current is None or not isinstance(below, ast.stmt) or below not in function.body:
+            return None  # outside the function: not ours to judge
+        if isinstance(below, ast.Expr) and below.value is init:
+            return None  # on the function's top level: the process group starts
+        if isinstance(below, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return None
+        holders.append(below)
+    return holders[-1] if holders else None
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _calls_init_process_group(ctx: FixContext) -> bool:
     """Whether anything called `init_process_group` is called anywhere in the module."""
-    for node in ctx.analysis.nodes(ast.Call):
-        func = node.func  # type: ignore[attr-defined]
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if name == "init_process_group":
-            return True
-    return False
+    return any(_call_name(node) == "init_process_group" for node in ctx.analysis.nodes(ast.Call))  # type: ignore[arg-type]
 
 
 def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
@@ -261,6 +370,15 @@ def _droppable_test(ctx: FixContext, match: Match, test: ast.expr) -> bool:
     return len(body) == 1 and isinstance(body[0], ast.Return)
 
 
+def drop_keyword(ctx: FixContext, match: Match) -> Plan | None:
+    """Delete the keyword argument `match` is (`init_method="xla://"`), and the comma before it."""
+    keyword = match.node
+    call = ctx.analysis.parent(keyword)
+    if not isinstance(keyword, ast.keyword) or not isinstance(call, ast.Call):
+        return None
+    return Plan((_remove_argument(ctx, call, keyword),))
+
+
 def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:
     """The edit that deletes one keyword argument and the comma before it."""
     items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
@@ -275,7 +393,7 @@ def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> t
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
     {
-        "process_group": ((ast.Call,), process_group),
+        "process_group": ((ast.Call, ast.Assign), process_group),
     }
 )
 
@@ -284,5 +402,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
     {
         "spawn": spawn,
         "process_group": fix_process_group,
+        "drop_keyword": drop_keyword,
     }
 )

@@ -8,6 +8,7 @@ from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Match, Plan
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, is_default
+from neuron_migrate.model import Safety
 
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
 
@@ -25,7 +26,7 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     """
     call = match.node
     if not isinstance(call, ast.Call):
-        return None  # referenced, not called: a finding without a fix
+        return _isinstance_check(ctx, match)
     known = ("loader", "device", "devices", *_LOADER_TUNING)
     if len(call.args) > 2 or any(k.arg not in known and not is_default(match, k) for k in call.keywords):
         return None  # `batchdim=0` is ParallelLoader's default: as if absent
@@ -45,13 +46,48 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     device = argument(outer, "device", 0) if outer is not call else argument(call, "device", 1)  # type: ignore[arg-type]
     if outer is None or loader is None or device is None or any(isinstance(a, ast.Starred) for a in call.args):
         return None
+    needed = _helper_keys(ctx)
+    if needed is None:
+        return None  # the helper names mean something else in this file
+    text = f"_DeviceLoader({ctx.segment(loader)}, {ctx.segment(device)})"
+    return ctx.replace(outer, text, needed)
+
+
+def _helper_keys(ctx: FixContext) -> tuple[str, ...] | None:
+    """The import key that writes `_DeviceLoader` into the file; () when it is there, None when
+    its names mean something else here."""
     resolver = ctx.analysis.resolver
     existing = [resolver.lookup(name, resolver.module_scope) for name in _HELPER_NAMES]
     if any(existing) and not all(_defines_helper(b) for b in existing):
-        return None  # the helper names mean something else in this file
-    needed = () if all(existing) else ("helper:device_loader:torch",)
-    text = f"_DeviceLoader({ctx.segment(loader)}, {ctx.segment(device)})"
-    return ctx.replace(outer, text, needed)
+        return None
+    return () if all(existing) else ("helper:device_loader:torch",)
+
+
+def _isinstance_check(ctx: FixContext, match: Match) -> Plan | None:
+    """`isinstance(x, pl.MpDeviceLoader)` -> `isinstance(x, _DeviceLoader)`, the class this file's
+    loaders become, in a file that builds one. Unsafe: a loader another file built is that
+    file's `_DeviceLoader`."""
+    node = match.node
+    parent = ctx.analysis.parent(node)
+    if isinstance(parent, ast.Tuple):
+        parent = ctx.analysis.parent(parent)
+    if not match.qualified.endswith("MpDeviceLoader") or not (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id == "isinstance"
+        and len(parent.args) == 2
+        and node in (parent.args[1], *getattr(parent.args[1], "elts", ()))
+    ):
+        return None  # referenced, not called: a finding without a fix
+    resolver = ctx.analysis.resolver
+    built_here = resolver.lookup("_DeviceLoader", resolver.module_scope) or any(
+        match.qualified in ctx.analysis.call_names(call, resolver.module_scope)  # type: ignore[arg-type]
+        for call in ctx.analysis.nodes(ast.Call)
+    )
+    if not built_here:
+        return None  # no loader of this file's is tested: the test is about other files' loaders
+    needed = _helper_keys(ctx)
+    return None if needed is None else ctx.replace(node, "_DeviceLoader", needed, safety=Safety.UNSAFE)
 
 
 def _defines_helper(bindings: list) -> bool:

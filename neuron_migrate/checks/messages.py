@@ -6,7 +6,7 @@ import ast
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match
+from neuron_migrate.analysis.analyze import PARENT, Match
 
 # torch_xla reduce types (constants and strings) -> torch.distributed.ReduceOp members.
 _REDUCE_OPS = {"sum": "SUM", "mul": "PRODUCT", "and": "BAND", "or": "BOR", "min": "MIN", "max": "MAX"}
@@ -51,6 +51,111 @@ def _uses_spmd(module: ast.AST) -> bool:
     return False
 
 
+def restores_rng_state(match: Match) -> bool:
+    """Whether `xm.set_rng_state(s)` restores what `get_rng_state()` read: `s` is that call, or a
+    name that its scope only ever assigns from such a call (`s = xm.get_rng_state()`)."""
+    call = match.node
+    if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords:
+        return False
+    value = call.args[0]
+    if isinstance(value, ast.Name):
+        assigned = [
+            node.value
+            for node in ast.walk(match.scope.node)
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            and [getattr(t, "id", None) for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+            == [value.id]
+        ]
+        return bool(assigned) and all(_reads_rng_state(v) for v in assigned)
+    return _reads_rng_state(value)
+
+
+def _reads_rng_state(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_rng_state"
+
+
+def rng_state_why(match: Match) -> str:
+    """Why the replacement for `xm.set_rng_state` is the right one here."""
+    return (
+        "it restores what `get_rng_state` read"
+        if restores_rng_state(match)
+        else "it seeds only the NeuronCores, as before"
+    )
+
+
+def launches_program(match: Match) -> bool:
+    """Whether the spawn or launch call `match` is the program's own launch: it runs at module
+    level, or in a module-level function that module-level code calls or names (`main()` under
+    `if __name__ == "__main__":`, `fire.Fire(main)`), directly or through other such functions,
+    or in a function named `main` that nothing in the file calls (a console-script entry point).
+    Anything else is a library function, whose caller waits for what the workers return."""
+    function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    current: ast.AST | None = getattr(match.node, PARENT, None)
+    while current is not None and not isinstance(current, ast.Module):
+        if isinstance(current, ast.ClassDef):
+            return False
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if function is not None or isinstance(current, ast.Lambda):
+                return False  # nested: not a module-level function
+            function = current
+        current = getattr(current, PARENT, None)
+    if function is None:
+        return True
+    if not isinstance(current, ast.Module) or getattr(function, PARENT, None) is not current:
+        return False
+    module: ast.Module = current  # type: ignore[assignment]  # (getattr reads it as Any)
+    return _entry_function(module, function.name)
+
+
+def _entry_function(module: ast.Module, name: str) -> bool:
+    functions = {s.name: s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    at_module = {
+        n.id
+        for s in module.body
+        if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for n in ast.walk(s)
+        if isinstance(n, ast.Name)
+    }
+    callers: dict[str, set[str]] = {}
+    for caller, node in functions.items():
+        for used in ast.walk(node):
+            if isinstance(used, ast.Name) and used.id in functions and used.id != caller:
+                callers.setdefault(used.id, set()).add(caller)
+    seen: set[str] = set()
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in at_module:
+            return True
+        if current in seen:
+            continue
+        seen.add(current)
+        pending.extend(callers.get(current, ()))
+    return name == "main" and name not in callers
+
+
+def single_process(match: Match) -> bool:
+    """Whether the spawn or launch ran its function in this process only (`nprocs=1`,
+    `debug_single_process=True`)."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return False
+    launch = match.qualified.rsplit(".", 1)[-1] == "launch"
+    name, position = ("debug_single_process", 3) if launch else ("nprocs", 2)
+    value = call.args[position] if position < len(call.args) else None
+    value = next((k.value for k in call.keywords if k.arg == name), value)
+    if not isinstance(value, ast.Constant):
+        return False
+    return value.value is True if launch else (type(value.value) is int and value.value == 1)
+
+
+def launch_how(match: Match) -> str:
+    """How to launch what `xmp.spawn` / `torch_xla.launch` started, for its message."""
+    if launches_program(match) or single_process(match):
+        return f"with `torchrun --nproc-per-node=N {{file}}` instead of `{match.written}`; N is the number of ranks"
+    return f"the workers of `{match.written}` with `torch.multiprocessing.spawn` and the same `nprocs`; it is no program launch"
+
+
 MESSAGE_VALUES: Mapping[str, Callable[[Match], str]] = MappingProxyType(
-    {"reduce_op": reduce_op, "world_hint": world_hint}
+    {"reduce_op": reduce_op, "world_hint": world_hint, "rng_state_why": rng_state_why, "launch_how": launch_how}
 )

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
+from neuron_migrate.analysis.names import Scope
 from neuron_migrate.checks.helpers import helper_imports
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, literal, only_args, operand
 from neuron_migrate.model import Safety
@@ -145,6 +146,107 @@ def _walk_same_scope(stmt: ast.stmt) -> Iterator[ast.AST]:
 
 # Expressions whose parts may not run: `a if c else b`, `a and b`, lambdas, comprehensions.
 _MAYBE_SKIPPED = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+# -- syncfree optimizers (their constructors are NM105's) ---------------------------------------
+def syncfree_steps(analysis: Analysis) -> dict[int, list[tuple[ast.stmt, str, str]]] | None:
+    """Each torch_xla syncfree optimizer's constructor call (by id) -> its `x.step(found_inf=f)`
+    statements, as (statement, `x`, `f`); None when some `step(found_inf=...)` call has no such
+    owner (an optimizer passed in, kept in a container) or is not a statement of its own."""
+    return analysis.fact("syncfree-steps", _find_syncfree_steps)  # type: ignore[no-any-return]
+
+
+def _find_syncfree_steps(analysis: Analysis) -> dict[int, list[tuple[ast.stmt, str, str]]] | None:
+    src = analysis.src
+    constructors: dict[tuple[int, str], int] = {}  # (scope node id, target text) -> constructor call id
+    for assign in analysis.nodes(ast.Assign):
+        value = assign.value  # type: ignore[attr-defined]
+        if not isinstance(value, ast.Call) or len(assign.targets) != 1:  # type: ignore[attr-defined]
+            continue
+        if not any(
+            n.startswith("torch_xla.amp.syncfree.") for n in analysis.call_names(value, _scope_of(analysis, assign))
+        ):
+            continue
+        target = assign.targets[0]  # type: ignore[attr-defined]
+        constructors[(id(_owner_node(analysis, assign, target)), src.segment(target))] = id(value)
+    found: dict[int, list[tuple[ast.stmt, str, str]]] = {}
+    for mapping in analysis.nodes(ast.Dict):  # `optimizer_args={"found_inf": f}`
+        if any(isinstance(k, ast.Constant) and k.value == "found_inf" for k in mapping.keys):  # type: ignore[attr-defined]
+            return None
+    for call in analysis.nodes(ast.Call):
+        func = call.func  # type: ignore[attr-defined]
+        keyword = next((k for k in call.keywords if k.arg == "found_inf"), None)  # type: ignore[attr-defined]
+        if keyword is None:
+            continue
+        if not isinstance(func, ast.Attribute) or func.attr != "step":
+            return None  # `dict(found_inf=f)`, a wrapper's step: it reaches a step the fix cannot see
+        owner = constructors.get((id(_owner_node(analysis, call, func.value)), src.segment(func.value)))
+        stmt = analysis.parent(call)
+        if owner is None or call.args or len(call.keywords) != 1 or not analysis.is_expression_statement(call):  # type: ignore[attr-defined]
+            return None
+        found.setdefault(owner, []).append((stmt, src.segment(func.value), src.segment(keyword.value)))  # type: ignore[arg-type]
+    return found
+
+
+def _owner_node(analysis: Analysis, node: ast.AST, target: ast.AST) -> ast.AST:
+    """Where a name written at `node` lives: its function (a plain name), or its class (`self.x`)."""
+    current = analysis.parent(node)
+    want_class = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+    while current is not None:
+        if want_class and isinstance(current, ast.ClassDef):
+            return current
+        if not want_class and isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return current
+        current = analysis.parent(current)
+    return analysis.tree
+
+
+def _scope_of(analysis: Analysis, node: ast.AST) -> Scope:
+    current = analysis.parent(node)
+    while current is not None and current not in analysis.resolver.scope_of:
+        current = analysis.parent(current)
+    return analysis.resolver.scope_for(current if current is not None else analysis.tree)
+
+
+def syncfree_optimizer(ctx: FixContext, match: Match) -> Plan | None:
+    """`syncfree.SGD(...)` -> `torch.optim.SGD(...)`, its `opt.step(found_inf=f)` calls ->
+    `if not f: opt.step()` (syncfree skipped the update for a non-zero `found_inf`). None when a
+    `step(found_inf=...)` call has no owner the fix can follow: `torch.optim` takes no `found_inf`."""
+    rendered = ctx.render("{torch}.optim." + match.qualified.rsplit(".", 1)[-1], match)
+    steps = syncfree_steps(ctx.analysis)
+    if rendered is None or steps is None:
+        return None
+    target = match.node.func if isinstance(match.node, ast.Call) else match.node
+    edits = [(*ctx.src.node_span(target), rendered[0])]
+    for stmt, receiver, found_inf in steps.get(id(match.node), []):
+        replaced = ctx.replace_statement(stmt, [f"if not {found_inf}:", f"\t{receiver}.step()"])
+        if replaced is None:
+            return None
+        edits.extend(replaced.edits)
+    return Plan(tuple(edits), rendered[1])
+
+
+# torch_xla's GradScaler(init_scale, growth_factor, backoff_factor, growth_interval, enabled,
+# use_zero_grad): torch's takes the device first, then the same five.
+_SCALER_ARGS = {"init_scale": 0, "growth_factor": 1, "backoff_factor": 2, "growth_interval": 3, "enabled": 4}
+
+
+def grad_scaler(ctx: FixContext, match: Match) -> Plan | None:
+    """`torch_xla.amp.GradScaler(...)` -> `torch.amp.GradScaler("neuron", ...)`, without
+    `use_zero_grad` (torch's scaler skips an overflowing step; torch_xla's, with that option,
+    stepped with zeroed gradients, which still moves momentum and weight decay). Unsafe."""
+    call = match.node
+    if not isinstance(call, ast.Call) or ctx.analysis.target != "neuron":
+        return None
+    allowed = {**_SCALER_ARGS, "use_zero_grad": 5}
+    if not only_args(call, allowed):
+        return None
+    kept = [ctx.segment(a) for a in call.args[:5]]
+    kept += [f"{k.arg}={ctx.segment(k.value)}" for k in call.keywords if k.arg != "use_zero_grad"]
+    rendered = ctx.render("{torch}.amp.GradScaler(" + ", ".join(['"neuron"', *kept]) + ")", match)
+    if rendered is None:
+        return None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE)
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})

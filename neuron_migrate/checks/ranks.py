@@ -11,7 +11,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.analysis.analyze import Match, Plan, body_of
+from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.checks.helpers import helper_imports
 from neuron_migrate.checks.toolkit import (
     DetectorFn,
@@ -31,28 +32,89 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
-    keywords = [
-        k for k in call.keywords if not (k.arg == "local" and is_default(match, k))
-    ]  # local=False: as if absent
-    if (
-        stmt is None
-        or any(k.arg not in ("fd", "flush") for k in keywords)
-        or any(isinstance(a, ast.Starred) for a in call.args)
-        or _prints_xla_report(ctx, match, call)
-    ):
+    body = _print_of(ctx, match, call)
+    if stmt is None or body is None or _prints_xla_report(ctx, match, call):
+        return None
+    guard = ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)  # right before init too
+    if guard is None:
+        return None
+    if _inside_rank0(ctx, match, stmt, guard[0]):
+        return ctx.replace_statement(stmt, [body])  # an enclosing `if` already runs on rank 0 only
+    run = _print_run(ctx, match, stmt)
+    if len(run) > 1:  # consecutive prints: one guard for them all (each finding gets this plan)
+        start, end = ctx.src.node_span(run[0])[0], ctx.src.node_span(run[-1])[1]
+        lines = [f"if {guard[0]}:", *(f"\t{_print_of(ctx, match, s.value)}" for s in run)]  # type: ignore[attr-defined]
+        indent, unit, newline = ctx.src.indent_of(run[0].lineno), ctx.analysis.indent_unit(), ctx.src.newline
+        text = newline.join((indent if i else "") + line.replace("\t", unit) for i, line in enumerate(lines))
+        return Plan(((start, end, text),), guard[1])
+    outer = _sole_body_of_rank_if(ctx, stmt)
+    if outer is not None:
+        return _merge_rank0(ctx, match, outer, stmt, body)
+    plan = ctx.replace_statement(stmt, [f"if {guard[0]}:", f"\t{body}"], guard[1])
+    return ctx.with_rewrite(plan, stmt, "neuron_migrate.checks.ranks_cst:master_print", guard=guard[0])
+
+
+def _print_of(ctx: FixContext, match: Match, call: ast.Call) -> str | None:
+    """`xm.master_print(a, b, fd=f, flush=True)` as `print(a, b, file=f, flush=True)`; None for
+    other arguments (`local=False`, the default, is as if absent)."""
+    keywords = [k for k in call.keywords if not (k.arg == "local" and is_default(match, k))]
+    if any(k.arg not in ("fd", "flush") for k in keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     parts = [ctx.segment(a) for a in call.args]
     for keyword in keywords:  # `fd=` is print's `file=`; `flush=` is print's own
         parts.append(f"{'file' if keyword.arg == 'fd' else 'flush'}={ctx.segment(keyword.value)}")
-    body = f"print({', '.join(parts)})"
-    outer = _sole_body_of_rank_if(ctx, stmt)
-    if outer is not None:
-        return _merge_rank0(ctx, match, outer, stmt, body)
-    guard = ctx.render('if int({os}.environ.get("RANK", 0)) == 0:', match)  # right before init too
-    if guard is None:
-        return None
-    plan = ctx.replace_statement(stmt, [guard[0], f"\t{body}"], guard[1])
-    return ctx.with_rewrite(plan, stmt, "neuron_migrate.checks.ranks_cst:master_print", guard=guard[0][3:-1])
+    return f"print({', '.join(parts)})"
+
+
+def _print_run(ctx: FixContext, match: Match, stmt: ast.stmt) -> list[ast.stmt]:
+    """The consecutive `xm.master_print(...)` statements around `stmt` in its block, each on a
+    line of its own with nothing but blank lines between them (no comment to lose)."""
+    block = body_of(ctx.analysis.parent(stmt), stmt)  # type: ignore[arg-type]
+    if block is None:
+        return [stmt]
+    index = next(i for i, s in enumerate(block) if s is stmt)
+
+    def printing(s: ast.stmt) -> bool:
+        """A one-line master_print with no comment (a merge keeps neither layout nor comments)."""
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)) or s.lineno != s.end_lineno:
+            return False
+        if ctx.statement_lines(s) is None or kept_comments(ctx.src.line_text(s.lineno)):
+            return False
+        names = ctx.analysis.call_names(s.value, match.scope)
+        if "torch_xla.core.xla_model.master_print" not in names or _print_of(ctx, match, s.value) is None:
+            return False
+        inner = [n for a in [*s.value.args, *s.value.keywords] for n in ast.walk(a)]
+        return not any(  # another fix would edit inside the merged text
+            q.startswith("torch_xla")
+            for n in inner
+            if isinstance(n, (ast.Name, ast.Attribute))
+            for q in ctx.analysis.qualified(n, match.scope)
+        )
+
+    first = last = index
+    while first > 0 and printing(block[first - 1]) and _only_blank_between(ctx, block[first - 1], block[first]):
+        first -= 1
+    while (
+        last + 1 < len(block) and printing(block[last + 1]) and _only_blank_between(ctx, block[last], block[last + 1])
+    ):
+        last += 1
+    return block[first : last + 1]
+
+
+def _only_blank_between(ctx: FixContext, before: ast.stmt, after: ast.stmt) -> bool:
+    end, start = ctx.src.node_span(before)[1], ctx.src.node_span(after)[0]
+    return not ctx.src.text[end:start].strip()
+
+
+def _inside_rank0(ctx: FixContext, match: Match, stmt: ast.stmt, guard: str) -> bool:
+    """Whether an `if` around `stmt` (in its own function) runs its body on global rank 0 only."""
+    child: ast.AST = stmt
+    current = ctx.analysis.parent(stmt)
+    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(current, ast.If) and child in current.body and _is_global_rank0(ctx, match, current.test, guard):
+            return True
+        child, current = current, ctx.analysis.parent(current)
+    return False
 
 
 # Reports NM207 and NM211 delete where they are printed: `xm.master_print(met.metrics_report())` goes whole.
@@ -79,6 +141,8 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     stmt = ctx.expression_statement(match)
     if stmt is None or not only_args(call, {"tag": 0}, match):  # `payload=b""`, `replicas=[]`: defaults
         return None
+    if _next_to_barrier(ctx, match, stmt):
+        return ctx.delete_statement(stmt)  # the ranks meet at that barrier already
     guard = ctx.render("if {dist}.is_initialized():", match)
     barrier = ctx.render("{dist}.barrier()", match)
     if guard is None or barrier is None:
@@ -94,6 +158,21 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.with_rewrite(
         plan, stmt, "neuron_migrate.checks.ranks_cst:guarded_call", guard=guard[0][3:-1], call=barrier[0]
     )
+
+
+def _next_to_barrier(ctx: FixContext, match: Match, stmt: ast.stmt) -> bool:
+    """Whether the statement right before or after `stmt` in its block is `dist.barrier()`."""
+    block = body_of(ctx.analysis.parent(stmt), stmt)  # type: ignore[arg-type]
+    if block is None:
+        return False
+    index = next(i for i, s in enumerate(block) if s is stmt)
+    for other in block[max(index - 1, 0) : index] + block[index + 1 : index + 2]:
+        value = other.value if isinstance(other, ast.Expr) else None
+        if isinstance(value, ast.Call) and not value.args and not value.keywords:
+            names = ctx.analysis.call_names(value, match.scope)
+            if names & {"torch.distributed.barrier", "torch.distributed.distributed_c10d.barrier"}:
+                return True
+    return False
 
 
 def _one_line_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
@@ -127,9 +206,12 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     master_only, global_master, sync = (
         default if value is None else value for value, default in zip(options, (True, False, True))
     )
-    helper = helper_imports(ctx, match, "to_cpu")
+    # A file that gets `_move_to_device` (for its MpDeviceLoader) moves to the CPU with it too.
+    loader = _has_device_loader(ctx)
+    helper = ("helper:device_loader:torch",) if loader else helper_imports(ctx, match, "to_cpu")
+    moved = '_move_to_device({data}, "cpu")' if loader else "_to_cpu({data})"
     save = ctx.render(
-        "{torch}.save(_to_cpu({data}), {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)}
+        "{torch}.save(" + moved + ", {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)}
     )
     variable = "RANK" if global_master else "LOCAL_RANK"
     guard = ctx.render(f'if int({{os}}.environ.get("{variable}", 0)) == 0:', match)
@@ -150,7 +232,7 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
         stmt,
         "neuron_migrate.checks.ranks_cst:xla_save",
         func=func,
-        helper="_to_cpu",
+        helper="_move_to_device" if loader else "_to_cpu",
         guard=guard_test,
         sync_guard=sync_guard,
         barrier=call,
@@ -223,6 +305,27 @@ def _sole_body_of_rank_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
     return parent if between.strip() == ":" else None
 
 
+_LOADERS = (
+    "torch_xla.distributed.parallel_loader.MpDeviceLoader",
+    "torch_xla.distributed.parallel_loader.ParallelLoader",
+)
+
+
+def _has_device_loader(ctx: FixContext) -> bool:
+    """Whether the file has, or its loader fixes write, the `_move_to_device` helper (and no
+    `_to_cpu` of its own yet)."""
+    resolver = ctx.analysis.resolver
+    if resolver.lookup("_to_cpu", resolver.module_scope):
+        return False
+    defined = resolver.lookup("_move_to_device", resolver.module_scope)
+    if defined:
+        return len(defined) == 1 and isinstance(defined[0].node, ast.FunctionDef)
+    return any(
+        set(_LOADERS) & ctx.analysis.call_names(call, resolver.module_scope)  # type: ignore[arg-type]
+        for call in ctx.analysis.nodes(ast.Call)
+    )
+
+
 def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.is_master_ordinal()` -> `LOCAL_RANK == 0`; with `local=False`, global rank 0."""
     call = match.node
@@ -237,8 +340,12 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
         template = 'int({os}.environ.get("LOCAL_RANK", 0)) == 0'
     else:
         template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
+    target: ast.AST = call
+    parent = ctx.analysis.parent(call)
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        target, template = parent, template.replace(" == 0", " != 0")  # not `not (... == 0)`
     rendered = ctx.render(template, match)
-    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+    return ctx.replace(target, rendered[0], rendered[1]) if rendered else None
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})

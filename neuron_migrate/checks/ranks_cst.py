@@ -55,7 +55,8 @@ def xla_save(stmt: cst.CSTNode, func: str, helper: str, guard: str, sync_guard: 
     data, path = given.get("data"), given.get("file_or_path")
     if data is None or path is None:
         raise Decline
-    wrapped = cst.Call(func=cst.Name(helper), args=[cst.Arg(value=data.value)])
+    extra = [cst.Arg(value=cst.SimpleString('"cpu"'))] if helper == "_move_to_device" else []
+    wrapped = cst.Call(func=cst.Name(helper), args=[cst.Arg(value=data.value), *extra])
     save = relaid(call, cst.parse_expression(func), [positional(data).with_changes(value=wrapped), positional(path)])
     first: cst.BaseStatement = _guarded(line, guard, save) if guard else line.with_changes(body=[cst.Expr(save)])
     if not barrier:

@@ -20,7 +20,7 @@ from typing import Any
 
 from neuron_migrate.analysis.analyze import EXPRESSION, IMPORTS, STATEMENT, Analysis, Match, Plan, Rewrite
 from neuron_migrate.analysis.names import Scope
-from neuron_migrate.analysis.source import STRING_START, fit_quotes, kept_comments
+from neuron_migrate.analysis.source import STRING_START, fit_quotes
 from neuron_migrate.catalogue import MapEntry, RuleSpec, default_argument
 from neuron_migrate.model import Safety
 
@@ -228,12 +228,9 @@ class FixContext:
         return Plan(((span[0], span[1], self.kept_comment_lines(stmt, span)),), deletes=(stmt,), **kw)  # type: ignore[arg-type]
 
     def kept_comment_lines(self, stmt: ast.stmt, span: tuple[int, int]) -> str:
-        """The comments of a deleted statement, each on its own line at the statement's indent."""
-        text = self.src.text[span[0] : span[1]]
-        if "#" not in text:
-            return ""
-        indent = self.src.indent_of(stmt.lineno)
-        return "".join(f"{indent}{comment}{self.src.newline}" for comment in kept_comments(text))
+        """What stays of a deleted statement's comments: nothing. A comment on the statement's
+        lines (`xm.mark_step()  # sync`) was about it, and goes with it."""
+        return ""
 
     def replace_statement(
         self, stmt: ast.stmt, lines: list[str], imports: tuple[str, ...] = (), **kw: object
@@ -384,7 +381,7 @@ def string_value(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-STRING_LITERAL = re.compile(r"([rRuU]?)('''|\"\"\"|'|\")(.*)\2", re.S)
+STRING_LITERAL = re.compile(r"([rRuU]?)('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
 
 
 def string_literal(ctx: FixContext, node: ast.AST, value: str) -> str | None:

@@ -1,6 +1,6 @@
-"""Utilities, debugging and internals (NM207, NM209, NM213): what training scripts import from torch_xla.
+"""Utilities, debugging and internals (NM207, NM208, NM209, NM213): what training scripts import from torch_xla.
 
-`SampleGenerator`, `RateTracker`, test_utils logging, metrics reports, profiler traces and
+RNG state, `SampleGenerator`, `RateTracker`, test_utils logging, metrics reports, profiler traces and
 gradient checkpointing get plain PyTorch equivalents, most through helpers written into the file.
 """
 
@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks import messages
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call
 from neuron_migrate.checks.toolkit import (
     DetectorFn,
@@ -22,6 +23,7 @@ from neuron_migrate.checks.toolkit import (
     keyword_insertion,
     keyword_of,
     matched_call,
+    only_args,
     plain_args,
 )
 from neuron_migrate.model import Safety
@@ -198,6 +200,27 @@ def profiler_trace(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
 
 
+def set_rng_state(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.set_rng_state(seed)` -> `torch.neuron.manual_seed(seed)`; of a state that
+    `xm.get_rng_state()` read, `torch.neuron.set_rng_state(state)` (unsafe, as that read is).
+
+    torch_xla's state was an integer seed; `torch.neuron.get_rng_state()` returns a state tensor,
+    which `manual_seed` rejects.
+    """
+    call = match.node
+    if not isinstance(call, ast.Call) or not only_args(call, {"seed": 0, "device": 1}):
+        return None
+    seed = argument(call, "seed", 0)
+    if seed is None or argument(call, "device", 1) is not None:
+        return None
+    restore = messages.restores_rng_state(match)
+    template = "{torch}.neuron.set_rng_state({0})" if restore else "{torch}.neuron.manual_seed({0})"
+    rendered = ctx.render(template, match)
+    if rendered is None:
+        return None
+    return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if restore else None)
+
+
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
 
 
@@ -215,5 +238,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "get_summary_writer": get_summary_writer,
         "printed_report": printed_report,
         "profiler_trace": profiler_trace,
+        "set_rng_state": set_rng_state,
     }
 )

@@ -72,6 +72,7 @@ def import_edits(
     placement: ImportPlacement,
     mark_helpers: bool = False,
     before: int | None = None,
+    inline: bool = False,
 ) -> list[tuple[int, int, str]]:
     """The insertions that add the imports (and helpers) `keys` ask for.
 
@@ -110,6 +111,7 @@ def import_edits(
             placement.follows_imports,
             analysis.indent_unit(),
             mark_helpers,
+            inline,
         )
         edits.append((placement.anchor, placement.anchor, text))
     return edits
@@ -144,6 +146,7 @@ def import_text(
     after_imports: bool = True,
     unit: str = "    ",
     mark_helpers: bool = False,
+    inline: bool = False,
 ) -> str:
     """The import lines (and helper definitions, indented by `unit`) that `keys` ask for, ready to insert.
 
@@ -154,7 +157,7 @@ def import_text(
 
     wanted = set(keys)
     out = "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in wanted)
-    for source in helper_sources(keys):
+    for source in helper_sources(keys, inline):
         out += newline + newline + _reindent(source, unit).rstrip("\n").replace("\n", newline) + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
@@ -166,15 +169,24 @@ def import_text(
     return out
 
 
-def helper_sources(keys: tuple[str, ...]) -> list[str]:
+def helper_sources(keys: tuple[str, ...], inline: bool = False) -> list[str]:
     """The source of each helper the `helper:<name>:<module name>` keys among `keys` ask for, in
-    the order `checks.helpers.HELPERS` lists the helpers (then by key)."""
+    the order `checks.helpers.HELPERS` lists the helpers (then by key). With `inline`, each helper
+    imports torch's module in its own body (a module whose torch imports are all local)."""
     from neuron_migrate.checks.helpers import HELPERS, helper_text
+    from neuron_migrate.engine.scoped_imports import inline_imports
 
     order = {name: index for index, name in enumerate(HELPERS)}
     helpers = [k for k in set(keys) if k.startswith("helper:")]
     helpers.sort(key=lambda k: (order.get(k.split(":", 2)[1], len(order)), k))
-    return [source for source in map(helper_text, helpers) if source is not None]
+    out = []
+    for key in helpers:
+        source = helper_text(key)
+        if source is not None and inline:
+            source = inline_imports(source, key.split(":", 2)[2]) or source
+        if source is not None:
+            out.append(source)
+    return out
 
 
 HELPER_END = "\x00helper-end\x00"  # cannot occur in Python source; `apply` sets the gap there

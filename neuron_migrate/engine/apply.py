@@ -12,7 +12,6 @@ from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Plan
-from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.engine.add_imports import (
     HELPER_END,
     IMPORT_ORDER,
@@ -21,6 +20,7 @@ from neuron_migrate.engine.add_imports import (
     import_placement,
 )
 from neuron_migrate.engine.check import Planned
+from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding
 
 Edit = tuple[int, int, str]
@@ -41,24 +41,31 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     `text_only` applies the plans' text edits without their LibCST rewrites (same code, plainer
     layout): enough to learn what a fix run would do, without importing LibCST.
     """
-    accepted = _accept(chosen)
+    accepted, shared = _accept(chosen)
     # The two union-attr ignores: callers choose only findings with a plan.
     planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
     edits = _repair_empty_blocks(analysis, accepted, planned_edits)
-    imports = tuple(sorted({key for item in accepted for key in item.plan.imports}))  # type: ignore[union-attr]
-    fixed = tuple(item.finding for item in accepted)
+    edits.extend(_orphaned_comments(analysis.text, edits))
+    scoped = scope_imports(analysis, [(e, item.plan.imports) for item, e in zip(accepted, planned_edits)])  # type: ignore[union-attr]
+    edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
+    imports = scoped.module_keys
+    fixed = tuple(item.finding for item in [*accepted, *shared])
     if imports and not text_only:
-        text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports)
+        text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports, scoped.inline)
         if text is not None:
             return Applied(text, fixed)
     first = min((s for item in accepted if item.plan.imports for s, _, _ in item.plan.edits), default=None)  # type: ignore[union-attr]
-    edits.extend(import_edits(analysis, imports, import_placement(analysis), mark_helpers=True, before=first))
+    edits.extend(
+        import_edits(
+            analysis, imports, import_placement(analysis), mark_helpers=True, before=first, inline=scoped.inline
+        )
+    )
     edits = _collapse_blank_lines(analysis.text, edits)
     text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
     return Applied(text, fixed)
 
 
-def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...]) -> str | None:
+def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...], inline: bool = False) -> str | None:
     """The text with `edits` applied and the imports and helpers `keys` ask for added by LibCST;
     None when LibCST cannot parse it (the text edits then add them).
 
@@ -77,7 +84,9 @@ def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...]) 
     head, rest = text[:cut], text[cut:]
     wanted = [imports.NewImport(*IMPORTS[key]) for key in IMPORT_ORDER if key in keys]
     follows = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in analysis.tree.body)
-    new = imports.add_to_module(head, wanted, helper_sources(keys), bool(rest.strip()), analysis.indent_unit(), follows)
+    new = imports.add_to_module(
+        head, wanted, helper_sources(keys, inline), bool(rest.strip()), analysis.indent_unit(), follows
+    )
     return None if new is None else new + rest
 
 
@@ -135,8 +144,10 @@ def splice(text: str, edits: list[Edit]) -> str:
     return "".join(pieces)
 
 
-def _accept(chosen: list[Planned]) -> list[Planned]:
-    """The plans that conflict with no earlier one, in order of their first edit.
+def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
+    """The plans that conflict with no earlier one, in order of their first edit; and the plans
+    whose edits are exactly an accepted plan's (one edit that fixes several findings, such as
+    one rank guard for consecutive prints), which are fixed by it.
 
     `taken` stays sorted and its spans never overlap (only touch), so each new span is checked
     against its neighbours only. A plan with a rewrite claims the rewrite's whole span: LibCST
@@ -145,16 +156,23 @@ def _accept(chosen: list[Planned]) -> list[Planned]:
     simulated fix run takes the rounds a real one does.
     """
     accepted: list[Planned] = []
+    shared: list[Planned] = []
+    seen: set[tuple[tuple[int, int, str], ...]] = set()
     taken: list[tuple[int, int]] = []
     # Callers choose only findings with a plan (Planned.plan is None for findings without a fix).
     for item in sorted(chosen, key=lambda p: min(e[0] for e in p.plan.edits)):  # type: ignore[union-attr]
+        edits = tuple(item.plan.edits)  # type: ignore[union-attr]
+        if edits in seen:
+            shared.append(item)
+            continue
         spans = _claimed(item.plan)  # type: ignore[arg-type]  # as above
         if any(_conflicts(span, taken) for span in spans):
             continue  # applied in the next round, once the text has settled
         accepted.append(item)
+        seen.add(edits)
         for span in spans:
             insort(taken, span)
-    return accepted
+    return accepted, shared
 
 
 def _claimed(plan: Plan) -> list[tuple[int, int]]:
@@ -185,7 +203,9 @@ def _conflicts(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
 
 
 def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
-    """Deleting whole lines between two blank lines would leave a double gap; drop one blank."""
+    """Deleting whole lines between two blank lines would leave a double gap; drop one blank.
+    So does deleting the first lines of a block (after its `...:` header line) before a blank
+    line, which would open the block with it."""
     deletions = sorted((s, e) for s, e, c in edits if not c and s < e)
     merged: list[list[int]] = []
     for start, end in deletions:
@@ -198,7 +218,7 @@ def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
     extra = []
     for start, end in merged:
         at_line_start = start == 0 or text[start - 1] in "\r\n"
-        before_blank = start == 0 or _blank_line_before(text, start)
+        before_blank = start == 0 or _blank_line_before(text, start) or _header_line_before(text, start)
         after = _line_at(text, end)
         if (
             at_line_start
@@ -211,12 +231,74 @@ def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
     return edits + extra
 
 
+def _orphaned_comments(text: str, edits: list[Edit]) -> list[Edit]:
+    """Deletions of the comment blocks whose only subject was deleted code.
+
+    A block of comment lines right above deleted whole lines (`# sync the graph` over
+    `xm.mark_step()`, `# XLA imports` over the imports that went) goes with them when it starts a
+    paragraph (after a blank line or a block's header, not the file's header) and the deleted
+    code ends one (a blank line, the end of its block or of the file follows). Pragmas
+    (`# noqa`, `# type:`, `# fmt:`) and a shebang or coding line are kept.
+    """
+    deletions = sorted((s, e) for s, e, c in edits if not c and s < e)
+    merged: list[list[int]] = []
+    for start, end in deletions:
+        if merged and merged[-1][1] == start:
+            merged[-1][1] = end
+        else:
+            merged.append([start, end])
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    ordered = sorted(edits, key=lambda e: (e[0], e[1]))
+    starts = [e[0] for e in ordered]
+    extra: list[Edit] = []
+    for start, end in merged:
+        first = bisect_left(offsets, start)
+        if first >= len(lines) or offsets[first] != start or bisect_left(offsets, end) >= len(offsets):
+            continue  # not whole lines
+        indent = _indent(lines[first]) if lines[first].strip() else None
+        top = first
+        while top > 0 and lines[top - 1].lstrip().startswith("#") and _indent(lines[top - 1]) == indent:
+            top -= 1
+        if top == first or any(_is_pragma(line) for line in lines[top:first]):
+            continue
+        above = lines[top - 1] if top > 0 else ""
+        # (the file's first comment lines are its header, whatever follows them)
+        starts_paragraph = top > 0 and (not above.strip() or above.split("#", 1)[0].rstrip().endswith(":"))
+        after = bisect_left(offsets, end)
+        below = lines[after] if after < len(lines) else ""
+        ends_paragraph = not below.strip() or (indent is not None and len(_indent(below)) < len(indent))
+        untouched = not _edit_at(ordered, starts, offsets[top]) and not any(offsets[top] < s < start for s in starts)
+        if starts_paragraph and ends_paragraph and untouched:
+            extra.append((offsets[top], start, ""))
+    return extra
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _is_pragma(line: str) -> bool:
+    body = line.strip().lstrip("#").strip().lower()
+    return body.startswith(("noqa", "type:", "fmt:", "pylint:", "pragma", "!", "-*-")) or "coding" in body
+
+
 def _edit_at(ordered: list[Edit], starts: list[int], offset: int) -> bool:
     """Whether an edit covers `offset`, or inserts text exactly there (edits do not overlap)."""
     first, last = bisect_left(starts, offset), bisect_right(starts, offset)
     if any(content or s < e for s, e, content in ordered[first:last]):
         return True
     return first > 0 and ordered[first - 1][1] > offset  # only the nearest earlier span can reach it
+
+
+def _header_line_before(text: str, start: int) -> bool:
+    """Whether the line before `start` opens a block (`def f():`, `) -> None:`, `if x:  # why`)."""
+    previous_end = start - (2 if text[max(start - 2, 0) : start] == "\r\n" else 1)
+    line_start = max(text.rfind("\n", 0, previous_end), text.rfind("\r", 0, previous_end)) + 1
+    code = text[line_start:previous_end].split("#", 1)[0].rstrip()
+    return code.endswith(":")  # a whole statement follows: only a block's header ends so
 
 
 def _blank_line_before(text: str, start: int) -> bool:
@@ -259,9 +341,8 @@ def _repair_empty_blocks(
 ) -> list[Edit]:
     """Edits of the accepted plans; a block whose statements are all deleted keeps a `pass`.
 
-    An emptied `if` with no `else` goes instead, with its comments kept, when its condition only
-    asks whether torch_xla is available or calls nothing (`if step % 10 == 0:`); its own block is
-    then checked the same way.
+    An emptied `if` with no `else` whose test has no side effects (`if <torch_xla is available>:`,
+    `if debug:`) goes instead, its comments with it; its own block is then checked the same way.
     """
     edits: list[Edit] = []
     deleted: dict[int, list[int]] = {}  # id(block) -> indices in `edits` of its deletions
@@ -290,8 +371,8 @@ def _repair_empty_blocks(
         if isinstance(parent, ast.If) and span is not None:
             for index in entries:
                 edits[index] = (edits[index][0], edits[index][0], "")
-            edits.append((*span, _comment_lines(analysis, parent, span)))
-            outer = _block_holding(analysis, parent, where)
+            edits.append((*span, ""))  # its comments were about the code that went
+            outer = _block_holding(analysis, parent, where)  # type: ignore[arg-type]
             if outer is not None:
                 deleted.setdefault(id(outer), []).append(len(edits) - 1)
                 blocks[id(outer)] = outer
@@ -323,12 +404,31 @@ def _guard_span(
     return start, end
 
 
-def _comment_lines(analysis: Analysis, stmt: ast.stmt, span: tuple[int, int]) -> str:
-    text = analysis.text[span[0] : span[1]]
-    if "#" not in text:
-        return ""
-    indent = analysis.src.indent_of(stmt.lineno)
-    return "".join(f"{indent}{c}{analysis.src.newline}" for c in kept_comments(text))
+def _side_effect_free(test: ast.expr) -> bool:
+    """Whether evaluating `test` does nothing but read (`debug`, `args.verbose > 1`, `step % 10 == 0`,
+    `not x`, the rank guards the fixes write: `int(os.environ.get("RANK", 0)) == 0`,
+    `dist.is_initialized()`): an `if` on it whose body the fixes emptied can go whole, with no
+    `pass` left behind."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            reads = name in _READING_CALLS and (isinstance(func, ast.Name) or name not in _BUILTIN_READS)
+            if not reads or (name == "get" and not _dotted_name(func).endswith("environ.get")):
+                return False
+        elif not isinstance(node, (*_PURE_NODES, ast.keyword)):
+            return False
+    return True
+
+
+_BUILTIN_READS = frozenset({"int", "str", "bool", "float", "len", "isinstance", "hasattr"})
+_READING_CALLS = _BUILTIN_READS | {"get", "is_initialized", "is_available", "get_rank", "get_world_size"}
+
+
+def _dotted_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted_name(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 # What a condition may hold for its emptied `if` to go whole (`if step % 10 == 0:`): reading
@@ -350,11 +450,6 @@ _PURE_NODES = (
     ast.unaryop,
     ast.operator,
 )
-
-
-def _side_effect_free(test: ast.expr) -> bool:
-    """Whether evaluating `test` calls nothing (so an `if` whose body is all deleted can go)."""
-    return all(isinstance(node, _PURE_NODES) for node in ast.walk(test))
 
 
 _AVAILABILITY = ("is_torch_xla_available", "is_xla_available", "is_torch_tpu_available", "is_tpu_available")

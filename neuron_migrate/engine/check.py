@@ -18,6 +18,7 @@ from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.add_imports import ImportPlacement, import_edits, import_placement
 from neuron_migrate.engine.arguments import declined, declined_message, unwritten_helper
 from neuron_migrate.engine.ruleset import Ruleset, narrowed
+from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
 
 
@@ -91,7 +92,11 @@ def _message(match: Match, new: str, path: str, target: str = "neuron") -> str:
     template = accel or (entry.message if entry and entry.message else None) or match.rule.message
     file = path.replace("\\", "/").rsplit("/", 1)[-1]
     values = {"old": match.written, "new": new or _preview(match, target), "file": file, **dict(match.extra)}
-    values.update((key, value(match)) for key, value in MESSAGE_VALUES.items() if "{" + key + "}" in template)
+    values.update(
+        (key, value(match).replace("{file}", file))
+        for key, value in MESSAGE_VALUES.items()
+        if "{" + key + "}" in template
+    )
     try:
         return template.format(**values)
     except (KeyError, IndexError):
@@ -180,8 +185,10 @@ def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:
 def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, placement: ImportPlacement, match: Match) -> Fix:
     src = analysis.src
     edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
+    scoped = scope_imports(analysis, [(plan.edits, plan.imports)])
     first = min((s for s, _, _ in plan.edits), default=None)
-    for start, end, text in import_edits(analysis, plan.imports, placement, before=first):
+    module_edits = import_edits(analysis, scoped.module_keys, placement, before=first, inline=scoped.inline)
+    for start, end, text in [*scoped.local_edits, *module_edits]:
         edits.append(TextEdit(src.position(start), src.position(end), text))
     edits.sort(key=lambda e: (e.start, e.end))
     description = plan.description or _describe(plan, match)

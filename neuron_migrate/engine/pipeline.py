@@ -218,7 +218,8 @@ def _fix_loop(
     and it stops before a round that would only remove imports (it learns what that round fixes).
 
     A fix whose result does not compile is dropped alone: the others are applied, and its finding
-    stays without a fix, with an NM906 finding beside it.
+    stays without a fix, with an NM906 finding beside it. So is the second of two fixes that
+    compile apart but not together.
     """
     original = text
     fixed: list[Finding] = []
@@ -297,7 +298,8 @@ def _key(item: Planned) -> tuple[str, str, str]:
 
 
 def _split_breaking(analysis: Analysis, chosen: list[Planned], path: str) -> tuple[list[Planned], list[Planned]]:
-    """The plans that keep the file compiling when applied alone, and those that break it."""
+    """The plans that keep the file compiling, and those that break it: alone, or together with
+    the plans kept before them (two fixes that are each fine but not together: the second goes)."""
     if len(chosen) > _MAX_ISOLATED:
         return chosen, []
     good: list[Planned] = []
@@ -305,7 +307,13 @@ def _split_breaking(analysis: Analysis, chosen: list[Planned], path: str) -> tup
     for item in chosen:
         alone = apply_once(analysis, [item]).text
         (bad if _syntax_problem(alone, path) is not None else good).append(item)
-    return good, bad
+    if bad or _syntax_problem(apply_once(analysis, good).text, path) is None:
+        return good, bad
+    kept: list[Planned] = []
+    for item in good:
+        together = apply_once(analysis, [*kept, item]).text
+        (bad if _syntax_problem(together, path) is not None else kept).append(item)
+    return kept, bad
 
 
 def _compile_error(text: str, path: str) -> Finding | None:

@@ -359,13 +359,9 @@ def _parses(text: str, text_file: str | None = None) -> bool:
     TOML; a shell script, requirements file or setup.cfg has no parser here (its comments come
     from the line scan, which knows its quoting), so it counts as parsed."""
     if text_file is not None:
-        from neuron_migrate.engine.formats.kinds import file_kind
+        from neuron_migrate.engine.formats.kinds import file_kind, valid_toml
 
-        if file_kind(text_file) != "pyproject":
-            return True
-        from neuron_migrate.engine.formats.textfiles import _valid_toml
-
-        return _valid_toml(text)
+        return file_kind(text_file) != "pyproject" or valid_toml(text)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

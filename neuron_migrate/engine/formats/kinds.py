@@ -6,6 +6,7 @@ Kept apart from `textfiles` (which checks them) so that discovering files import
 from __future__ import annotations
 
 import fnmatch
+import sys
 from pathlib import PurePosixPath
 
 
@@ -24,3 +25,16 @@ def file_kind(path: str) -> str | None:
     if name.endswith(".sh"):
         return "shell"
     return None
+
+
+def valid_toml(text: str) -> bool:
+    """Whether `text` parses as TOML (the TOML parser is imported on first use)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return False
+    return True

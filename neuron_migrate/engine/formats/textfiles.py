@@ -7,7 +7,6 @@ that kind of file and, where settings allow, applies their fixes (deleting whole
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -17,16 +16,11 @@ from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import MapEntry, RuleSpec, load_catalogue
 from neuron_migrate.engine.check import tool_finding
 from neuron_migrate.engine.formats import packaging, shell
-from neuron_migrate.engine.formats.kinds import file_kind
+from neuron_migrate.engine.formats.kinds import file_kind, valid_toml
 from neuron_migrate.engine.ruleset import enabled_codes
 from neuron_migrate.model import FileResult, Finding, Fix, Safety, TextEdit
 from neuron_migrate.registry import FILE_DETECTORS
 from neuron_migrate.settings import Settings
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 
 @dataclass(frozen=True)
@@ -242,7 +236,7 @@ def _check_text(text: str, path: str, settings: Settings, kind: str, reported: C
     if not chosen:
         return FileResult(path, tuple(f for f, _ in found), source=text)
     fixed_text, applied = _delete_spans(text, chosen)
-    if kind == "pyproject" and not _valid_toml(fixed_text):
+    if kind == "pyproject" and not valid_toml(fixed_text):
         problem = tool_finding(path, "NM906", "Fix this file by hand; removing the lines left invalid TOML")
         return FileResult(path, (*(f for f, _ in found), problem), source=text)
     remaining = tuple(f for f, _ in text_findings(fixed_text, path, settings, kind))
@@ -261,11 +255,3 @@ def _delete_spans(text: str, chosen: list[tuple[Finding, tuple[int, int]]]) -> t
     for start, end in sorted(taken, reverse=True):
         text = text[:start] + text[end:]
     return text, applied
-
-
-def _valid_toml(text: str) -> bool:
-    try:
-        tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError):
-        return False
-    return True

@@ -6,7 +6,10 @@ import os
 
 
 def _all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
-    """What `xm.all_gather` did: every rank's `value`, concatenated along `dim`."""
+    """What `xm.all_gather` did: every rank's `value`, concatenated along `dim` (each of a list's tensors)."""
+    if isinstance(value, (list, tuple)):
+        results = [_all_gather(v, dim, groups, o, pin_layout) for v, o in zip(value, output or [None] * len(value))]
+        return results if output is None else output
     parts = [value]
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         parts = [torch.empty_like(value) for _ in range(torch.distributed.get_world_size())]
@@ -53,7 +56,14 @@ def _mesh_reduce(data, reduce_fn):
 
 
 def _reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None, output=None, pin_layout=True):
-    """What `xm.reduce_scatter` did: reduce `input` over the ranks and keep this rank's shard."""
+    """What `xm.reduce_scatter` did: reduce `input` over the ranks and keep this rank's shard (of each of a list's tensors)."""
+    if isinstance(input, (list, tuple)):
+        outputs = output or [None] * len(input)
+        results = [
+            _reduce_scatter(reduce_type, t, scale, scatter_dim, shard_count, groups, o, pin_layout)
+            for t, o in zip(input, outputs)
+        ]
+        return results if output is None else output
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         op = getattr(torch.distributed.ReduceOp, {"sum": "SUM", "mul": "PRODUCT", "min": "MIN", "max": "MAX", "and": "BAND", "or": "BOR"}[reduce_type])
         moved = input.movedim(scatter_dim, 0).contiguous()
@@ -86,6 +96,13 @@ def main():
     assert gathered.tolist() == [[float(r) for r in range(world)]], gathered
     shard = _reduce_scatter("sum", torch.arange(2.0 * world, device=device), 1.0, 0, world)
     assert shard.tolist() == [world * 2.0 * rank, world * (2.0 * rank + 1)], shard
+    pair = [torch.tensor([[float(rank)]], device=device), torch.tensor([[rank + 10.0]], device=device)]
+    first, second = _all_gather(pair, dim=1, pin_layout=False)  # a list: each tensor gathered
+    assert first.tolist() == [[float(r) for r in range(world)]], first
+    assert second.tolist() == [[r + 10.0 for r in range(world)]], second
+    inputs = [torch.arange(2.0 * world, device=device), torch.arange(2.0 * world, device=device)]
+    shards = _reduce_scatter("sum", inputs, 0.5, 0, world, pin_layout=False)
+    assert [s.tolist() for s in shards] == [[world * rank, world * (rank + 0.5)]] * 2, shards
 
     torch.manual_seed(rank)
     model = nn.Linear(4, 1).to(device)

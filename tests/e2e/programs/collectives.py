@@ -24,6 +24,13 @@ def main():
     assert gathered.tolist() == [[float(r) for r in range(world)]], gathered
     shard = xm.reduce_scatter(xm.REDUCE_SUM, torch.arange(2.0 * world, device=device), 1.0, 0, world)
     assert shard.tolist() == [world * 2.0 * rank, world * (2.0 * rank + 1)], shard
+    pair = [torch.tensor([[float(rank)]], device=device), torch.tensor([[rank + 10.0]], device=device)]
+    first, second = xm.all_gather(pair, dim=1, pin_layout=False)  # a list: each tensor gathered
+    assert first.tolist() == [[float(r) for r in range(world)]], first
+    assert second.tolist() == [[r + 10.0 for r in range(world)]], second
+    inputs = [torch.arange(2.0 * world, device=device), torch.arange(2.0 * world, device=device)]
+    shards = xm.reduce_scatter(xm.REDUCE_SUM, inputs, 0.5, 0, world, pin_layout=False)
+    assert [s.tolist() for s in shards] == [[world * rank, world * (rank + 0.5)]] * 2, shards
 
     torch.manual_seed(rank)
     model = nn.Linear(4, 1).to(device)
