@@ -59,7 +59,7 @@ def test_two_fixes_that_break_the_file_only_together_drop_one_and_keep_the_rest(
     from neuron_migrate.engine import apply
 
     monkeypatch.setattr(
-        apply, "_repair_empty_blocks", lambda analysis, accepted, planned: [e for p in planned for e in p]
+        apply, "repair_empty_blocks", lambda analysis, accepted, planned: [e for p in planned for e in p]
     )
     result = check_source(PAIR, "train.py", Settings(select=("NM",), fix=True))
     assert result.fixed_source is not None, "the whole file was rolled back"

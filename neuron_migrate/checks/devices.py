@@ -56,14 +56,8 @@ _DEVICE_CALLS = {
 
 # Tensor and Module methods that take a device; their receivers cannot be resolved by name.
 _DEVICE_METHODS = {"to", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "to_empty"}
-
-
 _OTHER_MESSAGE = 'Replace `"{old}"` with `"{new}"` if `{callee}` passes it to torch; check its device tests'
-
-
 _COMPARE_MESSAGE = 'Test for `"{new}"` instead of `"{old}"` once this value holds a TorchNeuron device'
-
-
 _USER_MESSAGE = 'Replace `"{old}"` with `"{new}"` once `{callee}` no longer tests for `"{old}"`'
 
 

@@ -208,11 +208,10 @@ def set_rng_state(ctx: FixContext, match: Match) -> Plan | None:
     which `manual_seed` rejects.
     """
     call = match.node
-    if not isinstance(call, ast.Call) or not only_args(call, {"seed": 0, "device": 1}):
+    if not isinstance(call, ast.Call) or not only_args(call, {"seed": 0, "device": 1}, match):
         return None
-    seed = argument(call, "seed", 0)
-    if seed is None or argument(call, "device", 1) is not None:
-        return None
+    if argument(call, "seed", 0) is None:
+        return None  # `device` goes: `torch.neuron.manual_seed` seeds the current device (rules/NM208.toml)
     restore = messages.restores_rng_state(match)
     template = "{torch}.neuron.set_rng_state({0})" if restore else "{torch}.neuron.manual_seed({0})"
     rendered = ctx.render(template, match)

@@ -8,11 +8,9 @@ import torch.distributed as dist
 
 
 def _optimizer_step(optimizer, **step_args):
-    """Average gradients over the default process group, then step (as torch_xla's optimizer_step did).
-
-    The gradients travel in flat buckets of about 25 MB, one all-reduce each, as in DDP. The first
-    call copies rank 0's parameters to every rank, so ranks built from different seeds agree.
-    """
+    """Average gradients over the default process group, then step (as torch_xla's optimizer_step did)."""
+    # The gradients travel in flat buckets of about 25 MB, one all-reduce each, as in DDP. The first
+    # call copies rank 0's parameters to every rank, so ranks built from different seeds agree.
     if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
         import torch
 
