@@ -11,6 +11,10 @@ folder and unpacked. The CLI then runs three ways on it: `check`, `check --fix` 
 - files a second `--fix` still changes (not idempotent);
 - files that imported the source framework before and no longer do ("fully off torch_xla");
 - findings per rule, before and after each fix mode;
+- for `--from xla`: the torch_xla call sites before and left after `--fix --unsafe-fixes`, and of
+  those left, the ones no blocker finding (`Finding.blocker`: SPMD, NxD, xser, ...) accounts for:
+  each is a call that keeps a torch_xla import alive without a genuine reason. The share is given
+  over all files and over the files that use neither SPMD nor neuronx_distributed.
 - what a reviewer would not merge as written (`quality_counts`): rank guards added, blocks left
   with only `pass`, comments left without the code they were about, helper definitions added.
 
@@ -19,6 +23,7 @@ and mode under `--diffs`, to be read before calling a change done.
 
     python scripts/ecosystem.py --output docs/ecosystem.md --diffs /tmp/eco-diffs
     python scripts/ecosystem.py --package accelerate==1.2.1 --from xla
+    python scripts/ecosystem.py --path ~/src/xla/test --path ~/src/neuronx-samples   # local checkouts
 
 `--from` is passed through to `neuron-migrate check` (when the CLI has that option) and picks which
 files count as using the source framework, so another source (`--from cuda`) needs only a marker
@@ -59,6 +64,17 @@ MODES = {"check": (), "fix": ("--fix",), "unsafe": ("--fix", "--unsafe-fixes")}
 _UNDEFINED = ("UndefinedName", "UndefinedExport", "UndefinedLocal")
 
 
+@dataclass(frozen=True)
+class XlaSite:
+    """One call of a torch_xla API: where, which qualified name, and whether it is a blocker."""
+
+    path: str
+    line: int
+    name: str
+    blocker: bool = False
+    spmd_or_nxd: bool = False  # its file uses SPMD sharding or neuronx_distributed
+
+
 @dataclass
 class ModeResult:
     """What one mode did to one package."""
@@ -71,6 +87,7 @@ class ModeResult:
     new_undefined: list[str] = field(default_factory=list)
     not_idempotent: list[str] = field(default_factory=list)
     off_source: list[str] = field(default_factory=list)
+    xla_sites: list[XlaSite] = field(default_factory=list)  # torch_xla calls in the files afterwards
     quality: collections.Counter[str] = field(default_factory=collections.Counter)
     diff: str = ""
 
@@ -80,6 +97,7 @@ class PackageResult:
     spec: str
     files: int = 0
     source_files: list[str] = field(default_factory=list)
+    xla_sites: list[XlaSite] = field(default_factory=list)  # torch_xla calls before any fix
     modes: dict[str, ModeResult] = field(default_factory=dict)
     error: str = ""
 
@@ -180,6 +198,64 @@ def imports_module(text: str, module: str) -> bool:
         if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == module:
             return True
     return False
+
+
+# -- torch_xla call sites -------------------------------------------------------------------
+XLA = "torch_xla"
+# Files that use these are SPMD / NxD programs: their torch_xla calls are reported apart.
+_SPMD_OR_NXD = ("torch_xla.distributed.spmd", "torch_xla.experimental.xla_sharding", "neuronx_distributed")
+
+
+def xla_call_sites(text: str, path: str) -> list[XlaSite]:
+    """Every call whose callee resolves (alias-aware, neuron-migrate's own resolver) to torch_xla."""
+    from neuron_migrate.analysis.names import Resolver
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    resolver = Resolver(tree)
+    spmd_or_nxd = _uses_spmd_or_nxd(tree)
+    found: list[XlaSite] = []
+
+    def visit(node: ast.AST, scope: object) -> None:
+        if node in resolver.scope_of:
+            scope = resolver.scope_for(node)
+        if isinstance(node, ast.Call):
+            names = sorted(n for n in resolver.qualified_names(node.func, scope) if n.split(".")[0] == XLA)  # type: ignore[arg-type]
+            if names:
+                found.append(XlaSite(path, node.lineno, names[0], spmd_or_nxd=spmd_or_nxd))
+        for child in ast.iter_child_nodes(node):
+            visit(child, scope)
+
+    visit(tree, resolver.module_scope)
+    return found
+
+
+def _uses_spmd_or_nxd(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            modules = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        if any(m == p or m.startswith(p + ".") for m in modules for p in _SPMD_OR_NXD):
+            return True
+    return False
+
+
+def with_blockers(sites: list[XlaSite], text: str, path: str, source: str) -> list[XlaSite]:
+    """`sites` with `blocker` set where a blocker finding of neuron-migrate starts on their line."""
+    from dataclasses import replace
+
+    from neuron_migrate.engine.pipeline import check_source
+    from neuron_migrate.settings import Settings
+
+    if not sites:
+        return sites
+    result = check_source(text, path, Settings(select=("NM",), families=(source,)))
+    lines = {line for f in result.findings if f.blocker for line in range(f.start.line, f.end.line + 1)}
+    return [replace(s, blocker=s.line in lines) for s in sites]
 
 
 def undefined_names(text: str, filename: str) -> collections.Counter[str]:
@@ -293,7 +369,7 @@ def run_mode(
     root = work / mode / src.name
     if mode != "check":
         shutil.rmtree(root, ignore_errors=True)
-        shutil.copytree(src, root)
+        shutil.copytree(src, root, symlinks=True)  # a checkout may hold dangling links
     else:
         root = src
     started = time.monotonic()
@@ -318,6 +394,12 @@ def run_mode(
         if imports_module(old, marker) and not imports_module(new, marker):
             result.off_source.append(path)
         result.quality.update(quality_counts(old, new))
+    if marker == XLA:
+        result.xla_sites = [
+            site
+            for path, text in sorted(after.items())
+            for site in with_blockers(xla_call_sites(text, path), text, path, "xla")
+        ]
     result.diff = "".join(diff)
     _, crash = run_cli(root, MODES[mode], extra, jobs)  # a second --fix must change nothing
     if crash:
@@ -330,13 +412,15 @@ def run_mode(
 def check_package(spec: str, work: Path, source: str, extra: list[str], jobs: int) -> PackageResult:
     package = PackageResult(spec)
     try:
-        src = fetch(spec, work)
+        src = Path(spec) if Path(spec).is_dir() else fetch(spec, work)
     except (subprocess.SubprocessError, StopIteration, OSError, tarfile.TarError) as exc:
         package.error = f"download failed: {type(exc).__name__}: {str(exc)[:200]}"
         return package
     before = python_files(src)
     package.files = len(before)
     package.source_files = sorted(p for p, text in before.items() if imports_module(text, MARKERS[source]))
+    if source == "xla":
+        package.xla_sites = [site for path in package.source_files for site in xla_call_sites(before[path], path)]
     for mode in MODES:
         package.modes[mode] = run_mode(src, work, mode, before, MARKERS[source], extra, jobs)
     return package
@@ -388,6 +472,8 @@ def render(results: list[PackageResult], source: str) -> str:
         )
     lines += _quality_table(results)
     lines += _rule_table(results)
+    if source == "xla":
+        lines += _xla_site_table(results)
     lines += _problems(results)
     return "\n".join(lines) + "\n"
 
@@ -428,6 +514,54 @@ def _rule_table(results: list[PackageResult]) -> list[str]:
     return lines
 
 
+def share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
+def _xla_site_table(results: list[PackageResult]) -> list[str]:
+    """torch_xla calls before and after `--fix --unsafe-fixes`; the share no blocker accounts for."""
+    lines = [
+        "",
+        "### torch_xla call sites left after `--fix --unsafe-fixes`",
+        "",
+        "A call site is a call whose callee resolves to a torch_xla API. *Not blockers* are the calls left that",
+        "no blocker finding accounts for; their share is of the call sites before any fix. *Outside SPMD and NxD*",
+        "leaves out the files that use SPMD sharding or neuronx_distributed.",
+        "",
+        (
+            "| package | call sites before | left | left, blockers | left, not blockers | share not blockers "
+            "| outside SPMD and NxD: before | left, not blockers | share |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    every_before: list[XlaSite] = []
+    every_left: list[XlaSite] = []
+    for package in results:
+        if package.error or "unsafe" not in package.modes:
+            continue
+        before, left = package.xla_sites, package.modes["unsafe"].xla_sites
+        every_before += before
+        every_left += left
+        lines.append(_site_row(package.spec, before, left))
+    lines.append(_site_row("**all**", every_before, every_left))
+    names = collections.Counter(s.name for s in every_left if not s.blocker and not s.spmd_or_nxd)
+    if names:
+        lines += ["", "Not-blocker calls left outside SPMD and NxD, by API:", ""]
+        lines += [f"- `{name}`: {count}" for name, count in names.most_common(40)]
+    return lines
+
+
+def _site_row(label: str, before: list[XlaSite], left: list[XlaSite]) -> str:
+    loose = [s for s in left if not s.blocker]
+    plain_before = [s for s in before if not s.spmd_or_nxd]
+    plain_loose = [s for s in loose if not s.spmd_or_nxd]
+    return (
+        f"| {label} | {len(before)} | {len(left)} | {len(left) - len(loose)} | {len(loose)} "
+        f"| {share(len(loose), len(before))} | {len(plain_before)} | {len(plain_loose)} "
+        f"| {share(len(plain_loose), len(plain_before))} |"
+    )
+
+
 def _problems(results: list[PackageResult]) -> list[str]:
     lines = ["", "### Problems", ""]
     found = False
@@ -459,6 +593,9 @@ def main(argv: list[str] | None = None) -> int:
         default="xla",
         help=f"source frameworks, comma-separated ({', '.join(sorted(MARKERS))}); passed to the CLI",
     )
+    parser.add_argument(
+        "--path", action="append", default=[], help="local folder to check as a package (repeatable; a checkout)"
+    )
     parser.add_argument("--output", type=Path, help="write the Markdown summary here (default: stdout)")
     parser.add_argument("--diffs", type=Path, help="write one unified diff per package and mode into this folder")
     parser.add_argument("--work", type=Path, help="work folder (default: a temporary folder, removed afterwards)")
@@ -473,7 +610,10 @@ def main(argv: list[str] | None = None) -> int:
     sections, results = [], []
     for source in sources:
         extra = ["--from", source] if source != "xla" else []  # xla is the CLI's default
-        specs = args.package or list(PACKAGES[source])
+        specs = [
+            *(args.package or ([] if args.path else PACKAGES[source])),
+            *(str(Path(p).resolve()) for p in args.path),
+        ]
         with tempfile.TemporaryDirectory(prefix="nm-ecosystem-") as temp:
             work = (args.work / source) if args.work else Path(temp)
             found = [check_package(spec, work, source, extra, args.jobs) for spec in specs]

@@ -52,6 +52,48 @@ def test_cuda_marker_reads_uses_not_look_alikes() -> None:
     assert not ecosystem.imports_module("cuda_kernels = load()\nx = t.to(device)\n", marker)
 
 
+def test_xla_call_sites_resolve_aliases_and_mark_spmd_files() -> None:
+    text = (
+        "import torch_xla.core.xla_model as xm\n"
+        "from torch_xla.distributed import xla_multiprocessing as xmp\n"
+        "def f(xm2=None):\n"
+        "    d = xm.xla_device()\n"
+        "    xmp.spawn(f)\n"
+        "    xm = None\n"  # a local of f: its own `xm`, not torch_xla's
+        "print(len([]))\n"
+    )
+    sites = ecosystem.xla_call_sites(text, "a.py")
+    assert [(s.line, s.name, s.spmd_or_nxd) for s in sites] == [
+        (5, "torch_xla.distributed.xla_multiprocessing.spawn", False)
+    ]
+    spmd = "import torch_xla.distributed.spmd as xs\nimport torch_xla.core.xla_model as xm\nxm.mark_step()\n"
+    assert [(s.name, s.spmd_or_nxd) for s in ecosystem.xla_call_sites(spmd, "b.py")] == [
+        ("torch_xla.core.xla_model.mark_step", True)
+    ]
+
+
+def test_blocker_findings_mark_their_call_sites() -> None:
+    text = "import torch_xla.distributed.spmd as xs\nimport torch\nt = torch.ones(2)\nxs.mark_sharding(t, mesh, (0,))\n"
+    sites = ecosystem.with_blockers(ecosystem.xla_call_sites(text, "s.py"), text, "s.py", "xla")
+    assert [(s.line, s.blocker) for s in sites] == [(4, True)]
+
+
+def test_the_site_table_gives_the_share_of_calls_left_without_a_blocker() -> None:
+    site = ecosystem.XlaSite
+    package = ecosystem.PackageResult("pkg==1")
+    package.xla_sites = [site("a.py", i, "torch_xla.core.xla_model.mark_step") for i in range(10)]
+    package.xla_sites += [site("s.py", 1, "torch_xla.distributed.spmd.mark_sharding", spmd_or_nxd=True)]
+    left = [
+        site("a.py", 3, "torch_xla.core.xla_model.mesh_reduce"),
+        site("s.py", 1, "torch_xla.distributed.spmd.mark_sharding", blocker=True, spmd_or_nxd=True),
+    ]
+    modes = {"check": ecosystem.ModeResult(), "fix": ecosystem.ModeResult()}
+    package.modes = {**modes, "unsafe": ecosystem.ModeResult(xla_sites=left)}
+    report = ecosystem.render([package], "xla")
+    assert "| pkg==1 | 11 | 2 | 1 | 1 | 9.1% | 10 | 1 | 10.0% |" in report
+    assert "- `torch_xla.core.xla_model.mesh_reduce`: 1" in report
+
+
 def test_quality_counts_what_a_reviewer_would_not_merge() -> None:
     before = (
         "import torch_xla.core.xla_model as xm\n"

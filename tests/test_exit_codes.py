@@ -94,3 +94,23 @@ def test_smoke_exit_code_follows_the_verdict(project: Path) -> None:
     assert failed.returncode == 1
     passed = run("smoke", "runs.py", cwd=project)
     assert passed.returncode == 0, (passed.stdout[-2000:], passed.stderr[-2000:])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("script", "args", "problem"),
+    [
+        ("cpu_only.py", (), "the run never used the `neuron` device"),
+        ("xla_probe.py", ("neuron",), "the script looked for `torch_xla` at xla_probe.py:"),
+    ],
+)
+def test_smoke_exits_1_on_a_run_that_did_not_use_neuron(
+    tmp_path: Path, script: str, args: tuple[str, ...], problem: str
+) -> None:
+    """A CPU-only run and a caught torch_xla probe pass every other check; only NM709/NM710 fail them."""
+    pytest.importorskip("torch")
+    (tmp_path / script).write_text((ROOT / "fixtures" / "_smoke" / script).read_text())
+    done = run("smoke", script, *args, cwd=tmp_path)
+    assert done.returncode == 1, (done.stdout[-2000:], done.stderr[-2000:])
+    verdict = done.stdout.rstrip().splitlines()[-1]
+    assert verdict.startswith(f"smoke FAILED: {script}:") and problem in verdict, verdict

@@ -26,9 +26,11 @@ def load(name: str, **names: Any) -> Any:
 
 def test_every_helper_compiles_and_defines_its_name() -> None:
     for name, template in HELPERS.items():
-        code = compile(template.replace("{torch}", "torch"), name, "exec")
+        module = ALL_HELPERS[name][2]  # the module its `{...}` names: torch, or torch.distributed.optim's alias
+        code = compile(template.replace("{" + module + "}", module), name, "exec")
         assert HELPER_NAMES[name] in code.co_names
-        assert ALL_HELPERS[name] == (template, HELPER_NAMES[name], "torch")  # what fixes write
+        assert ALL_HELPERS[name] == (template, HELPER_NAMES[name], module)  # what fixes write
+        assert module in ("torch", "dist_optim")
 
 
 def test_rate_tracker_reports_rates_like_torch_xla() -> None:
@@ -98,3 +100,31 @@ def test_collective_helpers_act_on_one_rank_without_a_process_group() -> None:
     before = [p.clone() for p in model.parameters()]
     load("broadcast_master_param", torch=torch)(model)
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+
+
+def test_fully_shard_wraps_the_children_torch_xla_s_recursive_wrap_would() -> None:
+    """Size policy at 100 parameters: the block's big inner layer is wrapped, and the block itself is
+    not (6 parameters are left unwrapped in it), nor the small head; in one process nothing is
+    sharded, but compute_dtype casts the buffers."""
+    torch = pytest.importorskip("torch")
+    import functools
+
+    from torch.distributed.fsdp.wrap import size_based_auto_wrap_policy
+
+    fully_shard = load("fully_shard", torch=torch)
+    big = torch.nn.Sequential(torch.nn.Linear(10, 10), torch.nn.Linear(2, 2))  # 110 + 6 parameters
+    model = torch.nn.Sequential(big, torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3))  # head: 12
+    wrapped: list[tuple[int, dict[str, Any]]] = []
+
+    def wrapper(module: Any, **options: Any) -> Any:
+        wrapped.append((sum(p.numel() for p in module.parameters()), options))
+        return module
+
+    policy = functools.partial(size_based_auto_wrap_policy, min_num_params=100)
+    out = fully_shard(model, compute_dtype=torch.bfloat16, auto_wrap_policy=policy, auto_wrapper_callable=wrapper)
+    assert out is model
+    assert [n for n, _ in wrapped] == [110]  # the inner Linear(10, 10) only
+    assert wrapped[0][1]["compute_dtype"] is torch.bfloat16 and "auto_wrap_policy" not in wrapped[0][1]
+    assert model[2].running_mean.dtype == torch.bfloat16 and model[0][0].weight.dtype == torch.float32
+    with pytest.raises(NotImplementedError, match="sharding_groups"):
+        fully_shard(torch.nn.Linear(1, 1), sharding_groups=[[0, 1]])

@@ -27,6 +27,7 @@ from neuron_migrate.smoke.report import (
     Parity,
     ParityStep,
     SmokeReport,
+    XlaImport,
 )
 from neuron_migrate.smoke.sites import Site
 
@@ -348,9 +349,11 @@ def test_failure_findings(status: str, exc_type: str, code: str, text: str) -> N
 
 def test_finding_messages_follow_the_style_guide() -> None:
     findings = report_findings(full_report())
+    probe = XlaImport("torch_xla", Site("train.py", 3, "<module>", 5, "import torch_xla"))
+    findings += report_findings(full_report(ops=(), events=(), parity=None, xla_imports=(probe,)))
     measured = Fallback("aten::_fft_r2c", True, "cpu-fallback", "torch_neuronx.get_fallback_ops()")
     findings += report_findings(full_report(fallbacks=(measured,), events=(), parity=None))
-    assert {r.code for r in RULES} == {f"NM70{i}" for i in range(1, 9)}
+    assert {r.code for r in RULES} == {f"NM7{i:02}" for i in range(1, 11)}
     for finding in findings:
         message = finding.message
         assert "\n" not in message and not message.endswith(".")
@@ -434,3 +437,61 @@ def test_render_json_is_complete_and_deterministic() -> None:
         "events",
         "failure",
     } <= set(data)
+
+
+def probe(line: int = 4) -> dict[str, object]:
+    return {"module": "torch_xla", "site": site(line, "import torch_xla.core.xla_model as xm")}
+
+
+@pytest.mark.parametrize(
+    ("counts", "unused"),
+    [
+        ({"steps": 2, "forwards": 2, "backwards": 2}, True),  # training
+        ({"steps": 0, "forwards": 2, "backwards": 0}, True),  # inference
+        ({"steps": 0, "forwards": 0, "backwards": 1}, True),  # a backward without a step
+        ({"steps": 0, "forwards": 0, "backwards": 0}, False),  # neither: nothing to judge
+    ],
+)
+def test_a_run_without_a_single_op_on_neuron_fails_with_nm709(counts: dict[str, int], unused: bool) -> None:
+    report = build_report(ctx(), launch(rank_data(ops=[], events=[], **counts)), None)
+    assert report.status == "ok" and report.device_unused is unused
+    assert ("the run never used the `neuron` device: no op ran on it" in report.problems) is unused
+    assert report.ok is not unused
+    assert [f.code for f in report_findings(report)] == (["NM709"] if unused else [])
+    if unused:
+        assert "smoke FAILED: train.py: the run never used the `neuron` device" in render_text(report)
+
+
+def test_a_run_with_ops_on_neuron_on_any_rank_used_the_device() -> None:
+    busy, idle = rank_data(events=[]), rank_data(ops=[], events=[])
+    report = build_report(ctx(nproc=2), launch(idle, busy), None)
+    assert not report.device_unused
+    measured = {"fallback_ops": [], "executed_ops": ["aten::addmm"]}
+    on_hardware = build_report(ctx("neuron"), launch(rank_data(ops=[], events=[], measured=measured)), None)
+    assert not on_hardware.device_unused
+
+
+def test_a_caught_torch_xla_import_fails_the_run_with_nm710_at_its_line() -> None:
+    report = build_report(
+        ctx(nproc=2), launch(rank_data(xla_imports=[probe()]), rank_data(xla_imports=[probe()])), None
+    )
+    assert report.xla_imports == (
+        XlaImport("torch_xla", Site("train.py", 4, "<module>", 5, "import torch_xla.core.xla_model as xm")),
+    )
+    assert "the script looked for `torch_xla` at train.py:4, found none and ran its fallback" in report.problems
+    nm710 = [f for f in report_findings(report) if f.code == "NM710"]
+    assert [(f.path, f.start.line, f.snippet) for f in nm710] == [
+        ("train.py", 4, "import torch_xla.core.xla_model as xm")
+    ]
+    assert nm710[0].message.startswith("Remove the `torch_xla` import probe")
+    assert "  train.py:4: import torch_xla.core.xla_model as xm" in render_text(report)
+
+
+def test_the_torch_xla_import_a_run_died_of_is_its_failure_not_nm710() -> None:
+    died = {"type": "ModuleNotFoundError", "message": "No module named 'torch_xla'", "traceback": "tb", "site": site(4)}
+    report = build_report(ctx(), launch(rank_data(status="failed", failure=died, xla_imports=[probe()])), None)
+    assert report.caught_xla_imports == ()
+    assert [f.code for f in report_findings(report) if f.code in ("NM706", "NM710")] == ["NM706"]
+    elsewhere = {**died, "type": "ValueError", "message": "bad", "site": site(20)}
+    later = build_report(ctx(), launch(rank_data(status="failed", failure=elsewhere, xla_imports=[probe()])), None)
+    assert [i.site.line for i in later.caught_xla_imports] == [4]

@@ -246,3 +246,38 @@ def test_an_xla_device_string_left_in_the_script_is_named_in_the_likely_cause() 
         f'The script still asks for the `xla` device ("xla" at {where}); use `torch.device("neuron")`'
     )
     assert f"likely cause: {report.failure.likely_cause}" in render_text(report)
+
+
+def test_torchscript_compiles_under_the_emulation() -> None:
+    """`torch.distributed.optim` scripts optimizers at import; smoke's `torch.tensor` must not break it."""
+    report = smoke("torchscript.py")
+    assert report.ok, (report.problems, report.failure)
+    assert report.steps == 2 and report.ops
+
+
+@pytest.mark.parametrize("args", [(), ("infer",)])
+def test_a_run_that_never_used_neuron_fails_with_nm709(args: tuple[str, ...]) -> None:
+    report = smoke("cpu_only.py", *args)
+    assert report.status == "ok" and report.ops == () and report.device_unused
+    assert report.problems == ("the run never used the `neuron` device: no op ran on it",)
+    assert [f.code for f in report_findings(report)] == ["NM709"]
+
+
+def test_a_caught_torch_xla_import_fails_with_nm710_even_on_neuron() -> None:
+    line = marker_line("xla_probe.py", "probe")
+    on_neuron = smoke("xla_probe.py", "neuron")
+    assert on_neuron.status == "ok" and on_neuron.ops and not on_neuron.device_unused
+    assert [(f.code, f.path, f.start.line) for f in report_findings(on_neuron)] == [
+        ("NM710", "fixtures/_smoke/xla_probe.py", line)
+    ]
+    on_cpu = smoke("xla_probe.py", "cpu")
+    assert sorted(f.code for f in report_findings(on_cpu)) == ["NM709", "NM710"]
+    assert not on_cpu.ok
+
+
+def test_an_optimizer_wrapper_is_counted_instead_of_the_shard_optimizer_inside_it() -> None:
+    report = smoke("zero.py", nproc=2)
+    assert report.ok, (report.problems, report.failure)
+    assert report.steps == 2 and report.step_site is not None
+    assert report.step_site.line == marker_line("zero.py", "step")
+    assert report.replicas is not None and (report.replicas.status, report.replicas.compared) == ("agree", 4)

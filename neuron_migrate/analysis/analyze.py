@@ -36,6 +36,11 @@ IMPORTS = {
     "os": ("os", "import os"),
     "datetime": ("datetime", "import datetime"),
     "fsdp": ("torch.distributed.fsdp", "import torch.distributed.fsdp as fsdp"),
+    "dist_optim": ("torch.distributed.optim", "import torch.distributed.optim as dist_optim"),
+    "checkpoint_wrapper": (
+        "torch.distributed.algorithms._checkpoint.checkpoint_wrapper.checkpoint_wrapper",
+        "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper",
+    ),
 }
 
 

@@ -4,7 +4,8 @@ Each call keeps its arguments and calls a helper written into the file once, whi
 torch_xla did with `torch.distributed`: a list is reduced in place and returned, a tensor is
 reduced into a new one, `scale=` multiplies the result, and without a process group the call
 acts on one rank; a list given to all_gather or reduce_scatter is gathered or scattered tensor by
-tensor, into a list. `groups=` other than None stays a finding.
+tensor, into a list. `groups=` given a ProcessGroup (`dist.new_group`, a getter that returns one)
+is passed on to `dist.all_reduce(group=...)`; replica groups (lists of ranks) stay findings.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.analysis.names import Binding, Scope
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call, helper_imports
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, is_default, matched_call, plain_args
 
@@ -80,7 +82,8 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
         return None
     given = dict(zip(parameters, call.args)) | {k.arg: k.value for k in call.keywords if k.arg}
     groups = given.get("groups")
-    if groups is not None and not (isinstance(groups, ast.Constant) and groups.value is None):
+    default = groups is None or (isinstance(groups, ast.Constant) and groups.value is None)
+    if not default and not (kind == "all_reduce" and yields_process_group(ctx, groups, match.scope)):
         return None  # replica groups become `dist.new_group` process groups; a human maps them
     needed = helper_imports(ctx, match, kind)
     if needed is None:
@@ -97,6 +100,82 @@ def _without(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int
     if position == 0:
         return start, ctx.src.node_span(items[1])[0], ""  # a collective always has its tensor argument too
     return ctx.src.node_span(items[position - 1])[1], end, ""
+
+
+# What makes a ProcessGroup (or names one) for `groups=`: torch's factories and constants, and
+# neuronx_distributed's `parallel_state.get_*_group()` getters (without `as_list=True`).
+_GROUP_FACTORIES = frozenset({"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"})
+_GROUP_CONSTANTS = frozenset({"torch.distributed.group.WORLD", "torch.distributed.GroupMember.WORLD"})
+_NXD_GROUP_GETTERS = "neuronx_distributed.parallel_layers.parallel_state.get_"
+_MAX_GROUP_DEPTH = 4
+
+
+def yields_process_group(ctx: FixContext, node: ast.expr, scope: Scope, depth: int = 0) -> bool:
+    """True when `node` evaluates to a ProcessGroup or None (the default group), read statically.
+
+    Follows a name's assignments (a global set with `global` in an init function counts) and a
+    local getter's `return`s, a few levels deep. A list of replica groups is not a ProcessGroup.
+    """
+    if depth > _MAX_GROUP_DEPTH:
+        return False
+    if isinstance(node, ast.Constant):
+        return node.value is None
+    if isinstance(node, ast.Call):
+        called = ctx.analysis.qualified(node.func, scope)
+        if called & _GROUP_FACTORIES:
+            return True
+        if any(n.startswith(_NXD_GROUP_GETTERS) and n.endswith("_group") for n in called):
+            return not any(k.arg == "as_list" for k in node.keywords)
+        if isinstance(node.func, ast.Name) and not node.args and not node.keywords and not called:
+            return _getter_yields_group(ctx, node.func, scope, depth)
+        return False
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    if ctx.analysis.qualified(node, scope) & _GROUP_CONSTANTS:
+        return True
+    if not isinstance(node, ast.Name):
+        return False
+    values = _assigned_values(ctx, ctx.analysis.resolver.lookup(node.id, scope))
+    owner = ctx.analysis.resolver.module_scope if node.id in scope.globals_ else scope
+    return bool(values) and all(yields_process_group(ctx, v, owner, depth + 1) for v in values)
+
+
+def _getter_yields_group(ctx: FixContext, name: ast.Name, scope: Scope, depth: int) -> bool:
+    """A call of a local function without arguments: do all its `return`s give a group?"""
+    bindings = ctx.analysis.resolver.lookup(name.id, scope)
+    if len(bindings) != 1 or not isinstance(bindings[0].node, ast.FunctionDef):
+        return False
+    function = bindings[0].node
+    inner = ctx.analysis.resolver.scope_for(function)
+    returns = [r.value for r in _own_returns(function)]
+    return bool(returns) and all(v is not None and yields_process_group(ctx, v, inner, depth + 1) for v in returns)
+
+
+def _own_returns(function: ast.FunctionDef) -> list[ast.Return]:
+    """The `return` statements of `function` itself, not of the functions defined inside it."""
+    found: list[ast.Return] = []
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            found.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _assigned_values(ctx: FixContext, bindings: list[Binding]) -> list[ast.expr]:
+    """The values a name's bindings assign; [] when one binding is not a plain `name = value`."""
+    values: list[ast.expr] = []
+    for binding in bindings:
+        stmt = binding.node
+        while stmt is not None and not isinstance(stmt, ast.stmt):
+            stmt = ctx.analysis.parent(stmt)
+        plain = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+        if not plain and not (isinstance(stmt, ast.AnnAssign) and stmt.value is not None):
+            return []
+        values.append(stmt.value)  # type: ignore[union-attr]
+    return values
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks.sharding_helpers import SHARDING_HELPERS
 from neuron_migrate.checks.toolkit import FixContext
 
 
@@ -52,7 +53,7 @@ COLLECTIVE_HELPERS: Mapping[str, str] = MappingProxyType(
     if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
         op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
         for tensor in tensors:
-            {{torch}}.distributed.all_reduce(tensor, op=op)
+            {{torch}}.distributed.all_reduce(tensor, op=op, group=groups)
     if scale != 1.0:
         for tensor in tensors:
             tensor.mul_(scale)
@@ -227,11 +228,17 @@ HELPER_NAMES: Mapping[str, str] = MappingProxyType(
         "all_reduce": "_all_reduce",
         "all_gather": "_all_gather",
         "reduce_scatter": "_reduce_scatter",
+        "fully_shard": "_fully_shard",
+        "shard_metadata": "_shard_metadata",
+        "consolidate_checkpoints": "_consolidate_sharded_model_checkpoints",
+        "zero_redundancy_optimizer": "_ZeroRedundancyOptimizer",
     }
 )
 
 
-HELPER_TEMPLATES: Mapping[str, str] = MappingProxyType({**_PORT_HELPERS, **COLLECTIVE_HELPERS})
+HELPER_TEMPLATES: Mapping[str, str] = MappingProxyType({**_PORT_HELPERS, **COLLECTIVE_HELPERS, **SHARDING_HELPERS})
+# The module a template's `{...}` names, where it is not torch.
+_HELPER_MODULES: Mapping[str, str] = MappingProxyType({"zero_redundancy_optimizer": "dist_optim"})
 
 
 # What `xm.optimizer_step` did, written into the migrated file once: average, then step. The
@@ -369,7 +376,10 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
                     "reduce_gradients": (REDUCE_GRADIENTS, "_reduce_gradients", "dist"),
                     "to_cpu": (TO_CPU, "_to_cpu", "torch"),
                     # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
-                    **{name: (template, HELPER_NAMES[name], "torch") for name, template in HELPER_TEMPLATES.items()},
+                    **{
+                        name: (template, HELPER_NAMES[name], _HELPER_MODULES.get(name, "torch"))
+                        for name, template in HELPER_TEMPLATES.items()
+                    },
                 }.items()
             )
         ),

@@ -1,13 +1,23 @@
-"""Sharding (NM311): torch_xla FSDP -> FSDP2, `XlaFullyShardedDataParallel(model, ...)` -> `fully_shard`."""
+"""Sharding (NM311, NM315): torch_xla FSDP -> FSDP2, its checkpoints -> DCP, its ZeRO-1 -> torch's.
+
+`m = XlaFullyShardedDataParallel(net, ...)` with a readable policy becomes `fully_shard` calls;
+every other shape (built in a lambda or a function, a size-based or custom policy, an
+`auto_wrapper_callable`, a loop over submodules) calls the `_fully_shard` helper, which applies
+the policy the way torch_xla's recursive wrap did. `get_shard_metadata()` and
+`consolidate_sharded_model_checkpoints` become helpers that gather and write a full state dict.
+"""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, Plan
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, is_default
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan
+from neuron_migrate.analysis.names import Scope
+from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.helpers import HELPER_NAMES, helper_imports
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, is_default, matched_call
 from neuron_migrate.model import Safety
 
 TRANSFORMER_POLICY = "torch_xla.distributed.fsdp.wrap.transformer_auto_wrap_policy"
@@ -27,6 +37,11 @@ _LOOP_NAME = "submodule"
 
 
 def xla_fsdp(ctx: FixContext, match: Match) -> Plan | None:
+    """`m = FSDP(net, ...)` -> `fully_shard` calls where the policy reads statically, else `_fully_shard`."""
+    return _fully_shard_statements(ctx, match) or _fully_shard_helper(ctx, match)
+
+
+def _fully_shard_statements(ctx: FixContext, match: Match) -> Plan | None:
     """`m = FSDP(net, auto_wrap_policy=p, compute_dtype=d)` -> `fully_shard` on p's classes, then on `m`."""
     call = match.node
     stmt = ctx.analysis.parent(call)
@@ -127,11 +142,190 @@ def _statement_of(ctx: FixContext, node: ast.AST) -> ast.stmt | None:
     return current
 
 
-DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
+# What `_fully_shard` does with each XLA FSDP parameter besides `module`: FSDP2 keeps these
+# (`compute_dtype` as the param dtype, `fp32_reduce_scatter` as a float32 reduce dtype,
+# `buffer_dtype` by casting the buffers, the policy and wrapper through torch_xla's recursive
+# wrap); drops the ones with no FSDP2 meaning (layout pinning, graph barriers, flattening,
+# collective bucketing, debugging); and declines model-parallel sharding groups and deferred
+# initialisation, which need a DeviceMesh a human designs.
+FSDP_KEPT = frozenset(
+    {
+        "reshard_after_forward",
+        "compute_dtype",
+        "buffer_dtype",
+        "fp32_reduce_scatter",
+        "auto_wrap_policy",
+        "auto_wrapper_callable",
+    }
+)
+FSDP_DROPPED = XLA_ONLY | {
+    "sync_on_finalization", "disable_reshard_on_root", "reduce_scatter_bucket_size_mb", "coalesce_all_gather_ops",
+    "_shard_size_multiple", "_use_xla_patched_linear", "_debug_dummy_forward_pass", "_debug_msg", "_debug_print",
+    "_debug_dummy_all_gather_op", "_debug_dummy_all_reduce_op", "_debug_dummy_reduce_scatter_op",
+    "_debug_dummy_optimization_barrier_op",
+}  # fmt: skip
+FSDP_DECLINED = frozenset({"sharding_groups", "sharding_rank", "sharding_world_size", "param_init_fn"})
+
+
+def _fully_shard_helper(ctx: FixContext, match: Match) -> Plan | None:
+    """`FSDP(m, ...)` anywhere (a lambda, a function, a loop) -> `_fully_shard(m, ...)`; also the
+    bare class given as `auto_wrapper_callable=`, which the helper calls on each wrapped child."""
+    node = match.node
+    if isinstance(node, ast.Call):
+        if not _helper_arguments(node):
+            return None
+        target: ast.AST = node.func
+    else:
+        parent = ctx.analysis.parent(node)
+        if not (isinstance(parent, ast.keyword) and parent.arg == "auto_wrapper_callable"):
+            return None
+        target = node
+    needed = helper_imports(ctx, match, "fully_shard")
+    if needed is None:
+        return None
+    start, end = ctx.src.node_span(target)
+    return Plan(((start, end, HELPER_NAMES["fully_shard"]),), needed, Safety.UNSAFE)
+
+
+def _helper_arguments(call: ast.Call) -> bool:
+    """Whether `_fully_shard` keeps the meaning of every argument (forwarded `*args`/`**kwargs` too)."""
+    plain = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if not call.args or isinstance(call.args[0], ast.Starred) or len(plain) > 2:
+        return False
+    for keyword in call.keywords:
+        if keyword.arg is None or keyword.arg in FSDP_KEPT or keyword.arg in FSDP_DROPPED:
+            continue
+        none = isinstance(keyword.value, ast.Constant) and keyword.value.value is None
+        if keyword.arg not in FSDP_DECLINED or not none:
+            return False
+    return True
+
+
+def checkpoint_module(ctx: FixContext, match: Match) -> Plan | None:
+    """`checkpoint_module(m)` whose result is used -> torch's `checkpoint_wrapper(m)`.
+
+    torch_xla's patches `m.forward` in place and returns `m`; torch's returns a wrapper module,
+    so a call used only for its effect stays a finding.
+    """
+    call = matched_call(match)
+    if call is None or ctx.expression_statement(match) is not None or len(call.args) != 1 or call.keywords:
+        return None
+    rendered = ctx.render("{checkpoint_wrapper}", match)
+    if isinstance(call.args[0], ast.Starred) or rendered is None:
+        return None
+    start, end = ctx.src.node_span(call.func)
+    return Plan(((start, end, rendered[0]),), rendered[1], Safety.UNSAFE)
+
+
+def consolidate_checkpoints(ctx: FixContext, match: Match) -> Plan | None:
+    """`consolidate_sharded_model_checkpoints(...)` -> the helper that writes `_shard_metadata`'s full state dict."""
+    return _helper_callee(
+        ctx, match, "consolidate_checkpoints", ("ckpt_prefix", "ckpt_suffix", "save_path", "save_model")
+    )
+
+
+def shard_metadata(ctx: FixContext, match: Match) -> Plan | None:
+    """`model.get_shard_metadata()` -> `_shard_metadata(model)`: the DCP full state dict, gathered on every rank."""
+    call = matched_call(match)
+    if call is None or call.args or call.keywords or not isinstance(call.func, ast.Attribute):
+        return None
+    needed = helper_imports(ctx, match, "shard_metadata")
+    if needed is None:
+        return None
+    text = f"{HELPER_NAMES['shard_metadata']}({ctx.segment(call.func.value)})"
+    return ctx.replace(call, text, needed, safety=Safety.UNSAFE)
+
+
+# torch_xla ZeRO-1's parameters besides `params`, `optimizer_class` and the optimizer's own
+# `**defaults`: the helper keeps `grad_clipping`/`max_norm` (torch_xla clipped the gradient norm
+# to 1.0 by default) and drops what only shapes its XLA collectives; sharding groups, a master
+# weight dtype other than float32, lazy initialisation and gradient accumulation hooks decline.
+ZERO_DROPPED = frozenset(
+    {"pin_layout", "bucket_cap_mb_all_gather", "bucket_cap_mb_reduce_scatter", "save_master_weights",
+     "higher_cc_precision", "coalesce_cc", "grad_clipping", "max_norm"}
+)  # fmt: skip
+ZERO_DECLINED = {"optimizer_dtype": (None, "torch.float32"), "sharding_groups": (None,), "grad_norm_groups": (None,)}
+ZERO_DECLINED_FLAGS = ("lazy_init", "use_grad_acc_hook")
+
+
+def zero_redundancy_optimizer(ctx: FixContext, match: Match) -> Plan | None:
+    """torch_xla's `ZeroRedundancyOptimizer(params, optim.SGD, ...)` -> `_ZeroRedundancyOptimizer(...)`,
+    torch's ZeRO plus the gradient averaging (and clipping) torch_xla's `step` did."""
+    call = matched_call(match)
+    if call is None or len(call.args) != 2 or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return None
+        text = ctx.segment(keyword.value)
+        if keyword.arg in ZERO_DECLINED and text not in map(str, ZERO_DECLINED[keyword.arg]):
+            return None
+        if keyword.arg in ZERO_DECLINED_FLAGS and text not in ("False", "None"):
+            return None
+    needed = helper_imports(ctx, match, "zero_redundancy_optimizer")
+    if needed is None:
+        return None
+    start, end = ctx.src.node_span(call.func)
+    return Plan(((start, end, HELPER_NAMES["zero_redundancy_optimizer"]),), needed, Safety.UNSAFE)
+
+
+def _helper_callee(ctx: FixContext, match: Match, helper: str, parameters: tuple[str, ...]) -> Plan | None:
+    """Call helper `helper` in place of the matched call, whose arguments it takes as they are."""
+    call = matched_call(match)
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(parameters):
+        return None
+    if any(k.arg not in parameters for k in call.keywords):
+        return None
+    needed = helper_imports(ctx, match, helper)
+    if needed is None:
+        return None
+    start, end = ctx.src.node_span(call.func)
+    return Plan(((start, end, HELPER_NAMES[helper]),), needed, Safety.UNSAFE)
+
+
+_SHARD_METADATA = "torch_xla.distributed.fsdp.XlaFullyShardedDataParallel.get_shard_metadata"
+_XLA_FSDP = "torch_xla.distributed.fsdp"
+
+
+def shard_metadata_call(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+    """`x.get_shard_metadata()` in a module that imports torch_xla's FSDP (no other API has it)."""
+    assert isinstance(node, ast.Call)
+    func = node.func
+    if (
+        not isinstance(func, ast.Attribute)
+        or func.attr != "get_shard_metadata"
+        or analysis.qualified(func.value, scope)
+    ):
+        return
+    if not _imports_xla_fsdp(analysis):
+        return
+    entry = next((e for e in rule.maps if e.old == _SHARD_METADATA), None) or MapEntry(old=_SHARD_METADATA)
+    yield Match(rule, node, scope, entry, _SHARD_METADATA, ".get_shard_metadata()")
+
+
+def _imports_xla_fsdp(analysis: Analysis) -> bool:
+    key = "imports_xla_fsdp"
+    if key not in analysis.memo:
+        analysis.memo[key] = any(
+            b.kind == "import" and (b.target == _XLA_FSDP or b.target.startswith(_XLA_FSDP + "."))
+            for scope in analysis.resolver.scope_of.values()
+            for bindings in scope.bindings.values()
+            for b in bindings
+        )
+    return bool(analysis.memo[key])
+
+
+DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
+    {"shard_metadata_call": ((ast.Call,), shard_metadata_call)}
+)
 
 
 FIXES: Mapping[str, FixFn] = MappingProxyType(
     {
         "xla_fsdp": xla_fsdp,
+        "checkpoint_module": checkpoint_module,
+        "consolidate_checkpoints": consolidate_checkpoints,
+        "shard_metadata": shard_metadata,
+        "zero_redundancy_optimizer": zero_redundancy_optimizer,
     }
 )

@@ -135,7 +135,7 @@ def _after_header(analysis: Analysis) -> int:
         return offset
 
 
-IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp")
+IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp", "dist_optim", "checkpoint_wrapper")
 
 
 def import_text(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.smoke import compat
+from neuron_migrate.smoke import compat, xla_imports
 from neuron_migrate.smoke.causes import likely_cause
 from neuron_migrate.smoke.hints import with_hint
 from neuron_migrate.smoke.parity import compare
@@ -96,6 +96,7 @@ def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> 
         collectives=merge_collectives(datas),
         replicas=compare_replicas(datas, ctx.nproc) if status == OK else None,
         step_site=Site.from_json(first["step_site"]) if first.get("step_site") else None,
+        xla_imports=xla_imports.merge(datas),
     )
     return relativize(report, ctx.base_dir)
 
@@ -229,6 +230,7 @@ def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
         events=tuple(replace(e, site=site(e.site)) for e in report.events),
         collectives=tuple(replace(c, sites=sites(c.sites)) for c in report.collectives),
         step_site=site(report.step_site),
+        xla_imports=tuple(replace(i, site=replace(i.site, path=rel(i.site.path))) for i in report.xla_imports),
         failure=replace(report.failure, site=site(report.failure.site)) if report.failure else None,
         parity=replace(
             report.parity,

@@ -37,9 +37,12 @@ PARITY_MISMATCH = SmokeRule.declared("NM705")
 SCRIPT_FAILURE = SmokeRule.declared("NM706")
 SMOKE_TIMEOUT = SmokeRule.declared("NM707")
 INDEPENDENT_RANKS = SmokeRule.declared("NM708")
+DEVICE_UNUSED = SmokeRule.declared("NM709")
+XLA_IMPORT_CAUGHT = SmokeRule.declared("NM710")
 RULES = (
     PREDICTED_FALLBACK, MEASURED_FALLBACK, FLOAT64, DEVICE_MIXING,
     PARITY_MISMATCH, SCRIPT_FAILURE, SMOKE_TIMEOUT, INDEPENDENT_RANKS,
+    DEVICE_UNUSED, XLA_IMPORT_CAUGHT,
 )  # fmt: skip
 
 
@@ -53,6 +56,8 @@ def report_findings(report: SmokeReport) -> list[Finding]:
             *_parity(report),
             *_failure(report),
             *_independent(report),
+            *_device_unused(report),
+            *_caught_imports(report),
         )
     }
     return sorted(found.values(), key=lambda f: f.sort_key)
@@ -149,6 +154,22 @@ def _independent(report: SmokeReport) -> Iterator[Finding]:
         return
     message = f"Keep the ranks in step with DDP, FSDP or collectives; {why}"
     yield _finding(INDEPENDENT_RANKS, report.step_site, report.script, message)
+
+
+def _device_unused(report: SmokeReport) -> Iterator[Finding]:
+    if not report.device_unused:
+        return
+    what = "trained" if report.steps or report.backwards else "ran inference"
+    message = f"Move the model and its inputs to `neuron`; the run {what} without a single op on the device"
+    yield _finding(DEVICE_UNUSED, report.step_site, report.script, message)
+
+
+def _caught_imports(report: SmokeReport) -> Iterator[Finding]:
+    for found in report.caught_xla_imports:
+        message = (
+            f"Remove the `{found.module}` import probe; `{found.module}` is absent, so the script ran its fallback"
+        )
+        yield _finding(XLA_IMPORT_CAUGHT, found.site, report.script, message)
 
 
 def _detail(text: str) -> str:

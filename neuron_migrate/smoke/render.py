@@ -38,6 +38,7 @@ def render_text(report: SmokeReport) -> str:
     lines += _event_lines("device mixing (an error on real `neuron` hardware)", report, "device-mixing")
     lines += _parity_lines(report)
     lines += _rank_lines(report)
+    lines += _xla_import_lines(report)
     lines += _op_lines(report)
     lines += [f"note: {note}" for note in report.notes]
     if report.ok:
@@ -165,6 +166,16 @@ def _rank_lines(report: SmokeReport) -> list[str]:
         counted = f"{replicas.compared} parameters compared, {replicas.sharded} sharded"
         detail = f"; {replicas.detail}" if replicas.detail else ""
         lines.append(f"replicas after the steps: {replicas.status} ({counted}){detail}")
+    return lines
+
+
+def _xla_import_lines(report: SmokeReport) -> list[str]:
+    """The failed torch_xla imports the script caught; only when there are some."""
+    caught = report.caught_xla_imports
+    if not caught:
+        return []
+    lines = ["torch_xla looked for and not found (the script ran its fallback):"]
+    lines += [f"  {_where(i.site)}: {i.site.code}" for i in caught]
     return lines
 
 

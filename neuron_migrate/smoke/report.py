@@ -93,6 +93,14 @@ class Replicas:
 
 
 @dataclass(frozen=True)
+class XlaImport:
+    """A lookup of a torch_xla module, from a user line, that found nothing (the import failed)."""
+
+    module: str  # "torch_xla": the first package the import machinery looks up
+    site: Site
+
+
+@dataclass(frozen=True)
 class Failure:
     """Why the run did not succeed, mapped to the user's line when there is one."""
 
@@ -129,12 +137,27 @@ class SmokeReport:
     collectives: tuple[Collective, ...] = ()
     replicas: Replicas | None = None  # None for a one-rank run
     step_site: Site | None = None  # the first optimizer step of the script
+    xla_imports: tuple[XlaImport, ...] = ()  # the user's failed torch_xla imports, on any rank
     compat_made_from: str = ""  # what the compat data the predictions come from was made from
 
     @property
     def unknown_ops(self) -> tuple[OpRecord, ...]:
         """Ops the compat data does not list: whether they run natively is not known."""
         return tuple(op for op in self.ops if op.status == "unknown")
+
+    @property
+    def device_unused(self) -> bool:
+        """True when a successful training or inference run issued no op on `neuron`."""
+        ran = self.steps or self.forwards or self.backwards
+        return self.status == OK and bool(ran) and not self.ops and not self.measured_executed_ops
+
+    @property
+    def caught_xla_imports(self) -> tuple[XlaImport, ...]:
+        """The failed torch_xla imports the script survived (caught), not the one it died of."""
+        died_at = self.failure.site if self.failure is not None and self.status != OK else None
+        if died_at is None:
+            return self.xla_imports
+        return tuple(i for i in self.xla_imports if (i.site.path, i.site.line) != (died_at.path, died_at.line))
 
     @property
     def independent(self) -> str:
@@ -162,6 +185,12 @@ class SmokeReport:
             found.append("the numbers differ from the CPU run")
         if self.independent:
             found.append(self.independent)
+        if self.device_unused:
+            found.append(f"the run never used the `{NEURON}` device: no op ran on it")
+        found += [
+            f"the script looked for `{i.module}` at {i.site.path}:{i.site.line}, found none and ran its fallback"
+            for i in self.caught_xla_imports
+        ]
         return tuple(found)
 
     @property

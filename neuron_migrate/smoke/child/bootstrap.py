@@ -75,6 +75,7 @@ def _make_compile_eager(session: DeviceSession) -> None:
 
 def run(config: ChildConfig, rank: int) -> dict[str, Any]:
     """Run the user's script once and describe what happened as JSON data."""
+    from neuron_migrate.smoke import xla_imports
     from neuron_migrate.smoke.child import hooks, recorder
 
     started = time.monotonic()
@@ -89,6 +90,7 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
     recorder.enable_forward_tracebacks(rec.finder)
     if session.name != "emulated":
         recorder.warm_up()  # the emulated recorder's dispatch does not import torch._dynamo
+    probes = xla_imports.XlaImportRecorder(files).install()
     status, failure = _run_script(config, rec, files)
     checksums = _safe_checksums(state, session) if status == "ok" else None
     _add_device_notes(session)
@@ -109,6 +111,7 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
         "step_site": state.step_site.to_json() if state.step_site else None,
         "measured": _safe_measured(session),
         "failure": failure,
+        "xla_imports": xla_imports.to_json(probes),
         "notes": session.notes,
     }
 

@@ -85,12 +85,24 @@ def install(state: RunState) -> list[Any]:
     return handles
 
 
+# Attributes under which an optimizer wrapper keeps the optimizer its `step` steps (torch's
+# ZeroRedundancyOptimizer: `optim`, holding this rank's shard; accelerate: `optimizer`).
+_WRAPPED_OPTIMIZER = ("optim", "optimizer", "base_optimizer")
+
+
 def _step_hook(state: RunState) -> Any:
     def hook(optimizer: Any, args: Any, kwargs: Any) -> None:
         if state.reference_optimizer is None:
             state.reference_optimizer = id(optimizer)
             state.optimizer = optimizer
             state.step_site = site_from_stack(sys._getframe(1), state.files)
+        elif id(optimizer) != state.reference_optimizer and _wraps(optimizer, state.optimizer):
+            # The counted optimizer stepped inside this one's `step`, whose post hook runs last:
+            # count this one from now on (its parameters are the whole model's); the step it
+            # just took was counted already.
+            state.reference_optimizer = id(optimizer)
+            state.optimizer = optimizer
+            return
         if id(optimizer) != state.reference_optimizer:
             return
         state.steps += 1
@@ -99,6 +111,10 @@ def _step_hook(state: RunState) -> Any:
             raise StopRun
 
     return hook
+
+
+def _wraps(outer: Any, inner: Any) -> bool:
+    return any(getattr(outer, attr, None) is inner for attr in _WRAPPED_OPTIMIZER)
 
 
 def _pre_forward_hook(state: RunState) -> Any:

@@ -73,7 +73,13 @@ def patch_data_constructors() -> None:
     # `position_ids` uninitialised). Compute it now, with the real constructors in it.
     _device_constructors()
     for name in ("tensor", "as_tensor", "asarray"):
-        setattr(torch, name, _built_on_cpu(getattr(torch, name)))
+        wrapper = _built_on_cpu(getattr(torch, name))
+        setattr(torch, name, wrapper)
+        # TorchScript compiles a call of `torch.tensor` as the ATen op it names; a Python
+        # wrapper it would try to compile (and `*args` cannot be). `torch.distributed.optim`
+        # scripts its functional optimizers at import. Scripted code keeps the real op.
+        if name != "asarray":  # no ATen op of that name: TorchScript never had it
+            torch.jit._builtins._register_builtin(wrapper, f"aten::{name}")
     original_new_tensor = torch.Tensor.new_tensor
 
     def new_tensor(self: torch.Tensor, data: Any, **kwargs: Any) -> torch.Tensor:

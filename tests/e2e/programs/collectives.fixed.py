@@ -28,7 +28,7 @@ def _all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         op = getattr(torch.distributed.ReduceOp, {"sum": "SUM", "mul": "PRODUCT", "min": "MIN", "max": "MAX", "and": "BAND", "or": "BOR"}[reduce_type])
         for tensor in tensors:
-            torch.distributed.all_reduce(tensor, op=op)
+            torch.distributed.all_reduce(tensor, op=op, group=groups)
     if scale != 1.0:
         for tensor in tensors:
             tensor.mul_(scale)

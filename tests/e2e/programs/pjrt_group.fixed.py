@@ -1,0 +1,30 @@
+# DDP under torchrun on the PJRT process group: the init method depends on the runtime in use.
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def init_distributed():
+    dist.init_process_group("neuron")
+
+
+def main():
+    init_distributed()
+    device = torch.device("neuron")
+    torch.manual_seed(0)
+    model = DDP(nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 2)).to(device), gradient_as_bucket_view=True)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    generator = torch.Generator().manual_seed(dist.get_rank())
+    for step in range(4):
+        inputs = torch.randn(6, 5, generator=generator).to(device)
+        loss = model(inputs).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if dist.get_rank() == 0:
+            print(f"step {step} loss {loss.item():.4f}")
+
+
+if __name__ == "__main__":
+    main()
