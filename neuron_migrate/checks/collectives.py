@@ -83,7 +83,11 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     given = dict(zip(parameters, call.args)) | {k.arg: k.value for k in call.keywords if k.arg}
     groups = given.get("groups")
     default = groups is None or (isinstance(groups, ast.Constant) and groups.value is None)
-    if not default and not (kind == "all_reduce" and yields_process_group(ctx, groups, match.scope)):
+    if (
+        groups is not None
+        and not default
+        and not (kind == "all_reduce" and yields_process_group(ctx, groups, match.scope))
+    ):
         return None  # replica groups become `dist.new_group` process groups; a human maps them
     needed = helper_imports(ctx, match, kind)
     if needed is None:
