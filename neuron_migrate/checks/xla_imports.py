@@ -254,7 +254,7 @@ def remove_import(ctx: FixContext, match: Match) -> Plan | None:
     if isinstance(parent, ast.Try) and any(s is stmt for s in parent.body):
         if _is_optional_import(ctx, parent):
             return ctx.delete_statement(parent)
-        return _neuron_path(ctx, parent)  # the import decided which branch ran: keep the one it took
+        return _neuron_path(ctx, match, parent)  # the import decided which branch ran: keep the one it took
     return ctx.delete_statement(stmt)
 
 
@@ -276,7 +276,7 @@ def _probe_of(analysis: Analysis, stmt: ast.stmt) -> ast.Try | None:
     return parent
 
 
-def _neuron_path(ctx: FixContext, node: ast.Try) -> Plan | None:
+def _neuron_path(ctx: FixContext, match: Match, node: ast.Try) -> Plan | None:
     """`try: import torch_xla...; HAS_XLA = True / except ImportError: HAS_XLA = False` -> `HAS_XLA = True`.
 
     Once every torch_xla import of the probe is unused, the migrated program takes the branch
@@ -291,14 +291,19 @@ def _neuron_path(ctx: FixContext, node: ast.Try) -> Plan | None:
         return None
     kept = [s for s in (*node.body, *node.orelse) if s not in imports]
     simple = (ast.Assign, ast.AnnAssign, ast.Pass, ast.Expr)
-    if any(not isinstance(s, simple) or s.lineno != s.end_lineno or _calls(s) for s in kept):
-        return None  # only flags and constants are known not to raise; a human reads the rest
+    if any(not isinstance(s, simple) or s.lineno != s.end_lineno or _calls(ctx, match, s) for s in kept):
+        return None  # only flags, constants and devices are known not to raise ImportError; a human reads the rest
     lines = [ctx.segment(s) for s in kept] or ["pass"]
     return ctx.replace_statement(node, lines, safety=Safety.UNSAFE)
 
 
-def _calls(stmt: ast.stmt) -> bool:
-    return any(isinstance(n, ast.Call) for n in ast.walk(stmt))
+_CANNOT_FAIL_IMPORT = frozenset({"torch.device"})  # `device = torch.device("neuron")`: no import in it
+
+
+def _calls(ctx: FixContext, match: Match, stmt: ast.stmt) -> bool:
+    """Whether `stmt` calls anything that might raise the ImportError the probe caught."""
+    calls = (n for n in ast.walk(stmt) if isinstance(n, ast.Call))
+    return any(not ctx.analysis.call_names(n, match.scope) & _CANNOT_FAIL_IMPORT for n in calls)
 
 
 def _is_xla(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> bool:

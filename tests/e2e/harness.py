@@ -76,7 +76,7 @@ PROGRAMS: tuple[Program, ...] = (
     Program("summary_metrics"),
     Program("profiler_trace"),
     Program("pjrt_group", distributed=True),
-    Program("probe_import", pending="needs import probe fix from issue 23"),
+    Program("probe_import"),
     Program("amp_recipe", distributed=True, pending="needs TPU/CUDA AMP recipe fix from issue 23"),
     Program("fsdp_lambda", distributed=True),
     Program("zero1", distributed=True),

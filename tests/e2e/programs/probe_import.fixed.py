@@ -2,12 +2,7 @@
 import torch
 import torch.nn as nn
 
-try:
-    import torch_xla.core.xla_model as xm
-
-    device = torch.device("neuron")
-except ImportError:
-    device = torch.device("cpu")
+device = torch.device("neuron")
 
 
 def main():
