@@ -19,6 +19,7 @@ from typing import TypeGuard, cast
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.device_types import device_type
 from neuron_migrate.checks.optimizer import grad_scaler, syncfree_optimizer
 from neuron_migrate.checks.toolkit import (
     ACCEL_DEVICE,
@@ -30,7 +31,6 @@ from neuron_migrate.checks.toolkit import (
     is_default,
     keyword_of,
     literal,
-    matched_call,
     only_args,
     replace_string,
     string_value,
@@ -376,51 +376,6 @@ def autocast(ctx: FixContext, match: Match) -> Plan | None:
         device=device_text,
         dtype=dtype,
     )
-
-
-_DEVICE_TYPES = {"NEURON": "neuron", "CUDA": "cuda", "GPU": "cuda", "TPU": "tpu"}
-
-
-def device_type(ctx: FixContext, match: Match) -> Plan | None:
-    """`xr.device_type() == "NEURON"` -> a test of `torch.accelerator.current_accelerator()`; also
-    `xm.xla_device_hw(dev) == "TPU"` (recipes' bf16 branch, which is neuron's now: unsafe)."""
-    call = matched_call(match)
-    compare = ctx.analysis.parent(call) if call is not None else None
-    hardware = match.qualified.endswith(".xla_device_hw")
-    if call is None or len(call.args) != hardware or call.keywords or not isinstance(compare, ast.Compare):
-        return None
-    if len(compare.ops) != 1 or isinstance(compare.ops[0], (ast.In, ast.NotIn)):
-        return _device_type_in(ctx, match, call, compare)
-    kind = string_value(compare.comparators[0] if compare.left is call else compare.left)
-    if kind is None or not isinstance(compare.ops[0], (ast.Eq, ast.NotEq)):
-        return None
-    equal = isinstance(compare.ops[0], ast.Eq)
-    if kind == "CPU":
-        template = "{torch}.accelerator.current_accelerator() is " + ("None" if equal else "not None")
-    elif kind in _DEVICE_TYPES:
-        operator = "==" if equal else "!="
-        target = "neuron" if hardware and kind == "TPU" else _DEVICE_TYPES[kind]
-        template = f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} "{target}"'
-    else:
-        return None
-    rendered = ctx.render(template, match)
-    unsafe = Safety.UNSAFE if hardware and kind == "TPU" else None
-    return ctx.replace(compare, rendered[0], rendered[1], safety=unsafe) if rendered else None
-
-
-def _device_type_in(ctx: FixContext, match: Match, call: ast.Call, compare: ast.Compare) -> Plan | None:
-    """`xr.device_type() in ("TPU", "NEURON")` -> `getattr(<accelerator>, "type", None) in ("tpu", "neuron")`."""
-    if len(compare.ops) != 1 or compare.left is not call or not isinstance(compare.comparators[0], ast.Tuple):
-        return None
-    kinds = [string_value(e) for e in compare.comparators[0].elts]
-    if not kinds or any(k not in _DEVICE_TYPES for k in kinds):
-        return None
-    operator = "in" if isinstance(compare.ops[0], ast.In) else "not in"
-    names = [f'"{_DEVICE_TYPES[k]}"' for k in dict.fromkeys(kinds) if k is not None]  # no k is None (checked above)
-    test = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
-    template = f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} {test}'
-    rendered = ctx.render(template, match)
-    return ctx.replace(compare, rendered[0], rendered[1]) if rendered else None
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
