@@ -349,8 +349,12 @@ def autocast(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     allowed = {"device": 0, "enabled": 1, "dtype": 2, "cache_enabled": 3}
-    if not call.args or not only_args(call, allowed):
+    spread = [k for k in call.keywords if k.arg is None]  # `**autocast_args`: a recipe's per-device dict
+    bare = ast.Call(call.func, call.args, [k for k in call.keywords if k.arg is not None])
+    if not call.args or len(spread) > 1 or not only_args(bare, allowed):
         return None
+    if spread:
+        return _autocast_spread(ctx, match, bare, spread[0], allowed)
     keywords, values = [], {}
     for name in ("enabled", "dtype", "cache_enabled"):
         value = argument(call, name, allowed[name])
@@ -376,6 +380,28 @@ def autocast(ctx: FixContext, match: Match) -> Plan | None:
         device=device_text,
         dtype=dtype,
     )
+
+
+def _autocast_spread(
+    ctx: FixContext, match: Match, call: ast.Call, spread: ast.keyword, allowed: dict[str, int]
+) -> Plan | None:
+    """`autocast(device, **kw)` -> `torch.autocast("neuron", **{"dtype": torch.bfloat16, **kw})`:
+    the dict may hold a dtype or not, and torch_xla's bfloat16 default must hold when it does not."""
+    parts = ['"neuron"'] if ctx.analysis.target != "accelerator" else [ACCEL_TYPE]
+    values = {}
+    for name in ("enabled", "dtype", "cache_enabled"):
+        value = argument(call, name, allowed[name])
+        if value is not None:
+            parts.append(f"{name}={{{name}}}")
+            values[name] = ctx.segment(value)
+    values["spread"] = ctx.segment(spread.value)
+    default = "" if "dtype" in values else '"dtype": {torch}.bfloat16, '
+    parts.append("**{" + default + "**{spread}}" if default else "**{spread}")
+    rendered = ctx.render("{torch}.autocast(" + ", ".join(parts) + ")", match, values)
+    if rendered is None:
+        return None
+    accelerator = ctx.analysis.target == "accelerator"  # also autocasts on the CPU now: unsafe
+    return ctx.replace(match.node, rendered[0], rendered[1], safety=Safety.UNSAFE if accelerator else None)
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(

@@ -77,7 +77,7 @@ PROGRAMS: tuple[Program, ...] = (
     Program("profiler_trace"),
     Program("pjrt_group", distributed=True),
     Program("probe_import"),
-    Program("amp_recipe", distributed=True, pending="needs TPU/CUDA AMP recipe fix from issue 23"),
+    Program("amp_recipe", distributed=True),
     Program("fsdp_lambda", distributed=True),
     Program("zero1", distributed=True),
     Program("groups_allreduce", distributed=True),

@@ -5,8 +5,6 @@ import os
 import torch
 import torch.nn as nn
 import torch.distributed as dist
-import torch_xla.core.xla_model as xm
-from torch_xla.amp import GradScaler, autocast
 
 
 def _all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
@@ -67,11 +65,11 @@ def _optimizer_step(optimizer, **step_args):
 
 def _mp_fn(index):
     device = torch.device("neuron")
-    device_hw = xm.xla_device_hw(device)
-    if device_hw == "TPU":
+    device_hw = getattr(torch.accelerator.current_accelerator(), "type", None)
+    if device_hw == "neuron":
         autocast_args = {"dtype": torch.bfloat16}
         scaler = None
-    elif device_hw == "CUDA":
+    elif device_hw == "cuda":
         autocast_args = {}
         scaler = torch.amp.GradScaler("neuron")
     else:
@@ -84,7 +82,7 @@ def _mp_fn(index):
     for step in range(4):
         inputs = torch.randn(8, 8, generator=generator).to(device)
         optimizer.zero_grad()
-        with autocast(device, **autocast_args):
+        with torch.autocast("neuron", **{"dtype": torch.bfloat16, **autocast_args}):
             loss = (model(inputs) - inputs.sum(1, keepdim=True)).pow(2).mean()
         if scaler is None:
             loss.backward()
