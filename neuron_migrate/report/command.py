@@ -245,8 +245,9 @@ def _fixes(result: FileResult, safety: Safety) -> bool:
 
 def _fix_runs(todo: Sequence[FileResult], request: Any, cwd: Path) -> tuple[list[FileResult], list[FileResult]]:
     """The results of `--fix` and of `--fix --unsafe-fixes` for `todo`, run in memory only where
-    they can differ: a file with no safe fix is left as it is by `--fix`, and one with no unsafe
-    fix gets the same fixes from both."""
+    they can differ: a file with no fix at all is left as it is by both, and one with no safe fix
+    by `--fix`. A file with only safe fixes still gets its own unsafe run: a safe fix can enable
+    an unsafe one in the next round (a probe whose device the first round rewrote)."""
     from neuron_migrate.run import workflow
 
     def run(files: Sequence[FileResult], unsafe: bool) -> dict[str, FileResult]:
@@ -256,7 +257,7 @@ def _fix_runs(todo: Sequence[FileResult], request: Any, cwd: Path) -> tuple[list
         return {r.path: r for r in found}
 
     safe = run([r for r in todo if _fixes(r, Safety.SAFE)], False)
-    unsafe = run([r for r in todo if _fixes(r, Safety.UNSAFE)], True)
+    unsafe = run([r for r in todo if _fixes(r, Safety.UNSAFE) or _fixes(r, Safety.SAFE)], True)
     safe_run = [safe.get(r.path, replace(r, fixed=())) for r in todo]
     unsafe_run = [unsafe.get(r.path, s) for r, s in zip(todo, safe_run)]
     return safe_run, unsafe_run
