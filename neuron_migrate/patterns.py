@@ -14,6 +14,7 @@ line ending in `/` matches folders only, and nothing inside an ignored folder is
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -278,11 +279,24 @@ def expand_braces(glob: str) -> list[str]:
 
 @dataclass(frozen=True)
 class PathPattern:
-    """A settings glob: by name (no `/`) or by path anchored at a folder."""
+    """A settings glob: by name (no `/`) or by path anchored at a folder, translated to a regex
+    on first use (a config may list hundreds of thousands; most never meet a path they could match)."""
 
-    regex: re.Pattern[str]
+    glob: str
     by_name: bool
     dir_only: bool
+
+    @functools.cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(translate(self.glob), re.DOTALL)
+
+    @property
+    def folder(self) -> str:
+        """For a path pattern, the literal folder every path it matches lies in (with its `/`):
+        the text before the first wildcard, up to its last `/`."""
+        special = re.search(r"[*?\[\\]", self.glob)
+        literal = self.glob if special is None else self.glob[: special.start()]
+        return literal[: literal.rfind("/") + 1]
 
 
 def compile_pattern(glob: str, anchor: str) -> list[PathPattern]:
@@ -293,12 +307,12 @@ def compile_pattern(glob: str, anchor: str) -> list[PathPattern]:
         one = one.rstrip("/") if dir_only else one
         one = one.replace(os.sep, "/") if os.sep != "/" else one
         if "/" not in one:
-            out.append(PathPattern(re.compile(translate(one), re.DOTALL), True, dir_only))
+            out.append(PathPattern(one, True, dir_only))
             continue
         if not posixpath.isabs(one) and not re.match(r"^[A-Za-z]:/", one):
             one = posixpath.join(_escape_glob(anchor), one)
         one = posixpath.normpath(one)
-        out.append(PathPattern(re.compile(translate(one), re.DOTALL), False, dir_only))
+        out.append(PathPattern(one, False, dir_only))
     return out
 
 
@@ -313,6 +327,13 @@ class PathMatcher:
     def __init__(self, globs: Iterable[str], anchor: str | os.PathLike[str]) -> None:
         root = os.path.abspath(anchor)
         self.patterns = tuple(p for g in globs for p in compile_pattern(g, root))
+        self._by_name = [p for p in self.patterns if p.by_name]
+        # Path patterns by the literal folder they start with: a path meets only those of its
+        # own folders, so 500k `gen123/*.py` patterns cost a dict lookup per folder of a path.
+        self._by_folder: dict[str, list[PathPattern]] = {}
+        for pattern in self.patterns:
+            if not pattern.by_name:
+                self._by_folder.setdefault(pattern.folder, []).append(pattern)
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
@@ -320,7 +341,12 @@ class PathMatcher:
     def match(self, path: str | os.PathLike[str], is_dir: bool = False) -> bool:
         absolute = os.path.normcase(os.path.abspath(path)).replace(os.sep, "/")
         name = absolute.rsplit("/", 1)[-1]
-        for pattern in self.patterns:
+        candidates = [*self._by_name]
+        cut = absolute.find("/")
+        while cut >= 0:  # every folder of the path, from the root down ("/", "/a/", "/a/b/", ...)
+            candidates += self._by_folder.get(absolute[: cut + 1], ())
+            cut = absolute.find("/", cut + 1)
+        for pattern in candidates:
             if pattern.dir_only and not is_dir:
                 continue
             if pattern.regex.fullmatch(name if pattern.by_name else absolute):

@@ -124,3 +124,19 @@ def test_translate_and_braces() -> None:
     assert translate("a/**/b") == "a/(?:.*/)?b"
     assert expand_braces("{a,b}/{c,d}.py") == ["a/c.py", "a/d.py", "b/c.py", "b/d.py"]
     assert expand_braces("{lone}.py") == ["{lone}.py"]
+
+
+@pytest.mark.slow
+def test_half_a_million_excludes_cost_a_lookup_per_folder(tmp_path: Path) -> None:
+    """500k `gen<N>/*.py` patterns (issue 24: over 60 s) are compiled only when a path lies in
+    their folder: building the matcher and matching 2,000 paths stays far under a minute."""
+    import time
+
+    began = time.process_time()
+    matcher = PathMatcher((f"gen{i}/*.py" for i in range(500_000)), tmp_path)
+    paths = [tmp_path / f"src/m{i}.py" for i in range(1_000)] + [tmp_path / f"gen{i}/x.py" for i in range(1_000)]
+    hits = [matcher.match(p) for p in paths]
+    spent = time.process_time() - began
+    assert hits == [False] * 1_000 + [True] * 1_000
+    assert not matcher.match(tmp_path / "gen7/sub/x.py")  # `*` stays within one folder
+    assert spent < 20, f"{spent:.1f} s of CPU"
