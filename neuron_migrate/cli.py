@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -137,6 +137,80 @@ _ALLOW_PLUGINS = click.option(
 )
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """Several click options as one decorator, in the order given (as `--help` lists them)."""
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+# The options `check` and `report` share, written once so the two never drift apart.
+_RULE_OPTIONS = _options(
+    click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all)."),
+    click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable."),
+    click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select."),
+)
+_SCOPE_OPTIONS = _options(
+    click.option(
+        "--exclude",
+        multiple=True,
+        help="Glob of files or folders to skip; replaces the default excludes (and the config's `exclude`).",
+    ),
+    click.option(
+        "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
+    ),
+    click.option(
+        "--respect-gitignore/--no-respect-gitignore",
+        default=None,
+        help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
+    ),
+    click.option(
+        "--target-version",
+        type=click.Choice(available_versions()),
+        default=None,
+        help="torch-neuronx family to check against  [default: 2.14]",
+    ),
+    click.option(
+        "--from",
+        "families",
+        callback=_families_option,
+        metavar="xla,cuda",
+        help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]",
+    ),
+    click.option(
+        "--target",
+        type=click.Choice(TARGETS),
+        default=None,
+        help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]",
+    ),
+    click.option(
+        "--config",
+        "config_file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
+    ),
+)
+_JOBS_OPTION = click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
+)
+_CACHE_OPTIONS = _options(
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
+    click.option(
+        "--cache-dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        envvar="NEURON_MIGRATE_CACHE_DIR",
+        help="Result cache folder  [default: ./.neuron_migrate_cache]",
+    ),
+)
+
+
 @click.group(cls=DefaultCheckGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="neuron-migrate", message="%(prog)s %(version)s")
 def main() -> None:
@@ -161,9 +235,7 @@ def main() -> None:
     help="Also apply fixes that may change behaviour (with --fix or --diff).",
 )
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff and write nothing.")
-@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
-@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
+@_RULE_OPTIONS
 @click.option(
     "--output-format",
     "--format",
@@ -178,47 +250,8 @@ def main() -> None:
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
-@click.option(
-    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
-)
-@click.option(
-    "--exclude",
-    multiple=True,
-    help="Glob of files or folders to skip; replaces the default excludes (and the config's `exclude`).",
-)
-@click.option(
-    "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
-)
-@click.option(
-    "--respect-gitignore/--no-respect-gitignore",
-    default=None,
-    help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
-)
-@click.option(
-    "--target-version",
-    type=click.Choice(available_versions()),
-    default=None,
-    help="torch-neuronx family to check against  [default: 2.14]",
-)
-@click.option(
-    "--from",
-    "families",
-    callback=_families_option,
-    metavar="xla,cuda",
-    help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]",
-)
-@click.option(
-    "--target",
-    type=click.Choice(TARGETS),
-    default=None,
-    help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]",
-)
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
-)
+@_JOBS_OPTION
+@_SCOPE_OPTIONS
 @click.option(
     "--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for every finding instead of reporting them."
 )
@@ -250,13 +283,7 @@ def main() -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="After checking (and fixing), run SCRIPT for a few steps on `neuron`, real or emulated (see `neuron-migrate smoke`).",
 )
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    envvar="NEURON_MIGRATE_CACHE_DIR",
-    help="Result cache folder  [default: ./.neuron_migrate_cache]",
-)
+@_CACHE_OPTIONS
 @click.option(
     "--shard",
     callback=_shard_option,
@@ -688,53 +715,10 @@ def _exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Also run SCRIPT for a few steps on `neuron` and include the results.",
 )
-@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all).")
-@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select.")
-@click.option("--exclude", multiple=True, help="Glob of files or folders to skip (replaces the default excludes).")
-@click.option(
-    "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
-)
-@click.option(
-    "--respect-gitignore/--no-respect-gitignore",
-    default=None,
-    help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
-)
-@click.option(
-    "--target-version",
-    type=click.Choice(available_versions()),
-    default=None,
-    help="torch-neuronx family to check against  [default: 2.14]",
-)
-@click.option(
-    "--from",
-    "families",
-    callback=_families_option,
-    metavar="xla,cuda",
-    help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]",
-)
-@click.option(
-    "--target",
-    type=click.Choice(TARGETS),
-    default=None,
-    help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]",
-)
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
-)
-@click.option(
-    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
-)
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-@click.option(
-    "--cache-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    envvar="NEURON_MIGRATE_CACHE_DIR",
-    help="Result cache folder  [default: ./.neuron_migrate_cache]",
-)
+@_RULE_OPTIONS
+@_SCOPE_OPTIONS
+@_JOBS_OPTION
+@_CACHE_OPTIONS
 @click.option("-q", "--quiet", is_flag=True, help="No progress line and no closing message.")
 @_ALLOW_PLUGINS
 def report_command(
