@@ -75,9 +75,9 @@ PARAM_ACTIONS = ("keep", "rename", "drop", "decline")
 _SHARED_BANDS = ("NM4", "NM5", "NM7", "NM9")
 # The concept a rule belongs to (`concept = "..."` in its TOML): a chapter of the migration guide
 # (guide.py) and, for a rule with Python, the module `checks/<concept>.py` that holds it
-# (checks.CONCEPTS). `packaging` and `shell` live in engine/formats/textfiles.py, `smoke` in
-# smoke/, `engine` (the tool's own findings) in engine/.
-CONCEPTS = (
+# (MODULE_CONCEPTS, which `checks.CONCEPTS` is). `packaging` and `shell` live in
+# engine/formats/textfiles.py, `smoke` in smoke/, `engine` (the tool's own findings) in engine/.
+MODULE_CONCEPTS = (
     "devices",
     "execution",
     "optimizer",
@@ -91,13 +91,10 @@ CONCEPTS = (
     "apis",
     "xla_imports",
     "environment",
-    "packaging",
-    "shell",
-    "smoke",
     "cuda",
     "cuda_setup",
-    "engine",
 )
+CONCEPTS = (*MODULE_CONCEPTS, "packaging", "shell", "smoke", "engine")
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
 
 

@@ -10,20 +10,6 @@ concept (`concept = "..."`), so `rules/NMxxx.toml` -> `checks/<concept>.py`.
 plugins and docs; nothing in the package imports them.
 """
 
-CONCEPTS = (
-    "devices",
-    "execution",
-    "optimizer",
-    "compilation",
-    "ranks",
-    "collectives",
-    "loading",
-    "launch",
-    "sharding",
-    "utilities",
-    "apis",
-    "xla_imports",
-    "environment",
-    "cuda",
-    "cuda_setup",
-)
+from neuron_migrate.catalogue import MODULE_CONCEPTS as CONCEPTS
+
+__all__ = ["CONCEPTS"]
