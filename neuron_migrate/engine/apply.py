@@ -202,17 +202,22 @@ def _conflicts(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return False
 
 
-def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
-    """Deleting whole lines between two blank lines would leave a double gap; drop one blank.
-    So does deleting the first lines of a block (after its `...:` header line) before a blank
-    line, which would open the block with it."""
-    deletions = sorted((s, e) for s, e, c in edits if not c and s < e)
+def _deleted_runs(edits: list[Edit]) -> list[list[int]]:
+    """The spans the edits delete outright, sorted, with touching deletions joined into one."""
     merged: list[list[int]] = []
-    for start, end in deletions:
+    for start, end in sorted((s, e) for s, e, c in edits if not c and s < e):
         if merged and merged[-1][1] == start:
             merged[-1][1] = end
         else:
             merged.append([start, end])
+    return merged
+
+
+def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
+    """Deleting whole lines between two blank lines would leave a double gap; drop one blank.
+    So does deleting the first lines of a block (after its `...:` header line) before a blank
+    line, which would open the block with it."""
+    merged = _deleted_runs(edits)
     ordered = sorted(edits, key=lambda e: (e[0], e[1]))
     starts = [e[0] for e in ordered]
     extra = []
@@ -240,13 +245,7 @@ def _orphaned_comments(text: str, edits: list[Edit]) -> list[Edit]:
     code ends one (a blank line, the end of its block or of the file follows). Pragmas
     (`# noqa`, `# type:`, `# fmt:`) and a shebang or coding line are kept.
     """
-    deletions = sorted((s, e) for s, e, c in edits if not c and s < e)
-    merged: list[list[int]] = []
-    for start, end in deletions:
-        if merged and merged[-1][1] == start:
-            merged[-1][1] = end
-        else:
-            merged.append([start, end])
+    merged = _deleted_runs(edits)
     lines = text.splitlines(keepends=True)
     offsets = [0]
     for line in lines:
