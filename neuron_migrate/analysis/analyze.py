@@ -169,6 +169,13 @@ class Analysis:
     def parent(node: ast.AST) -> ast.AST | None:
         return getattr(node, PARENT, None)
 
+    def owner(self, node: ast.AST) -> ast.Module | ast.FunctionDef | ast.AsyncFunctionDef:
+        """The function whose body holds `node`, or the module (a class body runs in it)."""
+        current = self.parent(node)
+        while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            current = self.parent(current)
+        return current if current is not None else self.tree
+
     def is_expression_statement(self, node: ast.AST) -> bool:
         parent = self.parent(node)
         return isinstance(parent, ast.Expr) and parent.value is node

@@ -59,18 +59,13 @@ def _device_type_in(ctx: FixContext, match: Match, call: ast.Call, compare: ast.
     return ctx.replace(compare, rendered[0], rendered[1]) if rendered else None
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
-
-
 def _held_hardware(ctx: FixContext, match: Match, call: ast.Call, assign: ast.Assign) -> Plan | None:
     """`hw = xm.xla_device_hw(dev)` whose every test is `hw == "TPU"` (or `!=`, another type): the
     value becomes the accelerator's type and each tested string its TorchNeuron name, `"TPU"`
     (recipes' bf16 branch) `"neuron"`, so the recipe runs that branch. Unsafe, as inline."""
-    owner = ctx.analysis.parent(assign)
-    while owner is not None and not isinstance(owner, _SCOPES):
-        owner = ctx.analysis.parent(owner)
+    owner = ctx.analysis.owner(assign)
     target = assign.targets[0] if len(assign.targets) == 1 else None
-    if owner is None or not isinstance(target, ast.Name):
+    if not isinstance(target, ast.Name):
         return None
     name, edits = target.id, []
     for node in ast.walk(owner):

@@ -95,7 +95,7 @@ def _wrapped_before(ctx: FixContext, match: Match) -> bool:
     """
     analysis = ctx.analysis
     step = _statement_of(analysis, match.node)
-    owner = _owner(analysis, match.node)
+    owner = analysis.owner(match.node)
     if step is None:
         return False
     for stmt in _straight_line(owner.body):
@@ -114,13 +114,6 @@ def _statement_of(analysis: Analysis, node: ast.AST) -> ast.stmt | None:
     while current is not None and not isinstance(current, ast.stmt):
         current = analysis.parent(current)
     return current
-
-
-def _owner(analysis: Analysis, node: ast.AST) -> ast.Module | ast.FunctionDef | ast.AsyncFunctionDef:
-    current = analysis.parent(node)
-    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        current = analysis.parent(current)
-    return current if current is not None else analysis.tree
 
 
 def _straight_line(body: list[ast.stmt]) -> Iterator[ast.stmt]:
