@@ -35,7 +35,7 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     body = _print_of(ctx, match, call)
     if stmt is None or body is None or _prints_xla_report(ctx, match, call):
         return None
-    guard = ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)  # right before init too
+    guard = _global_rank0(ctx, match, stmt)
     if guard is None:
         return None
     if _inside_rank0(ctx, match, stmt, guard[0]):
@@ -52,6 +52,73 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
         return _merge_rank0(ctx, match, outer, stmt, body)
     plan = ctx.replace_statement(stmt, [f"if {guard[0]}:", f"\t{body}"], guard[1])
     return ctx.with_rewrite(plan, stmt, "neuron_migrate.checks.ranks_cst:master_print", guard=guard[0])
+
+
+_GLOBAL_RANKS = frozenset(
+    {
+        "torch_xla.core.xla_model.get_ordinal",
+        "torch_xla.runtime.global_ordinal",
+        "torch.distributed.get_rank",
+        "torch.distributed.distributed_c10d.get_rank",
+    }
+)
+
+
+def _global_rank0(ctx: FixContext, match: Match, stmt: ast.stmt) -> tuple[str, tuple[str, ...]] | None:
+    """The test for global rank 0 at `stmt`: `rank == 0` where the function already holds the
+    global rank in `rank` (`rank = xm.get_ordinal()`, bound once, before `stmt`), else the
+    environment's `RANK`, which is right before `init_process_group` too."""
+    name = _rank_variable(ctx, match, stmt)
+    if name is not None:
+        return f"{name} == 0", ()
+    return ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)
+
+
+def _rank_variable(ctx: FixContext, match: Match, node: ast.AST) -> str | None:
+    """A local name of `node`'s function (or module) that holds the global rank when `node` runs:
+    assigned once, from a rank query with no arguments, by a statement of the function's own body
+    that comes before the one holding `node`, and bound nowhere else (no `global`, no loop)."""
+    owner = ctx.analysis.owner(node)
+    top: ast.AST = node
+    while ctx.analysis.parent(top) is not owner:
+        parent = ctx.analysis.parent(top)
+        if parent is None:
+            return None
+        top = parent
+    body = owner.body
+    index = next((i for i, s in enumerate(body) if s is top), None)
+    for assign in body[:index] if index is not None else ():
+        if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.value, ast.Call)):
+            continue
+        target, value = assign.targets[0], assign.value
+        if not isinstance(target, ast.Name) or value.args or value.keywords:
+            continue
+        if not ctx.analysis.call_names(value, match.scope) & _GLOBAL_RANKS:
+            continue
+        if _bindings(owner, target.id) == 1 and not _declared_shared(ctx.analysis.tree, target.id):
+            return target.id
+    return None
+
+
+def _bindings(tree: ast.AST, name: str) -> int:
+    """How many times `name` is bound anywhere under `tree` (nested functions included)."""
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            count += node.id == name and not isinstance(node.ctx, ast.Load)
+        elif isinstance(node, ast.arg | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            count += (node.arg if isinstance(node, ast.arg) else node.name) == name
+        elif isinstance(node, ast.alias):
+            count += (node.asname or node.name.partition(".")[0]) == name
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
+            count += node.name == name
+        elif isinstance(node, ast.MatchMapping):
+            count += node.rest == name
+    return count
+
+
+def _declared_shared(tree: ast.Module, name: str) -> bool:
+    return any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names for n in ast.walk(tree))
 
 
 def _print_of(ctx: FixContext, match: Match, call: ast.Call) -> str | None:
@@ -240,13 +307,14 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
 
 
 _RANK_TEST = re.compile(r"rank|ordinal|master", re.IGNORECASE)
+_ENV_RANK0 = re.compile(r"""int\(\w+\.environ\.get\((["'])RANK\1, 0\)\) == 0""")
 
 
 def _merge_rank0(ctx: FixContext, match: Match, outer: ast.If, stmt: ast.stmt, body: str) -> Plan | None:
     """`body` on global rank 0 only, in place of `stmt`, the whole body of `outer`, an `if` that
     already tests a rank (`if xm.is_master_ordinal():`, a `LOCAL_RANK` check): the two guards are
     merged into that `if` rather than nested."""
-    guard = ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)  # right before init too
+    guard = _global_rank0(ctx, match, stmt)
     if guard is None:
         return None
     if _is_global_rank0(ctx, match, outer.test, guard[0]):
@@ -283,7 +351,8 @@ def _merge_into_if(
 def _is_global_rank0(ctx: FixContext, match: Match, test: ast.expr, guard: str) -> bool:
     """Whether `test` is the rank-0 guard itself, or `xm.is_master_ordinal(local=False)`
     (which NM303 rewrites into that guard)."""
-    if " ".join(ctx.segment(test).split()) == guard:
+    text = " ".join(ctx.segment(test).split())
+    if text == guard or _ENV_RANK0.fullmatch(text):
         return True
     if not isinstance(test, ast.Call) or "torch_xla.core.xla_model.is_master_ordinal" not in ctx.analysis.call_names(
         test, match.scope
@@ -340,6 +409,9 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
     else:
         template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
     target: ast.AST = call
+    held = None if local is None or local else _rank_variable(ctx, match, call)
+    if held is not None:
+        template = f"{held} == 0"  # the function holds the global rank already
     parent = ctx.analysis.parent(call)
     if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
         target, template = parent, template.replace(" == 0", " != 0")  # not `not (... == 0)`

@@ -70,7 +70,7 @@ def main():
         outputs["loss"].backward()
         optimizer.step()
         optimizer.zero_grad()
-        if int(os.environ.get("RANK", 0)) == 0:
+        if rank == 0:
             print(f"step {step} loss {outputs['loss'].item():.4f}")
         if int(os.environ.get("LOCAL_RANK", 0)) == 0:
             torch.save(_to_cpu(model.module.state_dict()), os.path.join(output_dir, "checkpoint.pt"))
@@ -78,7 +78,7 @@ def main():
             dist.barrier()
     correct = (outputs["logits"].argmax(-1) == batch["labels"]).sum().item()
     total = _mesh_reduce(correct, sum)
-    if int(os.environ.get("RANK", 0)) == 0:
+    if rank == 0:
         print(f"correct {total}")
 
 
