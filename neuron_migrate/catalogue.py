@@ -63,6 +63,7 @@ _MAP_KEYS = {
     "accelerator_call",
     "accelerator_safety",
     "accelerator_message",
+    "manual_message",
     "blocker",
     "params",
 }
@@ -128,6 +129,7 @@ class MapEntry:
     accelerator_call: str | None = None  # `new_call` under `--target accelerator`
     accelerator_safety: Safety | None = None  # `safety` under `--target accelerator`
     accelerator_message: str | None = None  # `message` under `--target accelerator`
+    manual_message: str | None = None  # `message` for a use the entry's fix leaves to a person
     blocker: bool | None = None  # overrides the rule's `blocker` for this entry
     params: tuple[Param, ...] = ()  # every parameter of `old`'s signature, in order (rules/signatures.toml)
 
@@ -205,6 +207,7 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         accelerator_call=data.get("accelerator_call"),
         accelerator_safety=_enum(Safety, accel_safety, where, "accelerator_safety") if accel_safety else None,
         accelerator_message=data.get("accelerator_message"),
+        manual_message=data.get("manual_message"),
         blocker=_flag(data, "blocker", where) if "blocker" in data else None,
         params=_parse_params(data.get("params", {}), f"{where} [map.params]"),
     )

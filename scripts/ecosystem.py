@@ -624,7 +624,8 @@ def main(argv: list[str] | None = None) -> int:
             for package in found:
                 for mode, result in package.modes.items():
                     if result.diff:
-                        name = f"{source}.{package.spec.replace('==', '-')}.{mode}.diff"
+                        label = Path(package.spec).name if Path(package.spec).is_dir() else package.spec
+                        name = f"{source}.{label.replace('==', '-')}.{mode}.diff"
                         (args.diffs / name).write_text(result.diff, encoding="utf-8")
     report = "\n".join(HEADER) + "\n" + "".join(sections)
     if args.output:

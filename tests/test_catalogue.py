@@ -30,7 +30,8 @@ def test_codes_and_names_are_unique() -> None:
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.code)
 def test_message_style(spec: object) -> None:
-    messages = [spec.message] + [m.message for m in spec.maps if m.message]  # type: ignore[attr-defined]
+    maps = spec.maps  # type: ignore[attr-defined]
+    messages = [spec.message] + [text for m in maps for text in (m.message, m.manual_message) if text]
     for message in messages:
         assert not message.endswith("."), message
         assert len(message) <= 110, message

@@ -38,7 +38,7 @@ def failed_run(tmp_path: Path, error: tuple[str, str], line: int, traceback: str
 
 def test_after_fix_the_cause_lists_the_findings_fix_left(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(
-        "import torch\nimport torch_xla.core.xla_model as xm\n\nxm.collective_broadcast([torch.zeros(1)])\n"
+        "import torch\nimport torch_xla.core.xla_model as xm\n\nxm.collective_broadcast([torch.zeros(1)], groups=[[0, 1]])\n"
     )
     cause = failed_run(tmp_path, NO_TORCH_XLA, 2)
     assert cause.startswith("`--fix` left `torch_xla` in use (train.py:2 NM601, train.py:4 NM306)")

@@ -4,7 +4,9 @@ Each call keeps its arguments and calls a helper written into the file once, whi
 torch_xla did with `torch.distributed`: a list is reduced in place and returned, a tensor is
 reduced into a new one, `scale=` multiplies the result, and without a process group the call
 acts on one rank; a list given to all_gather or reduce_scatter is gathered or scattered tensor by
-tensor, into a list. `groups=` given a ProcessGroup (`dist.new_group`, a getter that returns one)
+tensor, into a list. `collective_broadcast` broadcasts each tensor from `root_ordinal` in place;
+the differentiable `torch_xla.core.functions.all_gather` keeps torch_xla's backward (this rank's
+slice of the gradient, not torch's sum over ranks). `groups=` given a ProcessGroup (`dist.new_group`, a getter that returns one)
 is passed on to `dist.all_reduce(group=...)`; replica groups (lists of ranks) stay findings.
 """
 
@@ -55,6 +57,8 @@ def mesh_reduce(ctx: FixContext, match: Match) -> Plan | None:
 _PARAMETERS = {
     "all_reduce": ("reduce_type", "inputs", "scale", "groups", "pin_layout"),
     "all_gather": ("value", "dim", "groups", "output", "pin_layout"),
+    "all_gather_grad": ("value", "dim"),  # torch_xla.core.functions.all_gather, differentiable
+    "collective_broadcast": ("tensors", "root_ordinal", "groups", "pin_layout"),
     "reduce_scatter": (
         "reduce_type",
         "input",
@@ -69,9 +73,12 @@ _PARAMETERS = {
 
 
 def collective(ctx: FixContext, match: Match) -> Plan | None:
-    """`xm.all_reduce(...)` -> `_all_reduce(...)` (and the same for all_gather and reduce_scatter)."""
+    """`xm.all_reduce(...)` -> `_all_reduce(...)` (and the same for all_gather, reduce_scatter,
+    collective_broadcast and `torch_xla.core.functions.all_gather`)."""
     call = match.node
     kind = match.qualified.rsplit(".", 1)[-1]
+    if match.qualified.startswith("torch_xla.core.functions."):
+        kind += "_grad"
     if not isinstance(call, ast.Call) or kind not in _PARAMETERS:
         return None
     parameters = _PARAMETERS[kind]

@@ -45,14 +45,16 @@ def device_type(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def _device_type_in(ctx: FixContext, match: Match, call: ast.Call, compare: ast.Compare) -> Plan | None:
-    """`xr.device_type() in ("TPU", "NEURON")` -> `getattr(<accelerator>, "type", None) in ("tpu", "neuron")`."""
-    if len(compare.ops) != 1 or compare.left is not call or not isinstance(compare.comparators[0], ast.Tuple):
+    """`xr.device_type() in ("TPU", "NEURON")` (or a list or set of names) -> `getattr(<accelerator>, "type",
+    None) in ("tpu", "neuron")`."""
+    collections = (ast.Tuple, ast.List, ast.Set)
+    if len(compare.ops) != 1 or compare.left is not call or not isinstance(compare.comparators[0], collections):
         return None
     kinds = [string_value(e) for e in compare.comparators[0].elts]
     if not kinds or any(k not in _DEVICE_TYPES for k in kinds):
         return None
     operator = "in" if isinstance(compare.ops[0], ast.In) else "not in"
-    names = [f'"{_DEVICE_TYPES[k]}"' for k in dict.fromkeys(kinds) if k is not None]  # no k is None (checked above)
+    names = [f'"{t}"' for t in dict.fromkeys(_DEVICE_TYPES[k] for k in kinds if k is not None)]  # GPU, CUDA: one "cuda"
     test = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
     template = f'getattr({{torch}}.accelerator.current_accelerator(), "type", None) {operator} {test}'
     rendered = ctx.render(template, match)

@@ -74,6 +74,36 @@ COLLECTIVE_HELPERS: Mapping[str, str] = MappingProxyType(
     output.copy_(result)
     return output
 ''',
+        "all_gather_grad": '''class _AllGatherWithGrad({torch}.autograd.Function):
+    """torch_xla's differentiable all_gather: the input's gradient is this rank's slice of the output's."""
+
+    @staticmethod
+    def forward(ctx, value, dim):
+        ctx.dim, ctx.rank, ctx.world_size = dim, 0, 1
+        parts = [value]
+        if {torch}.distributed.is_available() and {torch}.distributed.is_initialized():
+            ctx.rank, ctx.world_size = {torch}.distributed.get_rank(), {torch}.distributed.get_world_size()
+            value = value.contiguous()
+            parts = [{torch}.empty_like(value) for _ in range(ctx.world_size)]
+            {torch}.distributed.all_gather(parts, value)
+        return {torch}.cat(parts, dim=dim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        size = grad_output.size(ctx.dim) // ctx.world_size
+        return grad_output.narrow(ctx.dim, ctx.rank * size, size).clone(), None
+
+
+def _all_gather_with_grad(value, dim=0):
+    """What `torch_xla.core.functions.all_gather` did: every rank's `value` along `dim`, differentiable."""
+    return _AllGatherWithGrad.apply(value, dim)
+''',
+        "collective_broadcast": '''def _collective_broadcast(tensors, root_ordinal=0, groups=None, pin_layout=True):
+    """What `xm.collective_broadcast` did: every tensor takes rank `root_ordinal`'s values, in place."""
+    if {torch}.distributed.is_available() and {torch}.distributed.is_initialized():
+        for tensor in tensors:
+            {torch}.distributed.broadcast(tensor, src=root_ordinal)
+''',
         "reduce_scatter": f'''def _reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None, output=None, pin_layout=True):
     """What `xm.reduce_scatter` did: reduce `input` over the ranks and keep this rank's shard (of each of a list's tensors)."""
     if isinstance(input, (list, tuple)):
@@ -227,6 +257,8 @@ HELPER_NAMES: Mapping[str, str] = MappingProxyType(
         "get_summary_writer": "_get_summary_writer",
         "all_reduce": "_all_reduce",
         "all_gather": "_all_gather",
+        "all_gather_grad": "_all_gather_with_grad",
+        "collective_broadcast": "_collective_broadcast",
         "reduce_scatter": "_reduce_scatter",
         "fully_shard": "_fully_shard",
         "shard_metadata": "_shard_metadata",

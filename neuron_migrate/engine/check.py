@@ -86,10 +86,11 @@ def _preview(match: Match, target: str = "neuron") -> str:
         return template
 
 
-def _message(match: Match, new: str, path: str, target: str = "neuron") -> str:
+def _message(match: Match, new: str, path: str, target: str = "neuron", fixed: bool = True) -> str:
     entry = match.entry
     accel = entry.accelerator_message if entry is not None and target == "accelerator" else None
-    template = accel or (entry.message if entry and entry.message else None) or match.rule.message
+    manual = entry.manual_message if entry is not None and not fixed else None
+    template = accel or manual or (entry.message if entry and entry.message else None) or match.rule.message
     file = path.replace("\\", "/").rsplit("/", 1)[-1]
     values = {"old": match.written, "new": new or _preview(match, target), "file": file, **dict(match.extra)}
     values.update(
@@ -131,7 +132,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
         blocker = match.rule.blocker if match.entry is None or match.entry.blocker is None else match.entry.blocker
-        message = _message(match, new, path, analysis.target)
+        message = _message(match, new, path, analysis.target, fixed=fix is not None)
         if stopped is not None and fix is None:
             message = declined_message(match.written, stopped)
         elif fix is None:

@@ -56,6 +56,12 @@ def repair_empty_blocks(
                 if id(outer) not in pending:
                     pending.append(id(outer))
             continue
+        inverted = _inverted_if(analysis, parent, block, starts, len(entries)) if isinstance(parent, ast.If) else None
+        if inverted is not None:
+            for index in entries:
+                edits[index] = (edits[index][0], edits[index][0], "")
+            edits.append(inverted)
+            continue
         index = entries[-1]
         start, end, kept = edits[index]
         indent = analysis.src.indent_of(block[-1].lineno)
@@ -79,6 +85,52 @@ def _guard_span(
     if bisect_left(starts, end) - bisect_left(starts, start) != inside:
         return None  # another fix edits the condition
     return start, end
+
+
+def _inverted_if(
+    analysis: Analysis, parent: ast.If, block: list[ast.stmt], starts: list[int], inside: int
+) -> Edit | None:
+    """`if c:` whose body went, with an `else:`: the edit that makes it `if not c:` over the `else`
+    block, so no `if c: pass` is left. The test runs once either way, so any test will do; an
+    `elif` (on either side) or an `else:` sharing its line with code is left with its `pass`."""
+    src = analysis.src
+    if parent.body is not block or not parent.orelse or not src.line_text(parent.lineno).lstrip().startswith("if"):
+        return None
+    first = parent.orelse[0]
+    if src.line_text(first.lineno).lstrip().startswith("elif"):
+        return None
+    line = first.lineno - 1
+    while line > (block[-1].end_lineno or block[-1].lineno):
+        text = src.line_text(line).split("#", 1)[0].strip()
+        if text == "else:":
+            break
+        if text:
+            return None
+        line -= 1
+    else:
+        return None
+    start, end = src.line_start(parent.lineno), src.line_start(line + 1)
+    if bisect_left(starts, end) - bisect_left(starts, start) != inside:
+        return None  # another fix edits the condition
+    return start, end, f"{src.indent_of(parent.lineno)}if {_negated(analysis, parent.test)}:{src.newline}"
+
+
+_SWAPPED = {ast.Is: "is not", ast.IsNot: "is", ast.In: "not in", ast.NotIn: "in"}
+
+
+def _negated(analysis: Analysis, test: ast.expr) -> str:
+    """`test`'s negation, exact: `not x` gives `x`, `a is b` gives `a is not b` (and `in`), `f()` `not f()`,
+    any other `not (...)` (`a == b` does not become `a != b`, which a class may define otherwise)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = test.operand
+        text = analysis.segment(inner)
+        simple = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+        return text if isinstance(inner, simple) or text.startswith("(") else f"({text})"
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _SWAPPED:
+        left, right = analysis.segment(test.left), analysis.segment(test.comparators[0])
+        return f"{left} {_SWAPPED[type(test.ops[0])]} {right}"
+    text = analysis.segment(test)
+    return f"not {text}" if isinstance(test, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"not ({text})"
 
 
 def _side_effect_free(test: ast.expr) -> bool:
