@@ -39,8 +39,12 @@ def test_every_concept_module_is_a_catalogue_concept_with_its_tables() -> None:
     for name in checks.CONCEPTS:
         module = _concept_module(name)
         assert hasattr(module.DETECTORS, "items") and hasattr(module.FIXES, "items"), name
-    # sharding_helpers: the sharding helpers' templates, which helpers.py registers (it cannot import sharding.py)
-    shared = {"__init__", "toolkit", "toolkit_cst", "helpers", "sharding_helpers", "device_types", "messages", *ALIASES}
+    # sharding_helpers, collective_helpers: helper templates, which helpers.py registers (it cannot
+    # import sharding.py or collectives.py, which import it)
+    shared = {
+        *("__init__", "toolkit", "toolkit_cst", "helpers", "sharding_helpers", "collective_helpers"),
+        *("device_types", "messages", *ALIASES),
+    }
     for path in CHECKS.glob("*.py"):
         concept = path.stem.removesuffix("_cst")
         assert path.stem in shared or concept in checks.CONCEPTS, f"{path.name} belongs to no concept"

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.checks.collective_helpers import COLLECTIVE_HELPERS
 from neuron_migrate.checks.sharding_helpers import SHARDING_HELPERS
 from neuron_migrate.checks.toolkit import FixContext
 
@@ -39,96 +40,6 @@ def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] 
 
 def _docstring(template: str) -> str:
     return template.split('"""')[1]
-
-
-_REDUCE_OPS = '{"sum": "SUM", "mul": "PRODUCT", "min": "MIN", "max": "MAX", "and": "BAND", "or": "BOR"}'
-
-
-COLLECTIVE_HELPERS: Mapping[str, str] = MappingProxyType(
-    {
-        "all_reduce": f'''def _all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
-    """What `xm.all_reduce` did: reduce a list of tensors in place, or a tensor into a new one."""
-    single = isinstance(inputs, {{torch}}.Tensor)
-    tensors = [inputs.clone()] if single else list(inputs)
-    if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
-        op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
-        for tensor in tensors:
-            {{torch}}.distributed.all_reduce(tensor, op=op, group=groups)
-    if scale != 1.0:
-        for tensor in tensors:
-            tensor.mul_(scale)
-    return tensors[0] if single else inputs
-''',
-        "all_gather": '''def _all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
-    """What `xm.all_gather` did: every rank's `value`, concatenated along `dim` (each of a list's tensors)."""
-    if isinstance(value, (list, tuple)):
-        results = [_all_gather(v, dim, groups, o, pin_layout) for v, o in zip(value, output or [None] * len(value))]
-        return results if output is None else output
-    parts = [value]
-    if {torch}.distributed.is_available() and {torch}.distributed.is_initialized():
-        parts = [{torch}.empty_like(value) for _ in range({torch}.distributed.get_world_size())]
-        {torch}.distributed.all_gather(parts, value.contiguous())
-    result = {torch}.cat(parts, dim=dim)
-    if output is None:
-        return result
-    output.copy_(result)
-    return output
-''',
-        "all_gather_grad": '''class _AllGatherWithGrad({torch}.autograd.Function):
-    """torch_xla's differentiable all_gather: the input's gradient is this rank's slice of the output's."""
-
-    @staticmethod
-    def forward(ctx, value, dim):
-        ctx.dim, ctx.rank, ctx.world_size = dim, 0, 1
-        parts = [value]
-        if {torch}.distributed.is_available() and {torch}.distributed.is_initialized():
-            ctx.rank, ctx.world_size = {torch}.distributed.get_rank(), {torch}.distributed.get_world_size()
-            value = value.contiguous()
-            parts = [{torch}.empty_like(value) for _ in range(ctx.world_size)]
-            {torch}.distributed.all_gather(parts, value)
-        return {torch}.cat(parts, dim=dim)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        size = grad_output.size(ctx.dim) // ctx.world_size
-        return grad_output.narrow(ctx.dim, ctx.rank * size, size).clone(), None
-
-
-def _all_gather_with_grad(value, dim=0):
-    """What `torch_xla.core.functions.all_gather` did: every rank's `value` along `dim`, differentiable."""
-    return _AllGatherWithGrad.apply(value, dim)
-''',
-        "collective_broadcast": '''def _collective_broadcast(tensors, root_ordinal=0, groups=None, pin_layout=True):
-    """What `xm.collective_broadcast` did: every tensor takes rank `root_ordinal`'s values, in place."""
-    if {torch}.distributed.is_available() and {torch}.distributed.is_initialized():
-        for tensor in tensors:
-            {torch}.distributed.broadcast(tensor, src=root_ordinal)
-''',
-        "reduce_scatter": f'''def _reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None, output=None, pin_layout=True):
-    """What `xm.reduce_scatter` did: reduce `input` over the ranks and keep this rank's shard (of each of a list's tensors)."""
-    if isinstance(input, (list, tuple)):
-        outputs = output or [None] * len(input)
-        results = [
-            _reduce_scatter(reduce_type, t, scale, scatter_dim, shard_count, groups, o, pin_layout)
-            for t, o in zip(input, outputs)
-        ]
-        return results if output is None else output
-    if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
-        op = getattr({{torch}}.distributed.ReduceOp, {_REDUCE_OPS}[reduce_type])
-        moved = input.movedim(scatter_dim, 0).contiguous()
-        result = moved.new_empty((moved.shape[0] // shard_count, *moved.shape[1:]))
-        {{torch}}.distributed.reduce_scatter_tensor(result, moved, op=op)
-        result = result.movedim(0, scatter_dim)
-    else:
-        result = input.clone()
-    result.mul_(scale)
-    if output is None:
-        return result
-    output.copy_(result)
-    return output
-''',
-    }
-)
 
 
 _PORT_HELPERS: Mapping[str, str] = MappingProxyType(
@@ -332,6 +243,34 @@ REDUCE_GRADIENTS = '''def _reduce_gradients(optimizer):
 '''
 
 
+# What `xm.reduce_gradients(opt, groups=...)` did: sum each gradient over this rank's replica group
+# and scale it by 1 / world size (torch_xla's scale, whatever the group's size); no step.
+REDUCE_GRADIENTS_IN_GROUPS = '''def _reduce_gradients_in_groups(optimizer, groups):
+    """Sum gradients over this rank's replica group of `groups` (lists of ranks), then divide by the
+    world size, as torch_xla's reduce_gradients(groups=) did; no step."""
+    if {dist}.is_available() and {dist}.is_initialized() and {dist}.get_world_size() > 1:
+        world_size = {dist}.get_world_size()
+        group = groups if isinstance(groups, {dist}.ProcessGroup) else None
+        if groups and group is None:
+            # Every rank creates every group, once and in the same order, as new_group requires.
+            made = _reduce_gradients_in_groups.__dict__.setdefault("process_groups", {})
+            key = tuple(tuple(ranks) for ranks in groups)
+            if key not in made:
+                rank = {dist}.get_rank()
+                created = [({dist}.new_group(list(ranks)), ranks) for ranks in key]
+                mine = [process_group for process_group, ranks in created if rank in ranks]
+                if not mine:
+                    raise ValueError(f"rank {rank} is in none of the replica groups {groups}")
+                made[key] = mine[0]
+            group = made[key]
+        for param_group in optimizer.param_groups:
+            for param in param_group["params"]:
+                if param.grad is not None:
+                    {dist}.all_reduce(param.grad, group=group)
+                    param.grad.div_(world_size)
+'''
+
+
 # What `xm.save` did before writing: copy every tensor to the CPU.
 TO_CPU = '''def _to_cpu(data):
     """Copy the tensors in `data` to the CPU, as torch_xla's save did before writing."""
@@ -406,6 +345,7 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
                 {
                     "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
                     "reduce_gradients": (REDUCE_GRADIENTS, "_reduce_gradients", "dist"),
+                    "reduce_gradients_in_groups": (REDUCE_GRADIENTS_IN_GROUPS, "_reduce_gradients_in_groups", "dist"),
                     "to_cpu": (TO_CPU, "_to_cpu", "torch"),
                     # port_fixes / collective_fixes: utilities and collectives with torch_xla's meaning
                     **{

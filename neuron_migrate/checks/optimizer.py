@@ -52,19 +52,26 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
 def reduce_gradients(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.reduce_gradients(opt)` -> `_reduce_gradients(opt)`: the gradient average of `optimizer_step`, no step.
 
+    With replica `groups=`, `_reduce_gradients_in_groups(opt, groups)`: the sum over this rank's
+    group (a `dist.new_group` each), scaled by 1 / world size, as torch_xla scaled it.
+
     Where DDP or FSDP already averaged the gradients, averaging equal gradients again changes
     nothing, so the rewrite is safe either way.
     """
     call = match.node
     if not isinstance(call, ast.Call) or ctx.expression_statement(match) is None:
         return None
-    if not only_args(call, {"optimizer": 0, "groups": 1, "pin_layout": 2}, match):
-        return None  # `groups=[[0, 1], ...]`: replica groups become process groups; a human maps them
-    optimizer = argument(call, "optimizer", 0)
-    needed = helper_imports(ctx, match, "reduce_gradients") if optimizer is not None else None
+    if not only_args(call, {"optimizer": 0, "groups": 1, "pin_layout": 2}):
+        return None
+    optimizer, groups = argument(call, "optimizer", 0), argument(call, "groups", 1)
+    if isinstance(groups, ast.Constant) and groups.value is None:
+        groups = None  # `groups=None`: the default process group
+    helper = "reduce_gradients" if groups is None else "reduce_gradients_in_groups"
+    needed = helper_imports(ctx, match, helper) if optimizer is not None else None
     if optimizer is None or needed is None:
         return None
-    return ctx.replace(call, f"_reduce_gradients({ctx.segment(optimizer)})", needed)
+    arguments = ctx.segment(optimizer) + ("" if groups is None else f", {ctx.segment(groups)}")
+    return ctx.replace(call, f"_{helper}({arguments})", needed)
 
 
 def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
