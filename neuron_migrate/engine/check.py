@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 from neuron_migrate import compat
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan, walk
-from neuron_migrate.catalogue import load_catalogue
+from neuron_migrate.catalogue import MapEntry, load_catalogue
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.add_imports import ImportPlacement, import_edits, import_placement
 from neuron_migrate.engine.arguments import declined, declined_message, unwritten_helper
+from neuron_migrate.engine.constant_tests import folded
 from neuron_migrate.engine.ruleset import Ruleset, narrowed
 from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
@@ -53,6 +54,11 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     entry = match.entry
     if entry is None:
         return None
+    plan = _entry_plan(ctx, match, entry)
+    return plan if plan is None else folded(ctx, match, plan) or plan
+
+
+def _entry_plan(ctx: FixContext, match: Match, entry: MapEntry) -> Plan | None:
     if entry.fix:
         return ctx.analysis.fixes[entry.fix](ctx, match)
     call = match.node if isinstance(match.node, ast.Call) else None
