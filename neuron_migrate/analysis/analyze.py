@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -164,6 +165,23 @@ class Analysis:
                 self._all_nodes = breadth_first(self.tree)
             found = self._nodes_of[types] = [n for n in self._all_nodes if isinstance(n, types)]
         return cast("list[N]", found)  # each an instance of one of `types`: filtered so above
+
+    @contextmanager
+    def without_spreads(self, call: ast.Call) -> Iterator[None]:
+        """`call` as if it passed no `*args` or `**kwargs`, to ask a fix whether they are what
+        stopped it; the tree is restored after, and the facts computed meanwhile are dropped."""
+        saved, facts, kinds, walked = (call.args, call.keywords), set(self.memo), set(self._nodes_of), self._all_nodes
+        call.args = [a for a in call.args if not isinstance(a, ast.Starred)]
+        call.keywords = [k for k in call.keywords if k.arg is not None]
+        try:
+            yield
+        finally:
+            call.args, call.keywords = saved
+            for key in set(self.memo) - facts:
+                del self.memo[key]
+            for types in set(self._nodes_of) - kinds:
+                del self._nodes_of[types]
+            self._all_nodes = walked
 
     @staticmethod
     def parent(node: ast.AST) -> ast.AST | None:

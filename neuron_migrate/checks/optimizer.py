@@ -234,15 +234,22 @@ _SCALER_ARGS = {"init_scale": 0, "growth_factor": 1, "backoff_factor": 2, "growt
 def grad_scaler(ctx: FixContext, match: Match) -> Plan | None:
     """`torch_xla.amp.GradScaler(...)` -> `torch.amp.GradScaler("neuron", ...)`, without
     `use_zero_grad` (torch's scaler skips an overflowing step; torch_xla's, with that option,
-    stepped with zeroed gradients, which still moves momentum and weight decay). Unsafe."""
+    stepped with zeroed gradients, which still moves momentum and weight decay). Unsafe.
+
+    `*args` and `**kwargs` pass through as written (accelerate's `xamp.GradScaler(**kwargs)`):
+    after the device, torch's parameters are torch_xla's in the same order and with the same
+    names, less `use_zero_grad`, so every argument both share binds the same; a `use_zero_grad`
+    in them makes torch's constructor raise `TypeError` at once, never a silent change."""
     call = match.node
     if not isinstance(call, ast.Call) or ctx.analysis.target != "neuron":
         return None
     allowed = {**_SCALER_ARGS, "use_zero_grad": 5}
-    if not only_args(call, allowed):
+    written = [a for a in call.args if not isinstance(a, ast.Starred)]
+    named = [k for k in call.keywords if k.arg is not None]
+    if not only_args(ast.Call(func=call.func, args=written, keywords=named), allowed):
         return None
-    kept = [ctx.segment(a) for a in call.args[:5]]
-    kept += [f"{k.arg}={ctx.segment(k.value)}" for k in call.keywords if k.arg != "use_zero_grad"]
+    kept = [ctx.segment(a) for a in (call.args if len(written) < len(call.args) else call.args[:5])]
+    kept += [ctx.segment(k) for k in call.keywords if k.arg != "use_zero_grad"]
     rendered = ctx.render("{torch}.amp.GradScaler(" + ", ".join(['"neuron"', *kept]) + ")", match)
     if rendered is None:
         return None

@@ -214,26 +214,44 @@ def _deleted_runs(edits: list[Edit]) -> list[list[int]]:
 
 
 def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
-    """Deleting whole lines between two blank lines would leave a double gap; drop one blank.
-    So does deleting the first lines of a block (after its `...:` header line) before a blank
-    line, which would open the block with it."""
+    """Deleting whole lines between two runs of blank lines would join them into one wider gap:
+    the wider run is kept (two blank lines between top-level definitions stay two, PEP 8), so
+    as many blank lines as the run before holds go from the run after. Deleting the first lines
+    of a block (after its `...:` header line, or of the file) before a blank line would open the
+    block with it: that blank line goes. Only blank lines right after a deletion go, and none
+    that another edit touches."""
     merged = _deleted_runs(edits)
     ordered = sorted(edits, key=lambda e: (e[0], e[1]))
     starts = [e[0] for e in ordered]
     extra = []
     for start, end in merged:
-        at_line_start = start == 0 or text[start - 1] in "\r\n"
-        before_blank = start == 0 or _blank_line_before(text, start) or _header_line_before(text, start)
-        after = _line_at(text, end)
-        if (
-            at_line_start
-            and before_blank
-            and after is not None
-            and not after[1].strip()
-            and not _edit_at(ordered, starts, end)
-        ):
-            extra.append((end, end + len(after[1]) + len(after[0]), ""))
+        if start and text[start - 1] not in "\r\n":
+            continue  # not at a line start
+        before = 1 if start == 0 or _header_line_before(text, start) else _blank_lines_before(text, start)
+        stop = end
+        while before:
+            after = _line_at(text, stop)
+            if after is None or after[1].strip() or _edit_at(ordered, starts, stop):
+                break
+            stop += len(after[1]) + len(after[0])
+            before -= 1
+        if stop > end:
+            extra.append((end, stop, ""))
     return edits + extra
+
+
+def _blank_lines_before(text: str, start: int) -> int:
+    """How many blank lines end right before offset `start` (a line start)."""
+    count = 0
+    while start > 0 and _blank_line_before(text, start):
+        count += 1
+        start = _previous_line_start(text, start)
+    return count
+
+
+def _previous_line_start(text: str, start: int) -> int:
+    previous_end = start - (2 if text[max(start - 2, 0) : start] == "\r\n" else 1)
+    return max(text.rfind("\n", 0, previous_end), text.rfind("\r", 0, previous_end)) + 1
 
 
 def _orphaned_comments(text: str, edits: list[Edit]) -> list[Edit]:

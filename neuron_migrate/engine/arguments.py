@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from neuron_migrate.catalogue import MapEntry, Param, default_argument
@@ -60,9 +60,31 @@ def declined(entry: MapEntry | None, node: ast.AST) -> Declined | None:
     return None
 
 
+def spread_reason(entry: MapEntry | None, node: ast.AST, segment: Callable[[ast.AST], str]) -> str | None:
+    """Why a fix planned nothing for a call passing `*args` or `**kwargs`, for its finding:
+    which arguments the spread binds is known only when it runs, and the fix must see the ones
+    it drops, declines or renames (`[map.params]`, the first three named), or, with none
+    declared, every one. The engine shows it only where the fix plans one without the spreads."""
+    if entry is None or not (entry.fix or entry.new or entry.new_call) or not isinstance(node, ast.Call):
+        return None
+    spread = next((f"**{segment(k.value)}" for k in node.keywords if k.arg is None), None)
+    spread = spread or next((f"*{segment(a.value)}" for a in node.args if isinstance(a, ast.Starred)), None)
+    if spread is None:
+        return None
+    watched = [p for p in entry.params if p.action in _VERBS and not p.name.startswith("*") and p.name != "..."]
+    shown = [f"`{p.name}`, which it {_VERBS[p.action]}" for p in watched[:3]]
+    more = f", and {len(watched) - 3} more" if len(watched) > 3 else ""
+    seen = f"; the fix must see {', '.join(shown)}{more}" if watched else ""
+    return f"`{spread}` hides which arguments it passes{seen}"
+
+
+_VERBS = {"drop": "drops", "decline": "declines unless it is the default", "rename": "renames"}
+
+
 def declined_message(written: str, found: Declined) -> str:
     """The finding's message for a call its fix leaves alone because of one argument."""
-    return f"Port `{written}(..., {found.argument}...)` by hand: {found.reason}"
+    shown = found.argument + "..." if found.argument.endswith("=") else found.argument
+    return f"Port `{written}(..., {shown})` by hand: {found.reason}"
 
 
 _HELPER_PROMISE = re.compile(r"^Replace (`[^`]+`) with the (`[^`]+`) helper written into this file(.*)$")

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 from neuron_migrate import compat
 from neuron_migrate.analysis.analyze import Analysis, Match, Plan, walk
-from neuron_migrate.catalogue import load_catalogue
+from neuron_migrate.catalogue import MapEntry, load_catalogue
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.add_imports import ImportPlacement, import_edits, import_placement
-from neuron_migrate.engine.arguments import declined, declined_message, unwritten_helper
+from neuron_migrate.engine.arguments import declined, declined_message, spread_reason, unwritten_helper
+from neuron_migrate.engine.constant_tests import folded
 from neuron_migrate.engine.ruleset import Ruleset, narrowed
 from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
@@ -53,6 +54,11 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     entry = match.entry
     if entry is None:
         return None
+    plan = _entry_plan(ctx, match, entry)
+    return plan if plan is None else folded(ctx, match, plan) or plan
+
+
+def _entry_plan(ctx: FixContext, match: Match, entry: MapEntry) -> Plan | None:
     if entry.fix:
         return ctx.analysis.fixes[entry.fix](ctx, match)
     call = match.node if isinstance(match.node, ast.Call) else None
@@ -122,7 +128,8 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             continue
         seen.add(key)
         stopped = declined(match.entry, match.node)
-        plan = None if stopped is not None or _ambiguous(analysis, match) else plan_fix(ctx, match)
+        ambiguous = stopped is None and _ambiguous(analysis, match)
+        plan = None if stopped is not None or ambiguous else plan_fix(ctx, match)
         safety = _safety(match, plan, analysis.target)
         fix = (
             _to_fix(analysis, plan, safety, placement, match)
@@ -133,10 +140,12 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
         blocker = match.rule.blocker if match.entry is None or match.entry.blocker is None else match.entry.blocker
         message = _message(match, new, path, analysis.target, fixed=fix is not None)
+        spread = None if stopped or ambiguous or plan else spread_reason(match.entry, match.node, analysis.segment)
+        spread = spread if spread is None or _spread_stopped(ctx, match) else None
         if stopped is not None and fix is None:
             message = declined_message(match.written, stopped)
         elif fix is None:
-            message = unwritten_helper(message)
+            message = unwritten_helper(message) + (f" ({spread})" if spread else "")
         if blocker:
             message += BLOCKS_THE_RUN
         finding = Finding(
@@ -156,6 +165,13 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         planned.append(Planned(finding, plan if fix is not None else None, safety, match))
     planned.sort(key=lambda p: p.finding.sort_key)
     return planned
+
+
+def _spread_stopped(ctx: FixContext, match: Match) -> bool:
+    """Whether the call's `*args` / `**kwargs` are what stopped its fix: without them it plans one."""
+    assert isinstance(match.node, ast.Call)  # spread_reason found a spread in it
+    with ctx.analysis.without_spreads(match.node):
+        return plan_fix(ctx, match) is not None
 
 
 def _ambiguous(analysis: Analysis, match: Match) -> bool:

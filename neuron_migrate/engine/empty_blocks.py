@@ -115,22 +115,45 @@ def _inverted_if(
     return start, end, f"{src.indent_of(parent.lineno)}if {_negated(analysis, parent.test)}:{src.newline}"
 
 
-_SWAPPED = {ast.Is: "is not", ast.IsNot: "is", ast.In: "not in", ast.NotIn: "in"}
+# A comparison's natural inverse. `is`/`is not` and `in`/`not in` are exact by definition (the
+# second of each is the negation of the first). `==`/`!=` are written as each other's inverse too:
+# by the data model `object.__ne__` delegates to `__eq__` and inverts its result, so they differ
+# only for a class that defines both inconsistently, which no reviewer expects; an array's
+# elementwise `==` cannot be an `if` test in either spelling. Ordering comparisons are not
+# swapped: `not (a < b)` is not `a >= b` for a partial order (sets, NaN), so they keep `not (...)`.
+_SWAPPED = {ast.Is: "is not", ast.IsNot: "is", ast.In: "not in", ast.NotIn: "in", ast.Eq: "!=", ast.NotEq: "=="}
+# What binds looser than a comparison, so needs its parentheses back as an operand of one.
+_LOOSE = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr, ast.Compare)
 
 
 def _negated(analysis: Analysis, test: ast.expr) -> str:
-    """`test`'s negation, exact: `not x` gives `x`, `a is b` gives `a is not b` (and `in`), `f()` `not f()`,
-    any other `not (...)` (`a == b` does not become `a != b`, which a class may define otherwise)."""
+    """`test`'s natural negation: `not x` gives `x`, `a is b` `a is not b` (and `in`, `==`: see
+    `_SWAPPED`), `f()` `not f()`, an ordering comparison or a BoolOp `not (...)`. A negation that
+    spans lines outside brackets is parenthesized, so the `if` line it goes on stays valid."""
+    text = _negation(analysis, test)
+    if "\n" in text:
+        try:
+            ast.parse(f"if {text}:\n    pass\n")
+        except SyntaxError:
+            return f"({text})"
+    return text
+
+
+def _negation(analysis: Analysis, test: ast.expr) -> str:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = test.operand
-        text = analysis.segment(inner)
-        simple = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
-        return text if isinstance(inner, simple) or text.startswith("(") else f"({text})"
+        return analysis.segment(test.operand)  # any expression is an `if` test
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _SWAPPED:
-        left, right = analysis.segment(test.left), analysis.segment(test.comparators[0])
+        left, right = _operand(analysis, test.left), _operand(analysis, test.comparators[0])
         return f"{left} {_SWAPPED[type(test.ops[0])]} {right}"
     text = analysis.segment(test)
     return f"not {text}" if isinstance(test, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"not ({text})"
+
+
+def _operand(analysis: Analysis, node: ast.expr) -> str:
+    """`node`'s text as an operand of a comparison (its source segment drops the parentheses)."""
+    text = analysis.segment(node)
+    loose = isinstance(node, _LOOSE) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
+    return f"({text})" if loose else text
 
 
 def _side_effect_free(test: ast.expr) -> bool:

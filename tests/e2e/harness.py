@@ -7,6 +7,7 @@ after `--fix --unsafe-fixes`, and whether the migrated script runs and is distri
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,12 +142,20 @@ def problems(program: Program, report: Any, nproc: int) -> list[str]:
 
 
 def run_fixed(program: Program, folder: Path, nproc: int, steps: int = 2, env: dict[str, str] | None = None) -> Any:
-    """Write the migrated program into `folder` and run it under `smoke` on `nproc` emulated ranks."""
+    """Write the migrated program into `folder` and run it under `smoke` on `nproc` emulated ranks.
+
+    The ranks' `TMPDIR` is `folder` (unless `env` sets one), so what a program makes with
+    `tempfile.mkdtemp` (hf_finetune's output, fsdp_lambda's checkpoints, profiler_trace's
+    traces) lands in the test's own folder, which pytest removes, and never in /tmp.
+    """
     from neuron_migrate.smoke import run_smoke
     from neuron_migrate.smoke.runner import SmokeOptions
 
     script = folder / program.path.name
     text = program.ported_path.read_text(encoding="utf-8") if program.ported else fixed_text(program)
     script.write_text(text, encoding="utf-8")
-    options = SmokeOptions(device="emulate", timeout_s=180.0, nproc=nproc, steps=steps, base_dir=folder, env=env)
+    child_env = dict(os.environ if env is None else env)
+    if env is None or "TMPDIR" not in env:
+        child_env["TMPDIR"] = str(folder)
+    options = SmokeOptions(device="emulate", timeout_s=180.0, nproc=nproc, steps=steps, base_dir=folder, env=child_env)
     return run_smoke(script, (), options)
