@@ -112,7 +112,10 @@ def _inverted_if(
     start, end = src.line_start(parent.lineno), src.line_start(line + 1)
     if bisect_left(starts, end) - bisect_left(starts, start) != inside:
         return None  # another fix edits the condition
-    return start, end, f"{src.indent_of(parent.lineno)}if {_negated(analysis, parent.test)}:{src.newline}"
+    # The `else:` line's comment is about the block that stays, so it moves to the new `if` line.
+    _, hash_mark, comment = src.line_text(line).partition("#")
+    tail = f"  #{comment.rstrip()}" if hash_mark else ""
+    return start, end, f"{src.indent_of(parent.lineno)}if {_negated(analysis, parent.test)}:{tail}{src.newline}"
 
 
 # A comparison's natural inverse. `is`/`is not` and `in`/`not in` are exact by definition (the
