@@ -137,7 +137,15 @@ def test_counts_match_check_statistics_on_the_fixture_corpus(tmp_path: Path) -> 
     corpus = tmp_path / "fixtures"
     shutil.copytree(FIXTURES, corpus)
     stats = cli(
-        "check", "fixtures", "--statistics", "--output-format", "json", "--exit-zero", "--no-cache", cwd=tmp_path, env=trust
+        "check",
+        "fixtures",
+        "--statistics",
+        "--output-format",
+        "json",
+        "--exit-zero",
+        "--no-cache",
+        cwd=tmp_path,
+        env=trust,
     )
     assert stats.returncode == 0, stats.stderr
     per_rule = {row["code"]: row["count"] for row in json.loads(stats.stdout)}
