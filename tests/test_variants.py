@@ -21,6 +21,8 @@ from neuron_migrate.engine.ruleset import might_match
 from neuron_migrate.engine.variants import variants
 from neuron_migrate.model import Safety
 from neuron_migrate.report import command, facts
+from neuron_migrate.run.discover import discover
+from neuron_migrate.run.parallel import run_targets
 from neuron_migrate.settings import Settings
 
 INPUTS = sorted(p for p in FIXTURES.rglob("*.py") if not p.name.endswith(".fixed.py") and "_project" not in p.parts)
@@ -86,10 +88,12 @@ def test_facts_from_the_checks_nodes_equal_a_parse_of_their_own() -> None:
             assert facts.facts_of_nodes(analysis.nodes(*facts.NODE_TYPES)) == facts.facts_of(text), path
 
 
-def _project(tmp_path: Path) -> Path:
+def _project(tmp_path: Path, pool: int = 0) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
-    for name, text in FILES.items():
+    files = {**FILES, **{f"more/auto_{i}.py": FILES["auto.py"] for i in range(pool)}}
+    (folder / "more").mkdir()
+    for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
         os.utime(folder / name, (time.time() - 60, time.time() - 60))  # past the cache's racy window
     return folder
@@ -112,8 +116,9 @@ def _report(folder: Path, *flags: str) -> dict[str, object]:
 def test_a_report_after_a_check_equals_a_cold_one(tmp_path: Path) -> None:
     """Where check's result cache answers, the report runs the fixes apart (the check's work
     is not at hand): the report is the same as one that learnt everything in one pass, and
-    as a warm one; with `--jobs 2` too (what the workers learnt travels back)."""
-    folder = _project(tmp_path)
+    as a warm one; with `--jobs 2` too (what the workers learnt travels back: 16 files or more
+    start a pool, `run/parallel.py`)."""
+    folder = _project(tmp_path, pool=14)
     cold = _report(folder, "--no-cache")
     pooled = _report(folder, "--no-cache", "--jobs", "2")
     subprocess.run([sys.executable, "-m", "neuron_migrate", "check", ".", "-q", "--exit-zero"], cwd=folder, check=True)
@@ -153,3 +158,15 @@ _OPTIONS = {
     "config_file": None,
     "jobs": 1,
 }
+
+
+def test_what_the_worker_learnt_comes_back_from_the_pool(tmp_path: Path) -> None:
+    folder = _project(tmp_path, pool=14)
+    targets = discover([folder], Settings(), folder)
+    alone: dict[str, object] = {}
+    pooled: dict[str, object] = {}
+    one = run_targets(targets, Settings(), jobs=1, write=False, worker=command.report_file, extras=alone)
+    two = run_targets(targets, Settings(), jobs=2, write=False, worker=command.report_file, extras=pooled)
+    assert len(targets) >= 16 and one == two
+    assert sorted(pooled) == sorted(t.display for t in targets)
+    assert [pooled[k][0] for k in sorted(pooled)] == [alone[k][0] for k in sorted(alone)]  # type: ignore[index]
