@@ -321,6 +321,9 @@ def _escape_glob(path: str) -> str:
     return re.sub(r"([*?\[\\])", r"\\\1", os.path.normcase(path).replace(os.sep, "/"))
 
 
+_JOINED_NAMES = 256  # by-name globs joined into one regex; beyond, each is tried alone
+
+
 class PathMatcher:
     """Settings globs compiled once; `match` says whether a path matches any of them."""
 
@@ -338,10 +341,29 @@ class PathMatcher:
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
+    @functools.cached_property
+    def _names(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+        """The by-name patterns as one regex for folders and one for files (the dir-only ones
+        left out), when there are few enough to join; a path's name fullmatches the union
+        exactly when it fullmatches one of them."""
+        if not self._by_name or len(self._by_name) > _JOINED_NAMES:
+            return None, None
+        joined = [
+            re.compile("|".join(f"(?:{translate(p.glob)})" for p in chosen), re.DOTALL) if chosen else None
+            for chosen in (self._by_name, [p for p in self._by_name if not p.dir_only])
+        ]
+        return joined[0], joined[1]
+
     def match(self, path: str | os.PathLike[str], is_dir: bool = False) -> bool:
         absolute = os.path.normcase(os.path.abspath(path)).replace(os.sep, "/")
         name = absolute.rsplit("/", 1)[-1]
-        candidates = [*self._by_name]
+        if self._by_name and len(self._by_name) <= _JOINED_NAMES:
+            union = self._names[0 if is_dir else 1]
+            if union is not None and union.fullmatch(name):
+                return True
+            candidates = []
+        else:
+            candidates = [*self._by_name]
         cut = absolute.find("/")
         while cut >= 0:  # every folder of the path, from the root down ("/", "/a/", "/a/b/", ...)
             candidates += self._by_folder.get(absolute[: cut + 1], ())

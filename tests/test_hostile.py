@@ -262,6 +262,20 @@ def test_stale_temp_files_are_swept_by_the_next_run(tmp_path: Path) -> None:
     assert foreign.exists()  # only files named by this tool are removed
 
 
+def test_temp_files_are_new_private_and_named_for_the_sweep(tmp_path: Path) -> None:
+    """What `write_atomic` writes into first: a new file each time (never one that exists), mode
+    0600 as `tempfile.mkstemp` makes it, named so a later run's sweep knows it is ours."""
+    from neuron_migrate.engine import writeback
+
+    target = tmp_path / "train.py"
+    names = {writeback._temp_for(target) for _ in range(20)}
+    assert len(names) == 20
+    for name in names:
+        assert os.stat(name).st_mode & 0o777 == 0o600 and os.path.getsize(name) == 0
+        assert writeback._TEMP.match(os.path.basename(name)) and os.path.dirname(name) == str(tmp_path)
+    assert writeback.sweep(tmp_path) == 0  # this process is alive: its temporary files stay
+
+
 def _fixed_count(folder: Path, count: int, body: str) -> int:
     return sum((folder / f"m{i:03}.py").read_text() != body for i in range(count))
 

@@ -140,3 +140,17 @@ def test_half_a_million_excludes_cost_a_lookup_per_folder(tmp_path: Path) -> Non
     assert hits == [False] * 1_000 + [True] * 1_000
     assert not matcher.match(tmp_path / "gen7/sub/x.py")  # `*` stays within one folder
     assert spent < 20, f"{spent:.1f} s of CPU"
+
+
+def test_joined_name_globs_match_as_each_alone(tmp_path: Path) -> None:
+    """The by-name globs joined into one regex say what trying each of them says (folders and
+    files: a `name/` glob is for folders only)."""
+    globs = ["*.egg-info", "build/", "[._]venv*", "__pycache__", "node?modules", "*.py[co]", "a*b*c", "x[!0-9]"]
+    names = ["foo.egg-info", "build", ".venv3", "_venvx", "venv", "__pycache__", "node_modules", "m.pyc", "m.py"]
+    names += ["abc", "aXbYc", "ab", "xa", "x1", "x", ".git", "dist"]
+    joined = PathMatcher(globs, tmp_path)
+    for name in names:
+        for is_dir in (True, False):
+            alone = any(PathMatcher([g], tmp_path).match(tmp_path / name, is_dir) for g in globs)
+            assert joined.match(tmp_path / name, is_dir) is alone, (name, is_dir)
+    assert joined.match(tmp_path / "build", True) and not joined.match(tmp_path / "build", False)

@@ -14,12 +14,14 @@ from neuron_migrate.analysis.analyze import (
     Match,
     RuleIndex,
     resolved_only,
+    resolved_only_on,
     walk,
 )
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.source import DecodeError, decode
 from neuron_migrate.catalogue import RuleSpec
-from neuron_migrate.engine import check, pipeline
+from neuron_migrate.engine import check, pipeline, waiting_imports
+from neuron_migrate.engine import ruleset as ruleset_module
 from neuron_migrate.engine.ruleset import Ruleset, build_ruleset, enabled_codes, narrowed
 from neuron_migrate.model import Safety, Severity
 from neuron_migrate.settings import Settings
@@ -87,7 +89,7 @@ def test_fixable_counts_without_the_fix_run_for_imports_a_fixless_use_keeps(monk
     settings = Settings()
     inputs = [*INPUTS, *sorted(E2E.glob("*.py"))]
     shortcut = {p: _keys(_text(p), str(p), settings) for p in inputs}
-    monkeypatch.setattr(pipeline, "_may_go", lambda *args: True)
+    monkeypatch.setattr(waiting_imports, "may_go", lambda *args: True)
     assert [p.name for p in inputs if _keys(_text(p), str(p), settings) != shortcut[p]] == []
 
 
@@ -126,6 +128,50 @@ def test_resolved_only_detectors_skip_calls_that_resolve_to_nothing() -> None:
     walk(Analysis(text, ast.parse(text)), index)
     assert seen["any"] == ["make()", "torch.zeros(1)", "model.step()"]
     assert seen["resolved"] == ["torch.zeros(1)"]
+
+
+def test_resolved_only_on_skips_only_the_node_types_it_names() -> None:
+    seen: list[str] = []
+
+    @resolved_only_on(ast.Name)
+    def detector(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+        seen.append(ast.unparse(node))
+        yield from ()
+
+    spec = _spec("NMX003")
+    index = RuleIndex(
+        detectors={ast.Call: [(spec, detector)], ast.Name: [(spec, detector)]},
+        unresolved={ast.Call: [(spec, detector)]},  # as build_ruleset indexes it (the next test)
+    )
+    text = "import torch\nmodel = make()\ntorch\nmodel\n"
+    walk(Analysis(text, ast.parse(text)), index)
+    # The call that resolves to nothing is still asked, and so is a name that is stored; the
+    # loaded `model`, which resolves to nothing, is not.
+    assert seen == ["model", "make()", "torch"]
+
+
+def test_build_ruleset_indexes_resolved_only_on_per_node_type() -> None:
+    ruleset = build_ruleset(frozenset({"NM411"}), "2.14")  # float64_dtype: resolved-only on names
+    index = ruleset.index
+    on = {kind for kind, rules in index.unresolved.items() if any(s.code == "NM411" for s, _ in rules)}
+    assert ast.Call in on and ast.Name not in on and ast.Attribute not in on
+    assert {ast.Call, ast.Name, ast.Attribute} <= {
+        k for k, r in index.detectors.items() if any(s.code == "NM411" for s, _ in r)
+    }
+
+
+@pytest.mark.slow
+def test_resolved_only_markers_change_no_finding_on_any_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every detector asked about every node (no marker honoured) finds what the marked walk does."""
+    settings = Settings(families=("xla", "cuda"))
+    inputs = [*INPUTS, *sorted(E2E.glob("*.py"))]
+    marked = {p: _keys(_text(p), str(p), settings) for p in inputs}
+    monkeypatch.setattr(ruleset_module, "RESOLVED_ONLY", "nm_no_such_marker")
+    ruleset_module.build_ruleset.cache_clear()
+    try:
+        assert [p.name for p in inputs if _keys(_text(p), str(p), settings) != marked[p]] == []
+    finally:
+        ruleset_module.build_ruleset.cache_clear()
 
 
 def test_module_node_index_is_ast_walk_order() -> None:

@@ -263,6 +263,17 @@ def resolved_only(detector: Detector) -> Detector:
     return detector
 
 
+def resolved_only_on(*kinds: type[ast.AST]) -> Callable[[Detector], Detector]:
+    """`resolved_only` for these node types alone: the detector never matches a name, attribute
+    chain or call of these types that resolves to nothing, and is asked about the rest."""
+
+    def mark(detector: Detector) -> Detector:
+        setattr(detector, RESOLVED_ONLY, kinds)
+        return detector
+
+    return mark
+
+
 IMPORT_RULE = "nm_import_rule"  # attribute of a detector marked with `import_rule`
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only, resolved_only_on
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import FixContext, FixFn, keyword_of
@@ -194,6 +194,7 @@ def module_attribute(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: S
 
 
 # -- float64 -------------------------------------------------------------------------------------
+@resolved_only_on(ast.Name, ast.Attribute)  # a name or chain must resolve to `torch.DoubleTensor`
 def float64_dtype(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`dtype=torch.float64`, `.to(torch.double)`, `.type(...)`, `set_default_dtype(...)`, `torch.DoubleTensor`.
 

@@ -118,7 +118,7 @@ BLOCKS_THE_RUN = "; until then it keeps the torch_xla import, which blocks the r
 def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Planned]:
     """Turn matches into findings with planned fixes, sorted by position."""
     ctx = FixContext(analysis)
-    placement = import_placement(analysis)
+    placement: ImportPlacement | None = None  # computed for the first fix (most files have none)
     planned: list[Planned] = []
     seen: set[tuple[str, int, int]] = set()
     for match in matches:
@@ -131,11 +131,10 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         ambiguous = stopped is None and _ambiguous(analysis, match)
         plan = None if stopped is not None or ambiguous else plan_fix(ctx, match)
         safety = _safety(match, plan, analysis.target)
-        fix = (
-            _to_fix(analysis, plan, safety, placement, match)
-            if plan is not None and safety is not Safety.MANUAL
-            else None
-        )
+        fix = None
+        if plan is not None and safety is not Safety.MANUAL:
+            placement = placement or import_placement(analysis)
+            fix = _to_fix(analysis, plan, safety, placement, match)
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
         blocker = match.rule.blocker if match.entry is None or match.entry.blocker is None else match.entry.blocker

@@ -8,9 +8,9 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from neuron_migrate.analysis.analyze import PARENT, Analysis
+from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.source import DecodeError, Encoded, decode, encode
-from neuron_migrate.engine import suppress
+from neuron_migrate.engine import suppress, waiting_imports
 from neuron_migrate.engine.apply import Applied, apply_once, verify
 from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
@@ -54,7 +54,27 @@ def check_python(text: str, path: str, settings: Settings) -> FileResult:
 
 
 def _check(text: str, path: str, settings: Settings) -> FileResult:
-    ruleset = build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target)
+    ruleset = ruleset_for(settings)
+    start = first_round(text, path, settings, ruleset)
+    if isinstance(start, FileResult):
+        return start
+    planned, analysis = start
+    if not settings.fix:
+        return FileResult(
+            path, tuple(_imports_fixed_later(text, path, settings, ruleset, planned, analysis)), source=text
+        )
+    return _fix_loop(text, path, settings, ruleset, planned, analysis)
+
+
+def ruleset_for(settings: Settings) -> Ruleset:
+    return build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target)
+
+
+def first_round(
+    text: str, path: str, settings: Settings, ruleset: Ruleset
+) -> FileResult | tuple[list[Planned], Analysis | None]:
+    """The findings planned on the text as read (and its analysis), or the result that ends the
+    work there: nothing can match, a file over the budget, one that does not parse or compile."""
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
     too_big = over_budget(text, fixing=False)
@@ -72,15 +92,17 @@ def _check(text: str, path: str, settings: Settings) -> FileResult:
         refused = tool_finding(path, "NM904", f"Fix this file by hand or split it; {no_fix}")
         findings = sorted((*(p.finding for p in planned), refused), key=lambda f: f.sort_key)
         return FileResult(path, tuple(findings), source=text)
-    if not settings.fix:
-        return FileResult(
-            path, tuple(_imports_fixed_later(text, path, settings, ruleset, planned, analysis)), source=text
-        )
-    return _fix_loop(text, path, settings, ruleset, planned, analysis)
+    return planned, analysis
 
 
 def _imports_fixed_later(
-    text: str, path: str, settings: Settings, ruleset: Ruleset, planned: list[Planned], analysis: Analysis | None
+    text: str,
+    path: str,
+    settings: Settings,
+    ruleset: Ruleset,
+    planned: list[Planned],
+    analysis: Analysis | None,
+    plans: dict[str, tuple[list[Planned], Finding | None, Analysis | None]] | None = None,
 ) -> list[Finding]:
     """The findings, with torch_xla imports that `--fix` removes once other fixes leave them unused
     marked as safely fixable (an edit-less fix), so the summary's count is what `--fix` reports, and
@@ -98,11 +120,12 @@ def _imports_fixed_later(
     waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
     if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
         return findings
-    if analysis is not None and not any(_may_go(analysis, planned, planned[i], import_codes) for i in waiting):
+    if analysis is not None and not any(
+        waiting_imports.may_go(analysis, planned, planned[i], import_codes) for i in waiting
+    ):
         return findings  # each waiting import keeps a use no safe fix touches: the rounds cannot remove it
-    fixed = _fix_loop(
-        text, path, replace(settings, fix=True, unsafe_fixes=False), ruleset, planned, analysis, simulate=True
-    ).fixed
+    simulated = replace(settings, fix=True, unsafe_fixes=False)
+    fixed = _fix_loop(text, path, simulated, ruleset, planned, analysis, simulate=True, plans=plans).fixed
     gone = Counter((f.code, f.snippet) for f in fixed)
     for index in waiting:
         finding = findings[index]
@@ -111,69 +134,9 @@ def _imports_fixed_later(
             fix = Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ())
             message = finding.message
             if not message.startswith("Remove the "):  # it said why the import stays (`Keep ...`)
-                message = goes_with_uses(finding.snippet)
+                message = waiting_imports.goes_with_uses(finding.snippet)
             findings[index] = replace(finding, message=message, fix=fix)
     return findings
-
-
-def _may_go(analysis: Analysis, planned: list[Planned], waiting: Planned, import_codes: frozenset[str]) -> bool:
-    """Whether the safe fixes could leave this import unused: no torch_xla use through a name it
-    binds is left without a safe fix, outside every safe fix's edits. A use that nothing fixes
-    keeps the import through every round, so such an import needs no in-memory fix run.
-
-    Imports kept by other reasons (strings that need the `xla` backend, `__all__`, annotations)
-    and imports without such uses may go: for those the rounds decide.
-    """
-    stmt = waiting.match.node if waiting.match is not None else None
-    if not isinstance(stmt, (ast.Import, ast.ImportFrom)) or any(a.name == "*" for a in stmt.names):
-        return True
-    assert waiting.match is not None
-    scope, resolver = waiting.match.scope, analysis.resolver
-    bindings = {
-        name: scope.bindings.get(name) for alias in stmt.names for name in [alias.asname or alias.name.split(".")[0]]
-    }
-    safe = [p.plan for p in planned if p.plan is not None and p.applicability is Safety.SAFE]
-    spans = [(start, end) for plan in safe for start, end, _ in plan.edits]
-    # A block a fix empties goes with its `if` (engine/apply.py): what the `if` holds may go too.
-    spans += [analysis.src.node_span(_outermost_block(stmt)) for plan in safe for stmt in plan.deletes]
-    for p in planned:
-        match = p.match
-        if match is None or p.finding.code in import_codes or (p.plan is not None and p.applicability is Safety.SAFE):
-            continue
-        head = match.written.split(".", 1)[0]
-        if not match.qualified or head not in bindings or resolver.lookup(head, match.scope) is not bindings[head]:
-            continue  # not a use of this import's binding (another scope's, or no name at all)
-        start, end = analysis.src.node_span(match.node)
-        if not any(s <= start and end <= e for s, e in spans):
-            return False
-    return True
-
-
-_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _outermost_block(stmt: ast.stmt) -> ast.AST:
-    """The outermost compound statement around `stmt` in its function (or `stmt` itself)."""
-    node: ast.AST = stmt
-    parent = getattr(node, PARENT, None)
-    while parent is not None and not isinstance(parent, _SCOPES):
-        node, parent = parent, getattr(parent, PARENT, None)
-    return node
-
-
-def goes_with_uses(snippet: str) -> str:
-    """The message of an import `--fix` removes with the fixes of its uses, naming the module."""
-    try:
-        (stmt,) = ast.parse(snippet.strip()).body
-    except (SyntaxError, ValueError):
-        stmt = None
-    if isinstance(stmt, ast.Import):
-        what = f"the `{', '.join(a.name for a in stmt.names)}` import"
-    elif isinstance(stmt, ast.ImportFrom) and stmt.module:
-        what = f"the `{stmt.module}` import"
-    else:
-        what = "this import"
-    return f"Remove {what}; `--fix` removes it once the other fixes in this file leave it unneeded"
 
 
 def _plan(text: str, path: str, ruleset: Ruleset) -> tuple[list[Planned], Finding | None]:
@@ -211,8 +174,14 @@ def _fix_loop(
     planned: list[Planned],
     analysis: Analysis | None,
     simulate: bool = False,
+    seen: list[Planned] | None = None,
+    plans: dict[str, tuple[list[Planned], Finding | None, Analysis | None]] | None = None,
 ) -> FileResult:
     """Apply fixes round by round, each on the analysis its plans came from; verify the result once.
+
+    `seen`, when given, collects the plans of every round (what `engine/variants.py` reads to
+    know whether `--unsafe-fixes` could have chosen otherwise); `plans` keeps the planning of
+    each text reached, for the other runs of the same file (a text planned once).
 
     `simulate` learns what `--fix` would fix without LibCST: text edits only, no verification,
     and it stops before a round that would only remove imports (it learns what that round fixes).
@@ -226,6 +195,8 @@ def _fix_loop(
     dropped: set[tuple[str, str, str]] = set()  # plans that broke the file, by what they do
     converged = False
     for _ in range(settings.max_fix_iterations):
+        if seen is not None:
+            seen.extend(planned)
         reported = suppress.reporter(text, path, settings)  # suppressed findings are not fixed
         chosen = [
             p
@@ -246,7 +217,7 @@ def _fix_loop(
         if applied.text == text:
             converged = True
             break
-        replanned, error, next_analysis = _plan_with_analysis(applied.text, path, ruleset)
+        replanned, error, next_analysis = _replan(applied.text, path, ruleset, plans)
         if error is not None and error.code == "NM901":  # some fix broke the syntax: drop it alone
             good, bad = _split_breaking(analysis, chosen, path)
             if not bad:
@@ -256,7 +227,7 @@ def _fix_loop(
             if applied.text == text:
                 converged = True
                 break
-            replanned, error, next_analysis = _plan_with_analysis(applied.text, path, ruleset)
+            replanned, error, next_analysis = _replan(applied.text, path, ruleset, plans)
         if error is not None:
             return _rejected(original, path, ruleset, error.message)
         text = applied.text
@@ -280,6 +251,19 @@ def _fix_loop(
         source=original,
         fixed_source=text if text != original else None,
     )
+
+
+def _replan(
+    text: str,
+    path: str,
+    ruleset: Ruleset,
+    plans: dict[str, tuple[list[Planned], Finding | None, Analysis | None]] | None,
+) -> tuple[list[Planned], Finding | None, Analysis | None]:
+    if plans is None:
+        return _plan_with_analysis(text, path, ruleset)
+    if text not in plans:
+        plans[text] = _plan_with_analysis(text, path, ruleset)
+    return plans[text]
 
 
 def _only_imports(chosen: list[Planned], ruleset: Ruleset) -> bool:

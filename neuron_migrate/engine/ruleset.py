@@ -76,7 +76,8 @@ def build_ruleset(
         node_types, detector = rules.detectors[spec.detector]
         for node_type in node_types:
             index.detectors.setdefault(node_type, []).append((spec, detector))
-            if not getattr(detector, RESOLVED_ONLY, False):
+            resolved = getattr(detector, RESOLVED_ONLY, False)  # True, or the node types it holds for
+            if not (resolved is True or (isinstance(resolved, tuple) and node_type in resolved)):
                 index.unresolved.setdefault(node_type, []).append((spec, detector))
         if getattr(detector, IMPORT_RULE, False):
             import_rules.append(spec)

@@ -299,6 +299,25 @@ def add_noqa(text: str, findings: Sequence[Finding], suppressor: Suppressor) -> 
     return text, tuple(noted)
 
 
+_RECENT: dict[tuple[object, ...], Suppressor] = {}
+_KEEP = 8
+
+
+def suppressor_for(text: str, path: str, settings: Settings, line_comments: bool = False) -> Suppressor:
+    """The `Suppressor` of this text, shared with the last callers that asked for the same text:
+    the rounds of a fix run, the in-memory run of a check and the closing `finish` ask again
+    for texts already seen, and a file with directives that matter is tokenized each time.
+    A Suppressor is read-only once built, and reads of `settings` only `add_noqa` and
+    `per_file_ignores` (matched against the working folder)."""
+    key = (text, path, line_comments, settings.add_noqa, settings.per_file_ignores, os.getcwd())
+    found = _RECENT.get(key)
+    if found is None:
+        found = _RECENT[key] = Suppressor(text, path, settings, line_comments)
+        while len(_RECENT) > _KEEP:
+            del _RECENT[next(iter(_RECENT))]
+    return found
+
+
 def needed(text: str, settings: Settings) -> bool:
     """Whether anything here can suppress or be added: a cheap test before any real work."""
     return bool(settings.per_file_ignores) or settings.add_noqa or _mentions_noqa(text)
@@ -308,7 +327,7 @@ def reporter(text: str, path: str, settings: Settings, line_comments: bool = Fal
     """A test for the fix loop: is this finding reported (so its fix may be applied)?"""
     if not needed(text, settings):
         return lambda finding: True
-    return Suppressor(text, path, settings, line_comments).reported
+    return suppressor_for(text, path, settings, line_comments).reported
 
 
 def finish(result: FileResult, settings: Settings, line_comments: bool = False) -> FileResult:
@@ -320,7 +339,7 @@ def finish(result: FileResult, settings: Settings, line_comments: bool = False) 
     text = result.fixed_source if result.fixed_source is not None else result.source
     if text is None or not needed(text, settings):
         return result
-    suppressor = Suppressor(text, result.path, settings, line_comments)
+    suppressor = suppressor_for(text, result.path, settings, line_comments)
     outcome = _keep_imports_of_suppressed_uses(split(text, result.path, result.findings, settings, suppressor))
     if settings.add_noqa:
         new_text, noted = add_noqa(text, outcome.kept, suppressor)

@@ -98,12 +98,24 @@ def copy_xattrs(source: Path, target: str) -> None:
             continue
 
 
-def _temp_for(path: Path) -> str:
-    import tempfile  # only writes need it: start-up skips it
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{TEMP_TAG}{os.getpid()}-", suffix=".tmp")
-    os.close(fd)
-    return temp
+
+def _temp_for(path: Path) -> str:
+    """A new empty file beside `path`, readable and writable by its owner only, as
+    `tempfile.mkstemp` makes it (whose import, with shutil, bz2, lzma and random, cost a report
+    or a fix more than the write itself)."""
+    for _ in range(100):
+        temp = os.path.abspath(
+            os.path.join(path.parent, f".{path.name}{TEMP_TAG}{os.getpid()}-{os.urandom(6).hex()}.tmp")
+        )
+        try:
+            fd = os.open(temp, _TEMP_FLAGS, 0o600)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return temp
+    raise FileExistsError(f"no free temporary file name beside {path}")
 
 
 def _same_owner(temp: str, info: os.stat_result) -> bool:

@@ -81,9 +81,10 @@ def collect(
     if since is not None and not since.strip():
         raise workflow.UsageError("--since needs a git revision, e.g. --since origin/main")
     request = replace(workflow.request_from(paths, merged), write=False)
-    results = workflow.check_paths(request, cwd, progress)
+    learnt: dict[str, Any] = {}  # display path -> (what report_file learnt, stamp): files checked now
+    results = workflow.check_paths(request, cwd, progress, worker=report_file, extras=learnt)
     unsafe_default = workflow.run_display(request, cwd)[1]
-    kinds, left = _fix_kinds_cached(results, request, cwd)
+    kinds, left = _fix_kinds_cached(results, request, cwd, {path: runs for path, ((*runs, _), _) in learnt.items()})
     config = config_for(cwd, request.config_file)
     done: set[str] = set()
     where = ""
@@ -93,7 +94,8 @@ def collect(
     if baseline is not None:
         done |= history.had_findings_in_baseline(Path(baseline), results)
         where = (where + "; " if where else "") + f"baseline {baseline}"
-    facts = facts_module.gather(((r.path, r.path) for r in results), request.cache_dir)
+    known = {path: (facts_module.Facts(*extra[2]), stamp) for path, (extra, stamp) in learnt.items() if extra[2]}
+    facts = facts_module.gather(((r.path, r.path) for r in results), request.cache_dir, known)
     done |= {r.path for r in results if not r.findings and facts.get(r.path, facts_module.NOTHING).neuron}
     graph = facts_module.importers(facts, [r.path for r in results if r.findings and r.path in facts])
     settings = plan_runs(request.paths or (Path("."),), request.overrides, request.config_file)[0][1]
@@ -119,6 +121,45 @@ def collect(
     )
 
 
+def report_file(path: Path, display: str, settings: Any, data: bytes) -> tuple[FileResult, Any]:
+    """A file's check as `process_file` gives it (never writing), with what the report needs
+    next, learnt from the same reading and analysis (`engine/variants.py`): the results of
+    `--fix` and `--fix --unsafe-fixes` in memory (None where the check has no fix they could
+    apply) and, for a Python file, its facts (`report/facts.py`) as plain tuples."""
+    from neuron_migrate.engine.pipeline import process_file, read_source
+    from neuron_migrate.engine.variants import variants
+    from neuron_migrate.report.facts import NODE_TYPES, facts_of, facts_of_nodes
+
+    python = display.endswith((".py", ".pyi"))
+    raw = data.decode("utf-8", errors="replace") if python else ""  # what facts_of reads
+    decoded = read_source(path, display, settings, data)
+    if isinstance(decoded, Finding):
+        return FileResult(display, (decoded,)), (None, None, _plain(facts_of(raw)) if python else None)
+    text = decoded[0]
+    try:
+        found = variants(text, display, settings)
+    except (Exception, SystemExit):  # noqa: BLE001 - one file's bug: each run apart, process_file says what failed (NM908)
+        check = process_file(path, display, settings, write=False, data=data)
+        fixes = {f.fix.applicability for f in check.findings if f.fix is not None}
+        run = lambda unsafe: process_file(  # noqa: E731 - used just below
+            path, display, replace(settings, fix=True, unsafe_fixes=unsafe), write=False, data=data
+        )
+        safe = run(False) if Safety.SAFE in fixes else None
+        unsafe = run(True) if fixes & {Safety.SAFE, Safety.UNSAFE} else None
+        return check, (safe, unsafe, _plain(facts_of(raw)) if python else None)
+    if not python:
+        return found.check, (found.safe, found.unsafe, None)
+    if found.analysis is not None and raw == text:  # the text facts_of would parse: its nodes are at hand
+        facts = facts_of_nodes(found.analysis.nodes(*NODE_TYPES))
+    else:
+        facts = facts_of(raw)
+    return found.check, (found.safe, found.unsafe, _plain(facts))
+
+
+def _plain(facts: Any) -> tuple[Any, ...]:
+    return (facts.imports, facts.neuron)
+
+
 def _relation(results: Sequence[FileResult], unsafe_fixes: bool, after_fix: int, after_unsafe: int) -> Relation:
     """The counts `check` prints for the same settings (see `output.text.summary`)."""
     remaining = [f for r in results for f in r.findings]
@@ -136,18 +177,6 @@ def _join(results: Sequence[FileResult], extra: Sequence[Finding]) -> list[FileR
         by_path.setdefault(finding.path, []).append(finding)
     joined = [replace(r, findings=(*r.findings, *by_path.pop(r.path))) if r.path in by_path else r for r in results]
     return joined + [FileResult(path, tuple(found)) for path, found in sorted(by_path.items())]
-
-
-def _dry_run(request: Any, unsafe: bool, paths: Sequence[Path] | None = None) -> Any:
-    """The request as `--diff` (with `--unsafe-fixes` when `unsafe`) would run it: fixes planned
-    and applied in memory, nothing written, on `paths` (default: the request's)."""
-    return replace(
-        request,
-        paths=tuple(paths) if paths is not None else request.paths,
-        write=False,
-        cache_dir=None,
-        overrides=replace(request.overrides, fix=True, unsafe_fixes=unsafe),
-    )
 
 
 def _kinds_index(request: Any, cwd: Path) -> Path | None:
@@ -198,11 +227,13 @@ def _source_digest(result: FileResult) -> str | None:
 
 
 def _fix_kinds_cached(
-    results: Sequence[FileResult], request: Any, cwd: Path
+    results: Sequence[FileResult], request: Any, cwd: Path, runs: Mapping[str, Sequence[Any]] | None = None
 ) -> tuple[dict[tuple[Any, ...], str], tuple[int, int]]:
     """`fix_kinds` for the files with findings, and the findings left after `--fix` and after
     `--fix --unsafe-fixes`. Only files with findings are fixed in memory (the rest have nothing
-    to fix), and what that found is kept per file content in the cache folder."""
+    to fix), and what that found is kept per file content in the cache folder. `runs` holds
+    the (`--fix`, `--fix --unsafe-fixes`) results the check itself computed, by path (see
+    `report_file`); the other files are run here."""
     index = _kinds_index(request, cwd)
     cached = _load_kinds(index)
     kinds: dict[tuple[Any, ...], str] = {}
@@ -222,7 +253,15 @@ def _fix_kinds_cached(
         else:
             todo.append(result)
     if todo:
-        safe_run, unsafe_run = _fix_runs(todo, request, cwd)
+        runs = dict(runs or {})
+        rest = [r for r in todo if r.path not in runs]
+        if rest:
+            runs.update(_fix_runs(rest, request, cwd))
+        safe_run, unsafe_run = [], []
+        for result in todo:  # no run where the check has nothing it could apply: the file stays
+            safe, unsafe = runs[result.path]
+            safe_run.append(safe if safe is not None else replace(result, fixed=()))
+            unsafe_run.append(unsafe if unsafe is not None else safe_run[-1])
         found = fix_kinds(todo, safe_run, unsafe_run)
         left_safe = {r.path: len(r.findings) for r in safe_run}
         left_unsafe = {r.path: len(r.findings) for r in unsafe_run}
@@ -239,28 +278,16 @@ def _fix_kinds_cached(
     return kinds, (left[0], left[1])
 
 
-def _fixes(result: FileResult, safety: Safety) -> bool:
-    return any(f.fix is not None and f.fix.applicability is safety for f in result.findings)
-
-
-def _fix_runs(todo: Sequence[FileResult], request: Any, cwd: Path) -> tuple[list[FileResult], list[FileResult]]:
-    """The results of `--fix` and of `--fix --unsafe-fixes` for `todo`, run in memory only where
-    they can differ: a file with no fix at all is left as it is by both, and one with no safe fix
-    by `--fix`. A file with only safe fixes still gets its own unsafe run: a safe fix can enable
-    an unsafe one in the next round (a probe whose device the first round rewrote)."""
+def _fix_runs(todo: Sequence[FileResult], request: Any, cwd: Path) -> dict[str, Sequence[Any]]:
+    """(`--fix`, `--fix --unsafe-fixes`) results of `todo`, whose check the result cache
+    answered (so its work is not at hand): checked again by `report_file`, under the same
+    settings as the check (those of the folders named, as `check . --fix` applies them)."""
     from neuron_migrate.run import workflow
 
-    def run(files: Sequence[FileResult], unsafe: bool) -> dict[str, FileResult]:
-        if not files:
-            return {}
-        found = workflow.check_paths(_dry_run(request, unsafe, [Path(r.path) for r in files]), cwd)
-        return {r.path: r for r in found}
-
-    safe = run([r for r in todo if _fixes(r, Safety.SAFE)], False)
-    unsafe = run([r for r in todo if _fixes(r, Safety.UNSAFE) or _fixes(r, Safety.SAFE)], True)
-    safe_run = [safe.get(r.path, replace(r, fixed=())) for r in todo]
-    unsafe_run = [unsafe.get(r.path, s) for r, s in zip(todo, safe_run)]
-    return safe_run, unsafe_run
+    learnt: dict[str, Any] = {}
+    again = replace(request, cache_dir=None, only=frozenset(r.path for r in todo))
+    workflow.check_paths(again, cwd, worker=report_file, extras=learnt)
+    return {path: extra[:2] for path, (extra, _) in learnt.items()}
 
 
 def fix_kinds(

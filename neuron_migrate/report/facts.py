@@ -66,9 +66,19 @@ def facts_of(source: str) -> Facts:
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOTHING
+    return facts_of_nodes(ast.walk(tree))
+
+
+# The nodes `facts_of_nodes` reads: given these in `ast.walk`'s order, it learns the same.
+NODE_TYPES = (ast.Import, ast.ImportFrom, ast.Call, ast.Attribute)
+
+
+def facts_of_nodes(nodes: Iterable[ast.AST]) -> Facts:
+    """`facts_of` a module from its nodes in `ast.walk`'s order (all, or only `NODE_TYPES`: the
+    check's analysis lists those, `Analysis.nodes`, so the report parses no file twice)."""
     imports: list[tuple[int, str, tuple[str, ...]]] = []
     neuron = False
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 imports.append((0, alias.name, ()))
@@ -137,6 +147,13 @@ class FactsCache:
             self.dirty = True
         return facts
 
+    def put(self, display: str, stamp: Any, facts: Facts) -> None:
+        """Facts learnt from the bytes `stamp` (a `run.cache.Stamp`) describes."""
+        new = (stamp.mtime_ns, stamp.size, stamp.digest, stamp.trusted, _encode(facts))
+        if new != self.entries.get(display):
+            self.entries[display] = new
+            self.dirty = True
+
     def save(self) -> None:
         if self.path is None or not self.dirty:
             return
@@ -159,9 +176,14 @@ def _decode(value: Any) -> Facts:
     return Facts(tuple((level, module, tuple(names)) for level, module, names in imports), bool(neuron))
 
 
-def gather(files: Iterable[tuple[str, str]], folder: Path | None) -> dict[str, Facts]:
-    """Facts of each (path, display) that is a Python file, read through the facts cache."""
+def gather(
+    files: Iterable[tuple[str, str]], folder: Path | None, known: Mapping[str, tuple[Facts, Any]] | None = None
+) -> dict[str, Facts]:
+    """Facts of each (path, display) that is a Python file, read through the facts cache;
+    `known` holds (facts, stamp) already learnt by display path (from the check's own reading)."""
     cache = FactsCache(folder)
+    for display, (facts, stamp) in (known or {}).items():
+        cache.put(display, stamp, facts)
     found = {display: cache.get(path, display) for path, display in files if display.endswith((".py", ".pyi"))}
     cache.save()
     return found
@@ -235,4 +257,4 @@ def import_order(work: Sequence[str], graph: Mapping[str, frozenset[str]]) -> li
     return sorted(work, key=lambda display: (-len(graph.get(display, ())), display))
 
 
-__all__ = ["Facts", "FactsCache", "facts_of", "gather", "import_order", "importers"]
+__all__ = ["Facts", "FactsCache", "facts_of", "facts_of_nodes", "gather", "import_order", "importers"]

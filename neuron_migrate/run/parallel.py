@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import marshal
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -25,6 +26,9 @@ _GC_THRESHOLDS = (100_000, 20, 100)  # default (700, 10, 10); see fewer_collecti
 
 
 OnDone = Callable[[FileResult], object]
+# A file's work in place of `process_file` (never writing): (path, display, settings, bytes) ->
+# (its result, something more it learnt). A module-level function, so a pool worker can run it.
+Worker = Callable[[Path, str, Settings, bytes], tuple[FileResult, object]]
 
 
 def usable_cores() -> int:
@@ -46,11 +50,15 @@ def run_targets(
     write: bool = True,
     on_done: OnDone | None = None,
     cache: ResultCache | None = None,
+    worker: Worker | None = None,
+    extras: dict[str, object] | None = None,
 ) -> list[FileResult]:
     """Process every target; results come back in the order of `targets`.
 
     Results the cache holds for unchanged files are used as they are; the rest are computed
     and stored. `on_done` is called with each result as it arrives (for a progress bar).
+    `worker` computes the files that were read, and what more it returns for each goes into
+    `extras` by display path, with the stamp of the bytes read (the cache stores only the result).
     """
     with fewer_collections():  # decoding cached results allocates many objects and no garbage
         found = [cache.lookup(t.path, t.display) if cache is not None else None for t in targets]
@@ -58,9 +66,11 @@ def run_targets(
         if result is not None and on_done is not None:
             on_done(result)
     todo = [i for i, result in enumerate(found) if result is None]
-    computed = _compute([targets[i] for i in todo], settings, jobs, write, on_done)
-    for i, (result, stamp) in zip(todo, computed):
+    computed = _compute([targets[i] for i in todo], settings, jobs, write, on_done, worker)
+    for i, (result, stamp, extra) in zip(todo, computed):
         found[i] = result
+        if extras is not None and extra is not None:
+            extras[targets[i].display] = (extra, stamp)
         if cache is not None:
             cache.store(targets[i].display, stamp, result)
     if cache is not None:
@@ -68,12 +78,20 @@ def run_targets(
     return [result for result in found if result is not None]
 
 
+_Done = tuple[FileResult, Stamp | None, object]
+
+
 def _compute(
-    targets: list[Target], settings: Settings, jobs: int, write: bool, on_done: OnDone | None
-) -> list[tuple[FileResult, Stamp | None]]:
+    targets: list[Target],
+    settings: Settings,
+    jobs: int,
+    write: bool,
+    on_done: OnDone | None,
+    worker: Worker | None = None,
+) -> list[_Done]:
     if not targets:
         return []
-    work = [(t, settings, write) for t in targets]
+    work = [(t, settings, write, worker) for t in targets]
     jobs = max(1, min(jobs, len(work) // _MIN_FILES_PER_JOB, usable_cores()))
     with fewer_collections():
         _warm_up(settings)  # a forked pool inherits the indexed rules
@@ -83,11 +101,11 @@ def _compute(
         from concurrent.futures import ProcessPoolExecutor
 
         chunks = _chunks([t.path for t in targets], jobs)
-        computed: list[tuple[FileResult, Stamp | None] | None] = [None] * len(work)
+        computed: list[_Done | None] = [None] * len(work)
         with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(settings,)) as pool:
             for chunk, done in zip(chunks, pool.map(_packed_chunk, [[work[i] for i in c] for c in chunks])):
-                for i, (packed, stamp) in zip(chunk, done):
-                    computed[i] = _report((_unpack(packed), stamp), on_done)
+                for i, (packed, stamp, extra) in zip(chunk, done):
+                    computed[i] = _report((_unpack(packed), stamp, _unpack_extra(extra)), on_done)
         return [item for item in computed if item is not None]
 
 
@@ -118,7 +136,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _report(item: tuple[FileResult, Stamp | None], on_done: OnDone | None) -> tuple[FileResult, Stamp | None]:
+def _report(item: _Done, on_done: OnDone | None) -> _Done:
     if on_done is not None:
         on_done(item[0])
     return item
@@ -157,29 +175,46 @@ def _warm_up(settings: Settings) -> None:
     build_ruleset(enabled_codes(settings), settings.target_version, settings.rule_sources, settings.target)
 
 
-def _work(item: tuple[Target, Settings, bool]) -> tuple[FileResult, Stamp | None]:
-    """One file's result, and the stamp of the bytes it was computed from (None if unread)."""
+_Item = tuple[Target, Settings, bool, Worker | None]
+
+
+def _work(item: _Item) -> _Done:
+    """One file's result, the stamp of the bytes it was computed from (None if unread), and what
+    more the worker learnt (None without one)."""
     from neuron_migrate.engine.pipeline import process_file
 
-    target, settings, write = item
+    target, settings, write, worker = item
     read = read_stamped(target.path, settings.max_file_bytes)
     if read is None:  # missing, unreadable, too large or not a file: say so, cache nothing
-        return process_file(target.path, target.display, settings, write=write), None
+        return process_file(target.path, target.display, settings, write=write), None, None
     data, stamp = read
-    return process_file(target.path, target.display, settings, write=write, data=data), stamp
+    if worker is not None:
+        result, extra = worker(target.path, target.display, settings, data)
+        return result, stamp, extra
+    return process_file(target.path, target.display, settings, write=write, data=data), stamp, None
 
 
-def _packed_chunk(items: list[tuple[Target, Settings, bool]]) -> list[tuple[bytes | FileResult, Stamp | None]]:
+def _packed_chunk(items: list[_Item]) -> list[tuple[bytes | FileResult, Stamp | None, object]]:
     """`_work` in a pool worker: results travel compactly encoded (see `codec`)."""
-    packed: list[tuple[bytes | FileResult, Stamp | None]] = []
+    packed: list[tuple[bytes | FileResult, Stamp | None, object]] = []
     for item in items:
-        result, stamp = _work(item)
+        result, stamp, extra = _work(item)
         try:
-            packed.append((codec.dumps(result), stamp))
+            packed.append((codec.dumps(result), stamp, _pack_extra(extra)))
         except TypeError:
-            packed.append((result, stamp))
+            packed.append((result, stamp, extra))
     return packed
 
 
 def _unpack(packed: bytes | FileResult) -> FileResult:
     return codec.loads(packed) if isinstance(packed, bytes) else packed
+
+
+def _pack_extra(extra: object) -> object:
+    return None if extra is None else ("codec", marshal.dumps(codec.encode(extra)))
+
+
+def _unpack_extra(packed: object) -> object:
+    if isinstance(packed, tuple) and len(packed) == 2 and packed[0] == "codec":
+        return codec.decode(marshal.loads(packed[1]))
+    return packed

@@ -25,7 +25,7 @@ from neuron_migrate.config import (
 from neuron_migrate.model import FileResult
 from neuron_migrate.run.cache import CACHE_DIR_NAME, open_cache
 from neuron_migrate.run.discover import Target, discover, display_path, resolve
-from neuron_migrate.run.parallel import run_targets, usable_cores
+from neuron_migrate.run.parallel import Worker, run_targets, usable_cores
 from neuron_migrate.run.shard import select_shard
 
 if TYPE_CHECKING:
@@ -63,6 +63,7 @@ class Request:
     baseline: Path | None = None
     cache_dir: Path | None = None  # None: no result cache
     shard: tuple[int, int] | None = None  # (K, N): only shard K of N
+    only: frozenset[str] | None = None  # only the files of these display paths (`report`'s second look)
 
 
 def _codes(values: Sequence[str], flag: str) -> tuple[str, ...]:
@@ -177,8 +178,15 @@ def settings_for(request: Request) -> list[tuple[Path | None, tuple[Path, ...], 
     ]
 
 
-def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = None) -> list[FileResult]:
-    """Check (and maybe fix) every file under the request's paths, then apply run-wide filters."""
+def check_paths(
+    request: Request,
+    cwd: Path,
+    progress: ProgressFactory | None = None,
+    worker: Worker | None = None,
+    extras: dict[str, object] | None = None,
+) -> list[FileResult]:
+    """Check (and maybe fix) every file under the request's paths, then apply run-wide filters.
+    `worker` and `extras`: see `run_targets` (a file's work in place of `process_file`)."""
     started_ns = time.time_ns()
     known = _load_baseline(request.baseline) if request.baseline else None
     batches = _batches(request, cwd)
@@ -195,6 +203,8 @@ def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = 
         batches = [([t for t in targets if gitdiff.is_changed(str(t.path), changes)], s) for targets, s in batches]
     if request.shard is not None:
         batches = [(select_shard(targets, *request.shard), s) for targets, s in batches]
+    if request.only is not None:
+        batches = [([t for t in targets if t.display in request.only], s) for targets, s in batches]
     on_done = progress(sum(len(t) for t, _ in batches)) if progress else None
     results: list[FileResult] = []
     for targets, settings in batches:
@@ -206,7 +216,16 @@ def check_paths(request: Request, cwd: Path, progress: ProgressFactory | None = 
         targets = [t for t in targets if t not in missing] if missing else targets
         cache = open_cache(request.cache_dir, settings, cwd) if request.cache_dir is not None else None
         results.extend(
-            run_targets(targets, settings, jobs=request.jobs, write=request.write, on_done=on_done, cache=cache)
+            run_targets(
+                targets,
+                settings,
+                jobs=request.jobs,
+                write=request.write,
+                on_done=on_done,
+                cache=cache,
+                worker=worker,
+                extras=extras,
+            )
         )
     results.sort(key=lambda r: r.path)
     return _filter(results, request, cwd, changes, known)

@@ -462,6 +462,8 @@ def ratios(report: CorpusReport) -> dict[str, float | None]:
         "jobs1/jobs2 (speed-up)": _ratio(runs.get("jobs1"), runs.get("jobs2")),
         "report_cold/cold": _ratio(runs.get("report_cold"), runs.get("cold")),
         "report_warm/warm": _ratio(runs.get("report_warm"), runs.get("warm")),
+        "report_cold/cold (CPU time)": _cpu_ratio(runs.get("report_cold"), runs.get("cold")),
+        "report_warm/warm (CPU time)": _cpu_ratio(runs.get("report_warm"), runs.get("warm")),
         "ours_jobs1/baseline_jobs1": _ratio(runs.get("jobs1"), runs.get("baseline_jobs1")),
         "ours_jobs1/baseline_jobs1 (CPU time)": _cpu_ratio(runs.get("jobs1"), runs.get("baseline_jobs1")),
         "ours_cold/ruff": _ratio(runs.get("cold"), runs.get("ruff")),
@@ -593,10 +595,11 @@ def _round_four_targets(reports: dict[str, CorpusReport]) -> list[tuple[str, str
     for name, report in sorted(reports.items()):
         r = ratios(report)
         checks = [
-            (f"({name}) --fix <= 2x the cold check", r["fix/ours_jobs1"], 2.0, "x"),
-            (f"({name}) warm <= 3% of cold", r["warm/cold"], 0.03, "%"),
-            (f"({name}) report cold <= 1.2x check cold", r["report_cold/cold"], 1.2, "x"),
-            (f"({name}) report warm <= 1.2x check warm", r["report_warm/warm"], 1.2, "x"),
+            # CPU time (the child's user + system): on a shared machine wall time follows the neighbours.
+            (f"({name}) --fix <= 2x the cold check (CPU time)", r["fix/ours_jobs1 (CPU time)"], 2.0, "x"),
+            (f"({name}) warm <= 3% of cold (CPU time)", r["warm/cold (CPU time)"], 0.03, "%"),
+            (f"({name}) report cold <= 1.2x check cold (CPU time)", r["report_cold/cold (CPU time)"], 1.2, "x"),
+            (f"({name}) report warm <= 1.2x check warm (CPU time)", r["report_warm/warm (CPU time)"], 1.2, "x"),
         ]
         if report.files > 200:
             speed = r["jobs1/jobs2 (speed-up)"]
