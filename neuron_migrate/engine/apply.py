@@ -146,8 +146,10 @@ def splice(text: str, edits: list[Edit]) -> str:
 
 def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
     """The plans that conflict with no earlier one, in order of their first edit; and the plans
-    whose edits are exactly an accepted plan's (one edit that fixes several findings, such as
-    one rank guard for consecutive prints), which are fixed by it.
+    fixed by an accepted one: those whose edits are exactly its edits (one edit that fixes several
+    findings, such as one rank guard for consecutive prints), and those whose edits all lie inside
+    a span it deletes (the `"xla"` in a `set_replication(...)` statement that goes): their code is
+    gone, so a later round has nothing left to fix, and `--fix` counts them as the check did.
 
     `taken` stays sorted and its spans never overlap (only touch), so each new span is checked
     against its neighbours only. A plan with a rewrite claims the rewrite's whole span: LibCST
@@ -159,6 +161,7 @@ def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
     shared: list[Planned] = []
     seen: set[tuple[tuple[int, int, str], ...]] = set()
     taken: list[tuple[int, int]] = []
+    deleted: list[tuple[int, int]] = []  # spans accepted edits replace with nothing
     # Callers choose only findings with a plan (Planned.plan is None for findings without a fix).
     for item in sorted(chosen, key=lambda p: min(e[0] for e in p.plan.edits)):  # type: ignore[union-attr]
         edits = tuple(item.plan.edits)  # type: ignore[union-attr]
@@ -167,9 +170,12 @@ def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
             continue
         spans = _claimed(item.plan)  # type: ignore[arg-type]  # as above
         if any(_conflicts(span, taken) for span in spans):
+            if all(any(s <= start and end <= e for s, e in deleted) for start, end, _ in edits):
+                shared.append(item)  # inside code another plan deletes
             continue  # applied in the next round, once the text has settled
         accepted.append(item)
         seen.add(edits)
+        deleted.extend((start, end) for start, end, new in edits if not new.strip() and start < end)
         for span in spans:
             insort(taken, span)
     return accepted, shared
