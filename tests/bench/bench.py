@@ -18,6 +18,7 @@ the largest process of the run (from `wait4`), CPU time adds up the process and 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -96,9 +97,13 @@ def measure(
     before: object = None,
     tree: Path = REPO,
 ) -> Run:
-    """Run `argv` `repeat` times (with `tree` on PYTHONPATH); keep the fastest run. `before()` runs
-    untimed before each."""
+    """Run `argv` `repeat` times (with `tree` on PYTHONPATH); keep the fastest run, with the least
+    CPU time of any run as its `cpu_s`. Each is its own minimum: on a shared machine the run with
+    the best wall time is not always the one with the least CPU time, and the ratios judged on
+    CPU time (the targets, the regression guard) moved by about 30% when they took the CPU time of
+    the fastest run. `before()` runs untimed before each."""
     best: Run | None = None
+    least_cpu: float | None = None
     for _ in range(repeat):
         if callable(before):
             before()
@@ -107,8 +112,10 @@ def measure(
             return run
         if best is None or run.wall_s < (best.wall_s or 0):
             best = run
+        if run.cpu_s is not None and (least_cpu is None or run.cpu_s < least_cpu):
+            least_cpu = run.cpu_s
     assert best is not None
-    return best
+    return dataclasses.replace(best, cpu_s=least_cpu)
 
 
 def _once(label: str, argv: list[str], cwd: Path, timeout: float, tree: Path = REPO) -> Run:
@@ -626,7 +633,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=300, help="files in generated corpus (a)")
     parser.add_argument("--scale", type=int, default=4, help="linearity: corpus (a) at this many times --files")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per measurement; the fastest wall time and the least CPU time count"
+    )
     parser.add_argument(
         "--corpora",
         default="a,b,c,d,e",
