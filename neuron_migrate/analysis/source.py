@@ -124,6 +124,19 @@ class SourceText:
         text = self.line_text(line)
         return text[: len(text) - len(text.lstrip(" \t"))]
 
+    def else_line(self, stmt: object) -> int | None:
+        """The line of the `else:` of an `if` (or loop, `try`) `stmt` with an `else` block: the
+        last line before that block holding code; None when it is not a bare `else:` (an `elif`,
+        or `else: x` on one line)."""
+        body, orelse = stmt.body, stmt.orelse  # type: ignore[attr-defined]  # a statement with both blocks
+        line = orelse[0].lineno - 1
+        while line > (body[-1].end_lineno or body[-1].lineno):
+            code = self.line_text(line).split("#", 1)[0].strip()
+            if code:
+                return line if code == "else:" else None
+            line -= 1
+        return None
+
 
 STRING_START = re.compile(r"([rRfFbBuU]*)('''|\"\"\"|'|\")")
 _OTHER_QUOTE = {'"': "'", "'": '"'}

@@ -62,15 +62,8 @@ def _fold(ctx: FixContext, stmt: ast.If, value: bool) -> tuple[int, int, str] | 
     if isinstance(first, ast.If) and src.line_text(first.lineno).lstrip().startswith("elif"):
         elif_at = src.line_start(first.lineno) + len(src.indent_of(first.lineno))
         return span[0], elif_at + len("elif"), src.indent_of(stmt.lineno) + "if"
-    line = first.lineno - 1
-    while line > (stmt.body[-1].end_lineno or stmt.body[-1].lineno):
-        code = src.line_text(line).split("#", 1)[0].strip()
-        if code == "else:":
-            return _kept(ctx, stmt, stmt.orelse, line + 1, span)
-        if code:
-            return None
-        line -= 1
-    return None  # `else: x` on one line
+    line = src.else_line(stmt)
+    return None if line is None else _kept(ctx, stmt, stmt.orelse, line + 1, span)  # None: `else: x`
 
 
 def _kept(

@@ -99,15 +99,8 @@ def _inverted_if(
     first = parent.orelse[0]
     if src.line_text(first.lineno).lstrip().startswith("elif"):
         return None
-    line = first.lineno - 1
-    while line > (block[-1].end_lineno or block[-1].lineno):
-        text = src.line_text(line).split("#", 1)[0].strip()
-        if text == "else:":
-            break
-        if text:
-            return None
-        line -= 1
-    else:
+    line = src.else_line(parent)
+    if line is None:
         return None
     start, end = src.line_start(parent.lineno), src.line_start(line + 1)
     if bisect_left(starts, end) - bisect_left(starts, start) != inside:
