@@ -95,7 +95,8 @@ def _rank_variable(ctx: FixContext, match: Match, node: ast.AST) -> str | None:
             continue
         if not ctx.analysis.call_names(value, match.scope) & _GLOBAL_RANKS:
             continue
-        if _bindings(owner, target.id) == 1 and not _declared_shared(ctx.analysis.tree, target.id):
+        shared = any(target.id in n.names for n in ctx.analysis.nodes(ast.Global, ast.Nonlocal))  # type: ignore[attr-defined]
+        if _bindings(owner, target.id) == 1 and not shared:
             return target.id
     return None
 
@@ -115,10 +116,6 @@ def _bindings(tree: ast.AST, name: str) -> int:
         elif isinstance(node, ast.MatchMapping):
             count += node.rest == name
     return count
-
-
-def _declared_shared(tree: ast.Module, name: str) -> bool:
-    return any(isinstance(n, ast.Global | ast.Nonlocal) and name in n.names for n in ast.walk(tree))
 
 
 def _print_of(ctx: FixContext, match: Match, call: ast.Call) -> str | None:
