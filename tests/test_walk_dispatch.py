@@ -59,6 +59,28 @@ def test_narrowing_keeps_only_rules_whose_triggers_are_present() -> None:
     )  # cached per code set
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [Settings(), Settings(families=("cuda",)), Settings(target="accelerator")],
+    ids=["neuron", "cuda", "accel"],
+)
+def test_a_narrowed_set_indexes_what_building_its_codes_does(settings: Settings) -> None:
+    """`narrowed` filters the full index instead of building one: the result must be the index
+    `build_ruleset` makes for the same codes, on every fixture's text."""
+    ruleset = _ruleset(settings)
+    seen: set[frozenset[str]] = set()
+    for path in INPUTS:
+        small = narrowed(ruleset, _text(path))
+        if small is ruleset or small.codes in seen:
+            continue
+        seen.add(small.codes)
+        built = build_ruleset(small.codes, ruleset.target_version, ruleset.sources, ruleset.target)
+        assert small.index == built.index, path
+        assert list(small.index.exact) == [k for k in ruleset.index.exact if k in built.index.exact]
+        assert narrowed(small, _text(path)) is small  # its gates are the full set's, for its codes
+    assert len(seen) > 10  # the fixtures narrow to many different sets
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "settings",

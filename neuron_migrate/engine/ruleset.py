@@ -12,14 +12,18 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import TypeVar
 
 from neuron_migrate.analysis.analyze import IMPORT_RULE, RESOLVED_ONLY, Plan, RuleIndex
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.registry import CATCH_ALL, FILE_DETECTORS, RUNTIME_DETECTORS, registry
 from neuron_migrate.registry import enabled_codes as registry_codes
 from neuron_migrate.settings import RuleSources, Settings
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -124,8 +128,8 @@ def narrowed(ruleset: Ruleset, text: str) -> Ruleset:
 
     A rule whose triggers are absent cannot match, so leaving it out changes no finding; the
     walk then runs fewer detectors per node. An identifier counts as present when the text
-    contains it at all (a cheaper test that keeps a few rules more, never fewer). Rule sets
-    are cached by their codes.
+    contains it at all (a cheaper test that keeps a few rules more, never fewer). Narrowed
+    sets are cached by their codes, per full rule set.
     """
     if not ruleset.gates:
         return ruleset
@@ -135,7 +139,45 @@ def narrowed(ruleset: Ruleset, text: str) -> Ruleset:
     )
     if len(codes) == len(ruleset.gates):
         return ruleset
-    return build_ruleset(codes, ruleset.target_version, ruleset.sources, ruleset.target)
+    key = (ruleset.codes, ruleset.target_version, ruleset.sources, ruleset.target, codes)
+    found = _NARROWED.get(key)
+    if found is None:
+        if len(_NARROWED) >= _NARROWED_KEPT:
+            _NARROWED.clear()
+        found = _NARROWED[key] = _subset(ruleset, codes)
+    return found
+
+
+_NARROWED: dict[tuple[object, ...], Ruleset] = {}
+_NARROWED_KEPT = 1024  # distinct code sets; a real tree has a few dozen
+
+
+def _subset(ruleset: Ruleset, codes: frozenset[str]) -> Ruleset:
+    """`ruleset` with only the rules in `codes`: its index filtered, in the same order, which is
+    what `build_ruleset(codes, ...)` indexes (without compiling the prefilter's patterns again:
+    a narrowed set is used after the prefilter, by the walk)."""
+    index = ruleset.index
+
+    def kept(table: dict[_K, list[tuple[RuleSpec, _V]]]) -> dict[_K, list[tuple[RuleSpec, _V]]]:
+        out: dict[_K, list[tuple[RuleSpec, _V]]] = {}
+        for key, pairs in table.items():
+            chosen = [pair for pair in pairs if pair[0].code in codes]
+            if chosen:
+                out[key] = chosen
+        return out
+
+    catch_all = index.catch_all if index.catch_all is not None and index.catch_all.code in codes else None
+    sub = RuleIndex(
+        exact=kept(index.exact),
+        prefix=kept(index.prefix),
+        detectors=kept(index.detectors),
+        unresolved=kept(index.unresolved),
+        import_rules=tuple(spec for spec in index.import_rules if spec.code in codes),
+        catch_all=catch_all,
+    )
+    gates = tuple(g for g in ruleset.gates if g.code in codes)
+    words = tuple(sorted({w for g in gates for w in (*g.substrings, *g.identifiers)}))
+    return replace(ruleset, index=sub, codes=codes, gates=gates, gate_words=words)
 
 
 def enabled_codes(settings: Settings) -> frozenset[str]:
