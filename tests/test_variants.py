@@ -4,6 +4,7 @@ what the separate runs give, and a cold report runs no fix pass and parses no ch
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -86,6 +87,55 @@ def test_facts_from_the_checks_nodes_equal_a_parse_of_their_own() -> None:
         analysis = variants(text, path.name, Settings()).analysis
         if analysis is not None:
             assert facts.facts_of_nodes(analysis.nodes(*facts.NODE_TYPES)) == facts.facts_of(text), path
+            assert facts.facts_of_nodes(analysis.nodes(*facts.node_types(text))) == facts.facts_of(text), path
+
+
+NESTED_IMPORTS = """\
+import a
+try:
+    import b
+except ImportError:
+    from c import d
+else:
+    import e
+finally:
+    from .f import g
+match x:
+    case 1:
+        import h
+with ctx():
+    for i in j:
+        import k
+    else:
+        import l
+class M:
+    def n(self):
+        while True:
+            from ..o import p
+        import q
+async def r():
+    async with s:
+        import t
+import u
+"""
+
+
+def test_facts_of_a_text_without_neuron_reads_the_imports_in_walk_order() -> None:
+    """Without the word `neuron`, `facts_of` visits only statements; the imports, and their
+    order, must be those of a walk of every node."""
+    texts = [NESTED_IMPORTS] + [t for t in (_text(p) for p in [*INPUTS, *E2E]) if t is not None]
+    pruned = 0
+    for text in texts:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        assert facts.facts_of(text) == facts.facts_of_nodes(ast.walk(tree))
+        pruned += "neuron" not in text
+    assert pruned > 100  # most fixtures take the pruned path
+    found = facts.facts_of(NESTED_IMPORTS).imports
+    assert [module for _, module, _ in found] == [*"aubefchklqto"]  # by depth, as ast.walk goes
+    assert found[4] == (1, "f", ("g",)) and found[-1] == (2, "o", ("p",))
 
 
 def _project(tmp_path: Path, pool: int = 0) -> Path:

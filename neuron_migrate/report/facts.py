@@ -66,11 +66,36 @@ def facts_of(source: str) -> Facts:
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOTHING
+    if node_types(source) is IMPORT_TYPES:  # every `neuron` fact spells the word: only imports can be there
+        return facts_of_nodes(statements(tree))
     return facts_of_nodes(ast.walk(tree))
+
+
+_BODIES = ("body", "handlers", "orelse", "finalbody", "cases")  # where statements hold statements, in `_fields` order
+
+
+def statements(tree: ast.AST) -> list[ast.AST]:
+    """The statements of `tree` (with the `except` handlers and `case`s that hold some) in
+    `ast.walk`'s order: an expression holds no statement, so pruning them keeps that order."""
+    found = [tree]
+    index = 0
+    while index < len(found):
+        for name in _BODIES:
+            block = getattr(found[index], name, None)
+            if type(block) is list:
+                found.extend(block)
+        index += 1
+    return found
 
 
 # The nodes `facts_of_nodes` reads: given these in `ast.walk`'s order, it learns the same.
 NODE_TYPES = (ast.Import, ast.ImportFrom, ast.Call, ast.Attribute)
+IMPORT_TYPES = (ast.Import, ast.ImportFrom)
+
+
+def node_types(source: str) -> tuple[type[ast.AST], ...]:
+    """The nodes `facts_of_nodes` must see for `source`: without the word `neuron`, the imports."""
+    return NODE_TYPES if "neuron" in source else IMPORT_TYPES
 
 
 def facts_of_nodes(nodes: Iterable[ast.AST]) -> Facts:
