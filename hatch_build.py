@@ -1,4 +1,6 @@
-"""Build hook: the wheel ships each rule's `explain` example, and nothing else of `fixtures/`.
+"""Build hook: the wheel ships each rule's `explain` example, and nothing else of `fixtures/`,
+and the rule files' TOML tables parsed (`neuron_migrate/rules/parsed.json`, see
+`neuron_migrate/parsed_rules.py`), so an installed tool does not parse them on every run.
 
 The files are `fixtures/<code>/basic.py` and `basic.fixed.py` (or the files of `basic/` for a
 packaging file or script, without `.findings`) and `accel_basic.py` / `accel_basic.fixed.py`;
@@ -8,6 +10,9 @@ them. (Hatch's `sources` option could map them too, but it breaks editable insta
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,3 +39,22 @@ class ExamplesHook(BuildHookInterface):
         for path in example_files(fixtures):
             target = "neuron_migrate/examples/" + path.relative_to(fixtures).as_posix()
             build_data["force_include"][str(path)] = target
+        self._parsed_dir = tempfile.mkdtemp(prefix="neuron-migrate-build-")
+        parsed = Path(self._parsed_dir) / "parsed.json"
+        module = _parsed_rules(Path(self.root))
+        parsed.write_text(module.dumps(Path(self.root) / "rules"), encoding="utf-8")
+        build_data["force_include"][str(parsed)] = "neuron_migrate/rules/" + module.PARSED
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        folder = getattr(self, "_parsed_dir", None)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _parsed_rules(root: Path) -> Any:
+    """`neuron_migrate/parsed_rules.py`, loaded from its file (the package is not installed here)."""
+    spec = importlib.util.spec_from_file_location("_nm_parsed_rules", root / "neuron_migrate" / "parsed_rules.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

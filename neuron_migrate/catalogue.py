@@ -12,6 +12,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from neuron_migrate import parsed_rules
 from neuron_migrate.data import rules_dir
 from neuron_migrate.fsio import CONFIG_LIMIT, read_regular, read_text_regular
 from neuron_migrate.model import Safety, Severity
@@ -322,15 +323,11 @@ def load_rule_folder(folder: Path, project: bool = False) -> tuple[RuleSpec, ...
         raise RuleSpecError(f"{folder}: extend-rules folder not found")
     specs: list[RuleSpec] = []
     seen: dict[str, str] = {}
-    toml = toml_module()
-    for path in sorted(folder.glob("NM*.toml")):
+    paths = sorted(folder.glob("NM*.toml"))
+    parsed = None if project else parsed_rules.load(folder, paths)  # the wheel's rules, parsed at build
+    for path in paths:
         where = str(path) if project else path.name
-        try:
-            data = toml.loads(read_text_regular(path, CONFIG_LIMIT))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RuleSpecError(f"{where}: cannot read the rule file: {exc}") from None
-        except (toml.TOMLDecodeError, RecursionError, ValueError) as exc:  # ValueError: a 5000-digit integer
-            raise RuleSpecError(f"{where}: invalid TOML: {exc}") from None
+        data = parsed[path.name] if parsed is not None else _read_rule_file(path, where)
         spec = parse_rule(data, where, project=project)
         if spec.code in seen:
             raise RuleSpecError(f"{where}: code {spec.code} is already used by {seen[spec.code]}")
@@ -339,6 +336,16 @@ def load_rule_folder(folder: Path, project: bool = False) -> tuple[RuleSpec, ...
         seen[spec.code] = path.name
         specs.append(spec)
     return tuple(specs)
+
+
+def _read_rule_file(path: Path, where: str) -> dict[str, Any]:
+    toml = toml_module()
+    try:
+        return toml.loads(read_text_regular(path, CONFIG_LIMIT))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleSpecError(f"{where}: cannot read the rule file: {exc}") from None
+    except (toml.TOMLDecodeError, RecursionError, ValueError) as exc:  # ValueError: a 5000-digit integer
+        raise RuleSpecError(f"{where}: invalid TOML: {exc}") from None
 
 
 @functools.cache

@@ -99,6 +99,7 @@ def test_sdist_and_wheel_hold_the_package_rules_and_only_the_examples(built: Pat
     assert {n.removeprefix("fixtures/") for n in in_sdist if n.startswith("fixtures/")} == expected
     assert {n.removeprefix("neuron_migrate/examples/") for n in in_wheel if "/examples/" in n} == expected
     assert "neuron_migrate/rules/NM101.toml" in in_wheel and "rules/NM101.toml" in in_sdist
+    assert "neuron_migrate/rules/parsed.json" in in_wheel and "rules/parsed.json" not in in_sdist  # made by the hook
     assert any(n.startswith("neuron_migrate/rules/compat/") for n in in_wheel)
     assert "neuron_migrate/cli.py" in in_wheel and "neuron_migrate/cli.py" in in_sdist
     assert not [n for n in in_wheel if n.startswith("neuron_migrate/fixtures/") or "__pycache__" in n]
@@ -108,6 +109,15 @@ def test_installed_wheel_explains_and_checks(venv: Path, tmp_path: Path) -> None
     script = venv / "bin" / "neuron-migrate"
     where = run(venv / "bin" / "python", "-c", "import neuron_migrate; print(neuron_migrate.__file__)", cwd=tmp_path)
     assert Path(where.stdout.strip()).is_relative_to(venv), where.stdout + where.stderr
+
+    shipped = run(
+        venv / "bin" / "python",
+        "-c",
+        "from neuron_migrate import parsed_rules; from neuron_migrate.data import rules_dir; "
+        "f = rules_dir(); print(len(parsed_rules.load(f, sorted(f.glob('NM*.toml'))) or ()))",
+        cwd=tmp_path,
+    )
+    assert shipped.stdout.strip() == str(len(list((ROOT / "rules").glob("NM*.toml")))), shipped.stdout + shipped.stderr
 
     explained = run(script, "explain", "NM101", cwd=tmp_path)
     assert explained.returncode == 0, explained.stderr
