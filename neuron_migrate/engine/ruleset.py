@@ -14,16 +14,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TypeVar
+from typing import Any
 
 from neuron_migrate.analysis.analyze import IMPORT_RULE, RESOLVED_ONLY, Plan, RuleIndex
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.registry import CATCH_ALL, FILE_DETECTORS, RUNTIME_DETECTORS, registry
 from neuron_migrate.registry import enabled_codes as registry_codes
 from neuron_migrate.settings import RuleSources, Settings
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -155,29 +152,55 @@ _NARROWED_KEPT = 1024  # distinct code sets; a real tree has a few dozen
 def _subset(ruleset: Ruleset, codes: frozenset[str]) -> Ruleset:
     """`ruleset` with only the rules in `codes`: its index filtered, in the same order, which is
     what `build_ruleset(codes, ...)` indexes (without compiling the prefilter's patterns again:
-    a narrowed set is used after the prefilter, by the walk)."""
+    a narrowed set is used after the prefilter, by the walk). The work is in proportion to the
+    kept rules' entries (`_by_code`), not to the whole index."""
     index = ruleset.index
-
-    def kept(table: dict[_K, list[tuple[RuleSpec, _V]]]) -> dict[_K, list[tuple[RuleSpec, _V]]]:
-        out: dict[_K, list[tuple[RuleSpec, _V]]] = {}
-        for key, pairs in table.items():
-            chosen = [pair for pair in pairs if pair[0].code in codes]
-            if chosen:
-                out[key] = chosen
-        return out
-
+    tables = _by_code(ruleset)
     catch_all = index.catch_all if index.catch_all is not None and index.catch_all.code in codes else None
     sub = RuleIndex(
-        exact=kept(index.exact),
-        prefix=kept(index.prefix),
-        detectors=kept(index.detectors),
-        unresolved=kept(index.unresolved),
+        exact=_kept(tables[0], codes),
+        prefix=_kept(tables[1], codes),
+        detectors=_kept(tables[2], codes),
+        unresolved=_kept(tables[3], codes),
         import_rules=tuple(spec for spec in index.import_rules if spec.code in codes),
         catch_all=catch_all,
     )
     gates = tuple(g for g in ruleset.gates if g.code in codes)
     words = tuple(sorted({w for g in gates for w in (*g.substrings, *g.identifiers)}))
     return replace(ruleset, index=sub, codes=codes, gates=gates, gate_words=words)
+
+
+_Placed = dict[str, list[tuple[int, int, Any, Any]]]  # code -> (key's place, pair's place, key, pair)
+_BY_CODE: dict[int, tuple[Ruleset, tuple[_Placed, ...]]] = {}
+
+
+def _by_code(ruleset: Ruleset) -> tuple[_Placed, ...]:
+    """Each index table of a full rule set, its entries grouped by rule code (once per set)."""
+    known = _BY_CODE.get(id(ruleset))
+    if known is not None and known[0] is ruleset:
+        return known[1]
+    index = ruleset.index
+    placed: list[_Placed] = []
+    tables: tuple[dict[Any, list[Any]], ...] = (index.exact, index.prefix, index.detectors, index.unresolved)
+    for table in tables:
+        by: _Placed = {}
+        for key_at, (key, pairs) in enumerate(table.items()):
+            for pair_at, pair in enumerate(pairs):
+                by.setdefault(pair[0].code, []).append((key_at, pair_at, key, pair))
+        placed.append(by)
+    _BY_CODE[id(ruleset)] = (ruleset, tuple(placed))  # the set itself is kept: its id is not reused
+    return _BY_CODE[id(ruleset)][1]
+
+
+def _kept(placed: _Placed, codes: frozenset[str]) -> dict[Any, list[Any]]:
+    """The table of `placed` for `codes`, its keys and each key's pairs in the full table's order."""
+    entries = sorted(
+        (entry for code in codes for entry in placed.get(code, ())), key=lambda entry: (entry[0], entry[1])
+    )
+    out: dict[Any, list[Any]] = {}
+    for _, _, key, pair in entries:
+        out.setdefault(key, []).append(pair)
+    return out
 
 
 def enabled_codes(settings: Settings) -> frozenset[str]:
