@@ -430,7 +430,11 @@ class RuleIndex:
 
 
 def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
-    """Visit every node once, set parent links, and collect the matches of enabled rules."""
+    """Visit every node once, set parent links, and collect the matches of enabled rules.
+
+    A statement that spells nothing an enabled rule can match through is not visited
+    (`analysis/reach.py`); the parent links inside it are set on the first question about one.
+    """
     matches: list[Match] = []
     extend = matches.extend
     analysis.import_rules = index.import_rules
