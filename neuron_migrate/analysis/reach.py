@@ -150,7 +150,7 @@ def _shallow(aliases: list[tuple[str, list[str]]]) -> bool:
 
 def _spelled_as_parsed(text: str) -> bool:
     """Whether every identifier is spelled as `ast` names it (NFKC normalisation changes none)."""
-    if text.isascii():
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):  # so is every part of it
         return True
-    words = " ".join(_NON_ASCII_WORD.findall(text))
+    words = " ".join(_NON_ASCII_WORD.findall(text))  # strings and comments may not be: the words
     return unicodedata.normalize("NFKC", words) == words
