@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import ast
+import functools
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from neuron_migrate.analysis.names import CHILD_FIELDS, Resolver, Scope, dotted
+from neuron_migrate.analysis.reach import Reach, skipper
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.model import Safety
 
 T = TypeVar("T")
 N = TypeVar("N", bound=ast.AST)
-PARENT = "_nm_parent"  # attribute set on every ast node during the walk
+PARENT = "_nm_parent"  # attribute set on every ast node during the walk (lazily in skipped statements)
+# Whether `walk` skips the statements no enabled rule can match in (`analysis/reach.py`); the
+# tests turn it off to compare the findings with and without it.
+SKIP_UNREACHABLE = True
 _LEAVES = frozenset(
     {ast.Constant, ast.Name, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal}
 )  # no child nodes
 XLA_ROOT = "torch_xla"
+_STATEMENTS = frozenset(cls for cls in CHILD_FIELDS if issubclass(cls, ast.stmt))
 _SCOPE_NODES = (
     ast.FunctionDef,
     ast.AsyncFunctionDef,
@@ -123,6 +130,8 @@ class Analysis:
         self._all_nodes: list[ast.AST] | None = None
         self._nodes_of: dict[tuple[type, ...], list[ast.AST]] = {}
         self.fixes: Mapping[str, Callable[..., Plan | None]] = {}  # `fix = "..."` names, set by the engine
+        self.skipped: list[ast.stmt] = []  # statements the walk left out: their parts get parents lazily
+        self.linked = 0  # how many of them have their parent links now
 
     # -- names --------------------------------------------------------------------------
     def qualified(self, node: ast.AST, scope: Scope) -> set[str]:
@@ -185,7 +194,7 @@ class Analysis:
 
     @staticmethod
     def parent(node: ast.AST) -> ast.AST | None:
-        return getattr(node, PARENT, None)
+        return parent_of(node)
 
     def owner(self, node: ast.AST) -> ast.Module | ast.FunctionDef | ast.AsyncFunctionDef:
         """The function whose body holds `node`, or the module (a class body runs in it)."""
@@ -206,6 +215,39 @@ class Analysis:
         if self._indent_unit is None:
             self._indent_unit = _indent_step(self.src, self.tree) or "    "
         return self._indent_unit
+
+
+_MISSING = object()
+_UNLINKED: weakref.WeakSet[Analysis] = weakref.WeakSet()  # analyses whose skipped statements lack parent links
+
+
+def parent_of(node: ast.AST) -> ast.AST | None:
+    """The node whose child `node` is (None for a module, or a node of no walked tree).
+
+    The walk links the statements it visits; the first question about a node it skipped links
+    every skipped statement of the analyses alive, so each answer is the one a full walk gives.
+    Read parents only through this (or `Analysis.parent`), never through the attribute itself.
+    """
+    found = getattr(node, PARENT, _MISSING)
+    if found is _MISSING:
+        if _UNLINKED:
+            link_skipped()
+        found = getattr(node, PARENT, None)
+    return cast("ast.AST | None", found)
+
+
+def link_skipped() -> None:
+    """Set the parent links inside every statement a walk skipped (each statement once)."""
+    for analysis in list(_UNLINKED):
+        _UNLINKED.discard(analysis)
+        linked, analysis.linked = analysis.linked, len(analysis.skipped)
+        for stmt in analysis.skipped[linked:]:
+            stack: list[ast.AST] = [stmt]
+            while stack:
+                node = stack.pop()
+                for child in _children(node):
+                    setattr(child, PARENT, node)
+                    stack.append(child)
 
 
 def breadth_first(tree: ast.AST) -> list[ast.AST]:
@@ -274,6 +316,42 @@ def resolved_only_on(*kinds: type[ast.AST]) -> Callable[[Detector], Detector]:
     return mark
 
 
+NEEDLES = "nm_needles"  # attribute of a detector marked with `needles`
+
+
+@dataclass(frozen=True)
+class Needles:
+    """What the source of a node must hold for a detector to match at it (see `needles`)."""
+
+    words: frozenset[str] = frozenset()  # identifiers, written whole (an attribute, keyword or name)
+    fragments: tuple[str, ...] = ()  # or an identifier holding one of these, in any case
+    names: frozenset[str] = frozenset()  # or a name or chain that resolves to one of these
+    under: frozenset[str] = frozenset()  # or to one of these or a name below it
+    maps: str = ""  # "words": the last part of each rule entry's `old` too; "names": each `old` as a name
+
+
+def needles(
+    *words: str, fragments: tuple[str, ...] = (), names: Any = (), under: Any = (), maps: str = ""
+) -> Callable[[Detector], Detector]:
+    """Declare that a detector matches at a node only when the node's own source (its decorators
+    included) holds one of `words` as an identifier, an identifier containing one of `fragments`
+    (case-insensitively), or a name or attribute chain that resolves to one of `names`, or to one of
+    `under` or below it; `maps` adds the rule's entries (see `Needles`).
+
+    The walk skips the statements that hold none of them for any enabled rule. Declare only what
+    the detector's code proves: a test of a string's value is no needle (`"cu" "da"`, escapes),
+    nor is anything read from other nodes. A detector without needles turns skipping off in the
+    files it may fire on.
+    """
+    declared = Needles(frozenset(words), tuple(fragments), frozenset(names), frozenset(under), maps)
+
+    def mark(detector: Detector) -> Detector:
+        setattr(detector, NEEDLES, declared)
+        return detector
+
+    return mark
+
+
 IMPORT_RULE = "nm_import_rule"  # attribute of a detector marked with `import_rule`
 
 
@@ -311,6 +389,31 @@ class RuleIndex:
         prefix = name + "."
         return any(key.startswith(prefix) for key in self.exact) or any(key.startswith(prefix) for key in self.prefix)
 
+    @functools.cached_property
+    def reach(self) -> Reach | None:
+        """What the enabled rules can match through, or None when a detector declares no `needles`."""
+        words: set[str] = set()
+        fragments: list[str] = []
+        names, under = set(self.exact), set(self.prefix)
+        if self.catch_all is not None:
+            under.add(XLA_ROOT)
+        for pairs in self.detectors.values():
+            for rule, detector in pairs:
+                declared = getattr(detector, NEEDLES, None)
+                if not isinstance(declared, Needles):
+                    return None
+                words |= declared.words
+                fragments += declared.fragments
+                names |= declared.names
+                under |= declared.under
+                olds = [entry for entry in rule.maps if entry.old]
+                if declared.maps == "words":
+                    words.update(entry.old.rsplit(".", 1)[-1] for entry in olds)
+                elif declared.maps == "names":
+                    names.update(entry.old for entry in olds if not entry.prefix)
+                    under.update(entry.old for entry in olds if entry.prefix)
+        return Reach(frozenset(words), tuple(sorted(set(fragments))), frozenset(names), frozenset(under))
+
     def entries_for(self, name: str) -> list[tuple[RuleSpec, MapEntry]]:
         """The rules' entries for a qualified name: its own and its prefixes' (memoised per name)."""
         known = self._entries.get(name)
@@ -327,7 +430,11 @@ class RuleIndex:
 
 
 def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
-    """Visit every node once, set parent links, and collect the matches of enabled rules."""
+    """Visit every node once, set parent links, and collect the matches of enabled rules.
+
+    A statement that spells nothing an enabled rule can match through is not visited
+    (`analysis/reach.py`); the parent links inside it are set on the first question about one.
+    """
     matches: list[Match] = []
     extend = matches.extend
     analysis.import_rules = index.import_rules
@@ -336,9 +443,17 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
     scope_of = analysis.resolver.scope_of
     detectors, unresolved = index.detectors, index.unresolved
     handled = analysis.handled
+    reach = index.reach if SKIP_UNREACHABLE else None
+    skip = skipper(reach, analysis.resolver, analysis.src) if reach is not None else None
+    skipped = analysis.skipped
+    setattr(analysis.tree, PARENT, None)  # linked: a question about the module links nothing lazily
     while stack:
         node, scope = pop()
         kind = type(node)  # `type(node) is X` (faster than isinstance here) does not narrow for mypy:
+        if skip is not None and kind in _STATEMENTS and skip(node):  # type: ignore[arg-type]  # a statement
+            skipped.append(node)  # type: ignore[arg-type]  # (as above)
+            _UNLINKED.add(analysis)  # a detector asking about a node in it links it then
+            continue
         if kind is ast.Call:  # hence the ignores below, each on a node whose class was just tested
             resolves = bool(analysis.call_names(node, scope))  # type: ignore[arg-type]
             if resolves and id(node) not in handled:  # a detector that rewrites an enclosing node claimed it

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only, resolved_only_on
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles, resolved_only, resolved_only_on
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import FixContext, FixFn, keyword_of
@@ -22,8 +22,6 @@ DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 
 
 FLOAT64 = frozenset({"torch.float64", "torch.double"})
-
-
 _NUMPY_FLOAT64 = frozenset({"numpy.float64", "numpy.double", "numpy.float_"})
 
 
@@ -53,8 +51,6 @@ _CASTS = frozenset({"float", "half", "bfloat16", "long", "int", "short", "bool",
 
 
 _FROM_NUMPY = frozenset({"torch.from_numpy"})
-
-
 _TENSOR_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray"})
 
 
@@ -120,6 +116,7 @@ def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]
     return names + [(node.module, node.module)]
 
 
+@needles(maps="words")  # an import spells each module and name it brings in
 def module_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """An import of a module the rule lists; one match per statement, for its most specific entry."""
     assert isinstance(node, (ast.Import, ast.ImportFrom))
@@ -135,6 +132,7 @@ def module_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
 
 
 # -- sparse tensors ------------------------------------------------------------------------------
+@needles("layout", "sparse", "sparse_grad", *_TO_SPARSE, names={f"torch.Tensor.{n}" for n in _TO_SPARSE})
 def sparse_use(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`.to_sparse*()`, `layout=torch.sparse_*`, `Embedding(sparse=True)`, `gather(sparse_grad=True)`."""
     assert isinstance(node, ast.Call)
@@ -175,6 +173,7 @@ def _match(rule: RuleSpec, node: ast.AST, scope: Scope, qualified: str, written:
 
 # -- module attributes, read or written --------------------------------------------------------
 @resolved_only
+@needles(maps="names")
 def module_attribute(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """The whole chain below a listed module, also as an assignment target (`config.x = 1`)."""
     parent = analysis.parent(node)
@@ -195,6 +194,7 @@ def module_attribute(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: S
 
 # -- float64 -------------------------------------------------------------------------------------
 @resolved_only_on(ast.Name, ast.Attribute)  # a name or chain must resolve to `torch.DoubleTensor`
+@needles("float", "DoubleTensor", names=FLOAT64)  # a float64 value, or the builtin `float`
 def float64_dtype(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`dtype=torch.float64`, `.to(torch.double)`, `.type(...)`, `set_default_dtype(...)`, `torch.DoubleTensor`.
 
@@ -302,6 +302,7 @@ def _float64_value(rule: RuleSpec, analysis: Analysis, call: ast.Call, value: as
     return None
 
 
+@needles("double")
 def double_method(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`x.double()` with no arguments, on something that is not an imported module, in torch code."""
     assert isinstance(node, ast.Call)
@@ -323,6 +324,7 @@ def double_method(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
 
 # -- NumPy arrays, which default to float64 ------------------------------------------------------------
 @resolved_only
+@needles(names=_FROM_NUMPY | _TENSOR_FROM_DATA)
 def numpy_float64(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.from_numpy(a)` and `torch.tensor(np_array)` that probably give a float64 tensor."""
     assert isinstance(node, ast.Call)

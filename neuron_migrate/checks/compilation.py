@@ -12,7 +12,7 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import (
@@ -32,6 +32,7 @@ _COMPILE = {"torch.compile", "torch._dynamo.optimize"}
 
 
 @resolved_only
+@needles(names=_COMPILE)
 def compile_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(m, backend="openxla")` and `torch._dynamo.optimize("openxla")`."""
     assert isinstance(node, ast.Call)
@@ -86,6 +87,7 @@ def _bare_decorators(analysis: Analysis, node: ast.AST, scope: Scope) -> Iterato
 
 
 @resolved_only
+@needles(names=COMPILE | _OPTIMIZE)
 def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(..., dynamic=True)` and `torch._dynamo.optimize(..., dynamic=True)`."""
     if not _compile_call(analysis, node, scope, COMPILE | _OPTIMIZE) or _support(analysis).dynamic:
@@ -98,12 +100,14 @@ def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
 
 
 @resolved_only
+@needles(names=COMPILE)  # the call, or a decorator (in the definition's span)
 def dynamic_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(...)` (or `@torch.compile`) that leaves `dynamic` to Dynamo's default."""
     yield from _missing_keyword(rule, analysis, node, scope, "dynamic", "dynamic=False")
 
 
 @resolved_only
+@needles(names=COMPILE)  # as dynamic_unset
 def backend_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(...)` with no `backend`, in a module that never sets a default backend."""
     found = list(_missing_keyword(rule, analysis, node, scope, "backend", 'backend="neuron"'))
@@ -155,6 +159,7 @@ def _sets_default_backend(analysis: Analysis) -> bool:
 
 
 @resolved_only
+@needles(names=COMPILE)
 def compile_mode(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(..., mode="max-autotune")`: a mode the backend ignores."""
     if not _compile_call(analysis, node, scope):
@@ -166,6 +171,7 @@ def compile_mode(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
 
 
 @resolved_only
+@needles(names=COMPILE)
 def compile_options(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """Keys of `torch.compile(..., options={...})` that the Neuron backend does not read."""
     if not _compile_call(analysis, node, scope):
@@ -197,6 +203,7 @@ def _option_keys(analysis: Analysis, value: ast.AST | None, scope: Scope) -> Ite
 
 
 @resolved_only
+@needles(names=COMPILE | _OPTIMIZE | SET_DEFAULT_BACKEND)
 def cuda_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`backend="inductor"` / `"cudagraphs"` in torch.compile, `_dynamo.optimize` or `set_default_backend`."""
     assert isinstance(node, ast.Call)

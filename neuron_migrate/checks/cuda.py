@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import (
@@ -74,6 +74,7 @@ def _is_torch_module(analysis: Analysis, node: ast.AST, scope: Scope) -> bool:
 
 
 # -- NM801: device strings ---------------------------------------------------------------------
+@needles("device", "map_location", "to", "type", names=_DEVICE_CALLS)
 def cuda_device_string(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`"cuda"` / `"cuda:N"` in `.to()`, `device=`, `map_location=`, `torch.device()`, and `.type == "cuda"`."""
     if isinstance(node, ast.Call):
@@ -121,6 +122,7 @@ def _indexed_fstring(node: ast.AST) -> bool:
 
 
 # -- NM802: `.cuda()` ---------------------------------------------------------------------------
+@needles("cuda")
 def cuda_method(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`x.cuda()`, `model.cuda(n)`, `x.cuda(non_blocking=True)` on tensors and modules."""
     assert isinstance(node, ast.Call)
@@ -141,6 +143,7 @@ def _short(analysis: Analysis, node: ast.AST) -> str:
 
 
 # -- NM812: `is_cuda` ------------------------------------------------------------------------------
+@needles("is_cuda")
 def cuda_tensor_check(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`x.is_cuda` read on a tensor or module."""
     assert isinstance(node, ast.Attribute)
@@ -155,6 +158,7 @@ def cuda_tensor_check(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: 
 
 
 # -- NM803: AMP ------------------------------------------------------------------------------------
+@needles(names=_CUDA_AUTOCAST | _CUDA_SCALER | _AUTOCAST | _SCALER)
 def cuda_amp(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.cuda.amp.autocast/GradScaler(...)`, `torch.autocast("cuda")`, `torch.amp.GradScaler("cuda")`."""
     assert isinstance(node, ast.Call)
@@ -177,6 +181,7 @@ def cuda_amp(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) ->
 
 
 # -- NM809: the device idiom -----------------------------------------------------------------------
+@needles(names=_DEVICE_CALLS | _IS_AVAILABLE)  # the IfExp tests `torch.cuda.is_available()`
 def cuda_idiom(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`"cuda" if torch.cuda.is_available() else "cpu"`, alone or inside `torch.device(...)`."""
     if isinstance(node, ast.Call):

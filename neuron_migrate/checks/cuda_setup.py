@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import (
@@ -41,6 +41,7 @@ _EXTENSION_LOAD = {"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.
 
 
 # -- NM804: process groups ---------------------------------------------------------------------------
+@needles(names=_INIT_PG)
 def nccl_backend(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`init_process_group("nccl")`, `backend="nccl"`, `"cpu:gloo,cuda:nccl"`, `new_group(backend="nccl")`."""
     assert isinstance(node, ast.Call)
@@ -66,6 +67,7 @@ def _is_flag(analysis: Analysis, node: ast.AST, scope: Scope) -> bool:
     return any(n == m or n.startswith(m + ".") for n in analysis.qualified(node, scope) for m in _FLAG_MODULES)
 
 
+@needles(under=_FLAG_MODULES)
 def cuda_backend_flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.backends.cudnn.benchmark = True` (one target), and reads of the cuDNN / CUDA flags."""
     if isinstance(node, ast.Assign):
@@ -96,6 +98,7 @@ def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     return [alias.name for alias in node.names]
 
 
+@needles(maps="words")  # an import spells the module it brings in
 def cuda_library_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """Imports of the packages the rule lists (`old = "flash_attn"` covers `flash_attn.*`)."""
     assert isinstance(node, (ast.Import, ast.ImportFrom))
@@ -107,6 +110,7 @@ def cuda_library_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope
 
 
 # -- NM808: CUDA extension builds ----------------------------------------------------------------------
+@needles(names=_EXTENSION | _EXTENSION_LOAD)
 def cuda_extension(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`CUDAExtension(...)`, and `load` / `load_inline` given CUDA sources or `with_cuda=True`."""
     assert isinstance(node, ast.Call)

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import TypeGuard, cast
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.device_types import device_type
@@ -69,6 +69,9 @@ def new_device(text: str) -> str | None:
     return "neuron" if found.group(1) is None else f"neuron:{found.group(1)}"
 
 
+# A call's device slot is a keyword, `.to(...)` or a device call; a compared operand is `str(x)`,
+# `x.type` or a name holding "device" (`_device_operand`).
+@needles("to", "type", "str", *_DEVICE_KEYWORDS, fragments=("device",), names=_DEVICE_CALLS)
 def device_string(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`"xla"` / `"xla:N"` where a device is expected, and the user's tests for it."""
     if isinstance(node, ast.Call):

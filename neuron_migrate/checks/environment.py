@@ -12,7 +12,7 @@ import functools
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, entry_for, string_value
@@ -22,6 +22,7 @@ _ENVIRON = {"os.environ"}
 
 
 @resolved_only
+@needles(names={"os.putenv"}, under=_ENVIRON)  # `os.environ[...]`, `.setdefault`, `.update`
 def env_var(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """Environment variables set from Python: `os.environ[K] = v`, `setdefault`, `putenv`, `update`."""
     for name, target, stmt_node in _env_writes(analysis, node, scope):
@@ -79,6 +80,9 @@ _SYS_MODULES = frozenset({"sys.modules"})
 _UNGUARDED = "Port or remove the code that depends on `{old}`; after migration it is false or unset"
 
 
+@needles(
+    "XLA", *_AVAILABILITY, names=_FIND_SPEC | _SYS_MODULES | {"os.getenv"}, under=_ENVIRON
+)  # `os.environ.get` is under `os.environ`
 def xla_feature_flag(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """A test of whether torch_xla is in use; the match names the lines it guards."""
     flag = _flag(rule, analysis, node, scope)

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, resolved_only
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles, resolved_only
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks import messages
@@ -40,6 +40,7 @@ _NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d
 
 
 @resolved_only
+@needles(fragments=("backend",), names=_INIT_PG | _NEW_GROUP)  # an Assign to a `*backend*` name
 def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, and a backend
     held in a constant, class attribute or default argument."""

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import PARENT, Match
+from neuron_migrate.analysis.analyze import Match, parent_of
 
 # torch_xla reduce types (constants and strings) -> torch.distributed.ReduceOp members.
 _REDUCE_OPS = {"sum": "SUM", "mul": "PRODUCT", "and": "BAND", "or": "BOR", "min": "MIN", "max": "MAX"}
@@ -90,7 +90,7 @@ def launches_program(match: Match) -> bool:
     or in a function named `main` that nothing in the file calls (a console-script entry point).
     Anything else is a library function, whose caller waits for what the workers return."""
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    current: ast.AST | None = getattr(match.node, PARENT, None)
+    current: ast.AST | None = parent_of(match.node)
     while current is not None and not isinstance(current, ast.Module):
         if isinstance(current, ast.ClassDef):
             return False
@@ -98,12 +98,12 @@ def launches_program(match: Match) -> bool:
             if function is not None or isinstance(current, ast.Lambda):
                 return False  # nested: not a module-level function
             function = current
-        current = getattr(current, PARENT, None)
+        current = parent_of(current)
     if function is None:
         return True
-    if not isinstance(current, ast.Module) or getattr(function, PARENT, None) is not current:
+    if not isinstance(current, ast.Module) or parent_of(function) is not current:
         return False
-    module: ast.Module = current  # type: ignore[assignment]  # (getattr reads it as Any)
+    module: ast.Module = current
     return _entry_function(module, function.name)
 
 

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_imports
@@ -287,6 +287,7 @@ _SHARD_METADATA = "torch_xla.distributed.fsdp.XlaFullyShardedDataParallel.get_sh
 _XLA_FSDP = "torch_xla.distributed.fsdp"
 
 
+@needles("get_shard_metadata")
 def shard_metadata_call(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`x.get_shard_metadata()` in a module that imports torch_xla's FSDP (no other API has it)."""
     assert isinstance(node, ast.Call)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match, Plan, import_rule
+from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match, Plan, import_rule, needles
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, entry_for
@@ -219,6 +219,7 @@ def _xla_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
 
 
 @import_rule
+@needles(XLA_ROOT)  # the import spells the torch_xla module
 def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """Imports of torch_xla modules; entries with `old` list the modules this rule owns."""
     assert isinstance(node, (ast.Import, ast.ImportFrom))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from neuron_migrate.analysis.analyze import PARENT, Analysis
+from neuron_migrate.analysis.analyze import Analysis, parent_of
 from neuron_migrate.engine.check import Planned
 from neuron_migrate.model import Safety
 
@@ -50,9 +50,9 @@ _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 def _outermost_block(stmt: ast.stmt) -> ast.AST:
     """The outermost compound statement around `stmt` in its function (or `stmt` itself)."""
     node: ast.AST = stmt
-    parent = getattr(node, PARENT, None)
+    parent = parent_of(node)
     while parent is not None and not isinstance(parent, _SCOPES):
-        node, parent = parent, getattr(parent, PARENT, None)
+        node, parent = parent, parent_of(parent)
     return node
 
 
