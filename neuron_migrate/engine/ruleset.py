@@ -40,6 +40,29 @@ class Ruleset:
     gates: tuple[Gate, ...] = ()  # what each indexed rule needs in a text to fire, as the prefilter reads it
     gate_words: tuple[str, ...] = ()  # every substring and identifier the gates name, once
 
+    @functools.cached_property
+    def narrowings(self) -> dict[frozenset[str], Ruleset]:
+        """The narrowed sets made from this one so far, by their codes (see `narrowed`)."""
+        return {}
+
+    @functools.cached_property
+    def by_code(self) -> tuple[_Placed, ...]:
+        """Each index table (exact, prefix, detectors, unresolved), its entries grouped by rule code
+        with their places in the table: what `_subset` assembles a narrowed index from."""
+        index = self.index
+        placed: list[_Placed] = []
+        tables: tuple[dict[Any, list[Any]], ...] = (index.exact, index.prefix, index.detectors, index.unresolved)
+        for table in tables:
+            by: _Placed = {}
+            for key_at, (key, pairs) in enumerate(table.items()):
+                for pair_at, pair in enumerate(pairs):
+                    by.setdefault(pair[0].code, []).append((key_at, pair_at, key, pair))
+            placed.append(by)
+        return tuple(placed)
+
+
+_Placed = dict[str, list[tuple[int, int, Any, Any]]]  # code -> (key's place, pair's place, key, pair)
+
 
 @dataclass(frozen=True)
 class Gate:
@@ -136,26 +159,25 @@ def narrowed(ruleset: Ruleset, text: str) -> Ruleset:
     )
     if len(codes) == len(ruleset.gates):
         return ruleset
-    key = (ruleset.codes, ruleset.target_version, ruleset.sources, ruleset.target, codes)
-    found = _NARROWED.get(key)
+    kept = ruleset.narrowings
+    found = kept.get(codes)
     if found is None:
-        if len(_NARROWED) >= _NARROWED_KEPT:
-            _NARROWED.clear()
-        found = _NARROWED[key] = _subset(ruleset, codes)
+        if len(kept) >= _NARROWED_KEPT:
+            kept.clear()
+        found = kept[codes] = _subset(ruleset, codes)
     return found
 
 
-_NARROWED: dict[tuple[object, ...], Ruleset] = {}
-_NARROWED_KEPT = 1024  # distinct code sets; a real tree has a few dozen
+_NARROWED_KEPT = 1024  # distinct code sets per rule set; a real tree has a few dozen
 
 
 def _subset(ruleset: Ruleset, codes: frozenset[str]) -> Ruleset:
     """`ruleset` with only the rules in `codes`: its index filtered, in the same order, which is
     what `build_ruleset(codes, ...)` indexes (without compiling the prefilter's patterns again:
     a narrowed set is used after the prefilter, by the walk). The work is in proportion to the
-    kept rules' entries (`_by_code`), not to the whole index."""
+    kept rules' entries (`Ruleset.by_code`), not to the whole index."""
     index = ruleset.index
-    tables = _by_code(ruleset)
+    tables = ruleset.by_code
     catch_all = index.catch_all if index.catch_all is not None and index.catch_all.code in codes else None
     sub = RuleIndex(
         exact=_kept(tables[0], codes),
@@ -168,28 +190,6 @@ def _subset(ruleset: Ruleset, codes: frozenset[str]) -> Ruleset:
     gates = tuple(g for g in ruleset.gates if g.code in codes)
     words = tuple(sorted({w for g in gates for w in (*g.substrings, *g.identifiers)}))
     return replace(ruleset, index=sub, codes=codes, gates=gates, gate_words=words)
-
-
-_Placed = dict[str, list[tuple[int, int, Any, Any]]]  # code -> (key's place, pair's place, key, pair)
-_BY_CODE: dict[int, tuple[Ruleset, tuple[_Placed, ...]]] = {}
-
-
-def _by_code(ruleset: Ruleset) -> tuple[_Placed, ...]:
-    """Each index table of a full rule set, its entries grouped by rule code (once per set)."""
-    known = _BY_CODE.get(id(ruleset))
-    if known is not None and known[0] is ruleset:
-        return known[1]
-    index = ruleset.index
-    placed: list[_Placed] = []
-    tables: tuple[dict[Any, list[Any]], ...] = (index.exact, index.prefix, index.detectors, index.unresolved)
-    for table in tables:
-        by: _Placed = {}
-        for key_at, (key, pairs) in enumerate(table.items()):
-            for pair_at, pair in enumerate(pairs):
-                by.setdefault(pair[0].code, []).append((key_at, pair_at, key, pair))
-        placed.append(by)
-    _BY_CODE[id(ruleset)] = (ruleset, tuple(placed))  # the set itself is kept: its id is not reused
-    return _BY_CODE[id(ruleset)][1]
 
 
 def _kept(placed: _Placed, codes: frozenset[str]) -> dict[Any, list[Any]]:
