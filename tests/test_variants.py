@@ -87,8 +87,8 @@ def test_facts_from_the_checks_nodes_equal_a_parse_of_their_own() -> None:
         analysis = variants(text, path.name, Settings()).analysis
         if analysis is not None:
             assert facts.facts_of_nodes(analysis.nodes(*facts.NODE_TYPES)) == facts.facts_of(text), path
-            assert facts.facts_of_nodes(analysis.nodes(*facts.node_types(text))) == facts.facts_of(text), path
-            assert facts.facts_of_nodes(facts.statements(analysis.tree)) == facts.facts_of(text) or "neuron" in text
+            if facts.imports_only(text):  # what report_file reads for such a file
+                assert facts.facts_of_nodes(facts.statements(analysis.tree)) == facts.facts_of(text), path
 
 
 NESTED_IMPORTS = """\

@@ -66,9 +66,12 @@ def facts_of(source: str) -> Facts:
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOTHING
-    if node_types(source) is IMPORT_TYPES:  # every `neuron` fact spells the word: only imports can be there
-        return facts_of_nodes(statements(tree))
-    return facts_of_nodes(ast.walk(tree))
+    return facts_of_nodes(statements(tree) if imports_only(source) else ast.walk(tree))
+
+
+def imports_only(source: str) -> bool:
+    """Whether only its imports can give `source` facts: every `neuron` fact spells the word."""
+    return "neuron" not in source
 
 
 _BODIES = ("body", "handlers", "orelse", "finalbody", "cases")  # where statements hold statements, in `_fields` order
@@ -90,12 +93,6 @@ def statements(tree: ast.AST) -> list[ast.AST]:
 
 # The nodes `facts_of_nodes` reads: given these in `ast.walk`'s order, it learns the same.
 NODE_TYPES = (ast.Import, ast.ImportFrom, ast.Call, ast.Attribute)
-IMPORT_TYPES = (ast.Import, ast.ImportFrom)
-
-
-def node_types(source: str) -> tuple[type[ast.AST], ...]:
-    """The nodes `facts_of_nodes` must see for `source`: without the word `neuron`, the imports."""
-    return NODE_TYPES if "neuron" in source else IMPORT_TYPES
 
 
 def facts_of_nodes(nodes: Iterable[ast.AST]) -> Facts:
