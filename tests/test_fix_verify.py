@@ -79,3 +79,39 @@ def test_a_file_rolled_back_whole_shows_no_fixable_marks(monkeypatch: pytest.Mon
     assert result.fixed_source is None
     assert any(f.code == "NM906" for f in result.findings)
     assert not [f for f in result.findings if f.fix is not None]
+
+
+# Errors that `ast.parse` lets through and only the compiler's own passes find.
+COMPILER_ERRORS = [
+    "return 1\n",
+    "await f()\n",
+    "nonlocal x\n",
+    "break\n",
+    "continue\n",
+    "yield 1\n",
+    "def f(a, a):\n    pass\n",
+    "def f():\n    x = 1\n    global x\n",
+    "def f():\n    from os import *\n",
+    "a, *b, *c = d\n",
+    "def f():\n    nonlocal y\n",
+    "async def g():\n    yield from x\n",
+    "def h():\n    [x async for x in y]\n",
+    "from __future__ import nope\n",
+    "import os\nfrom __future__ import annotations\n",
+    "x: int = 1\ndef f():\n    global x\n    x: int\n",
+    "try:\n    pass\nexcept:\n    pass\nexcept ValueError:\n    pass\n",
+]
+
+
+@pytest.mark.parametrize("tail", COMPILER_ERRORS)
+def test_a_file_that_parses_but_does_not_compile_is_nm901_where_compile_puts_it(tail: str) -> None:
+    """The check compiles the parsed tree, not the text: the NM901 says what compiling the text says."""
+    text = "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n" + tail
+    with pytest.raises(SyntaxError) as raised:
+        compile(text, "t.py", "exec", dont_inherit=True)
+    for fix in (False, True):
+        result = check_source(text, "t.py", Settings(fix=fix))
+        (error,) = result.findings
+        assert (error.code, error.message) == ("NM901", f"Fix the syntax error before migrating: {raised.value.msg}")
+        assert (error.start.line, error.start.column) == (raised.value.lineno, raised.value.offset)
+        assert result.fixed_source is None

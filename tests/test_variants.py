@@ -79,16 +79,20 @@ def test_the_unsafe_run_is_the_safe_one_only_when_no_round_plans_an_unsafe_fix()
     assert found.unsafe.fixed_source != found.safe.fixed_source
 
 
-def test_facts_from_the_checks_nodes_equal_a_parse_of_their_own() -> None:
+def test_facts_from_the_checks_tree_equal_a_walk_of_every_node() -> None:
+    """`report_file` reads the facts of an analysed file from the check's tree, through
+    `fact_nodes`: the same facts as a walk of every node of a parse of its own."""
+    neuron = 0
     for path in [*INPUTS, *E2E]:
         text = _text(path)
         if text is None:
             continue
         analysis = variants(text, path.name, Settings()).analysis
         if analysis is not None:
-            assert facts.facts_of_nodes(analysis.nodes(*facts.NODE_TYPES)) == facts.facts_of(text), path
-            if facts.imports_only(text):  # what report_file reads for such a file
-                assert facts.facts_of_nodes(facts.statements(analysis.tree)) == facts.facts_of(text), path
+            whole = facts.facts_of_nodes(ast.walk(ast.parse(text)))
+            assert facts.facts_of_nodes(facts.fact_nodes(analysis.tree, text)) == whole == facts.facts_of(text), path
+            neuron += whole.neuron
+    assert neuron > 20  # files with `neuron` code, found outside their imports too
 
 
 NESTED_IMPORTS = """\
@@ -137,6 +141,34 @@ def test_facts_of_a_text_without_neuron_reads_the_imports_in_walk_order() -> Non
     found = facts.facts_of(NESTED_IMPORTS).imports
     assert [module for _, module, _ in found] == [*"aubefchklqto"]  # by depth, as ast.walk goes
     assert found[4] == (1, "f", ("g",)) and found[-1] == (2, "o", ("p",))
+
+
+# Each holds `neuron` code in a place the pruned reading must still visit.
+NEURON_CODE = [
+    'x = torch.device(\n    "neuron"\n)\n',
+    'class M:\n    def f(self):\n        if ok:\n            t.to("neuron")\n',
+    '@wrap(device="neuron")\ndef f():\n    pass\n',
+    'def f(d=torch.device("neuron:0")):\n    pass\n',
+    "match x:\n    case torch.neuron.Thing():\n        pass\n",
+    "try:\n    pass\nexcept ValueError:\n    y = lambda: torch.neuron.current_device()\n",
+    'for d in [torch.device("neuron")]:\n    pass\nelse:\n    pass\n',
+    'with torch.autocast("neuron"):\n    pass\n',
+    "from torch import neuron\n",
+]
+NOT_NEURON_CODE = [
+    '# torch.device("neuron")\nx = 1\n',
+    'def f():\n    """Runs on torch.device("neuron")."""\n',
+    "neurons = count_neurons(layer)\n",
+    'torch.device("cpu")  # not "neuron"\n',
+]
+
+
+@pytest.mark.parametrize("text", NEURON_CODE + NOT_NEURON_CODE)
+def test_the_pruned_facts_of_neuron_code_equal_a_walk_of_every_node(text: str) -> None:
+    tree = ast.parse(text)
+    whole = facts.facts_of_nodes(ast.walk(tree))
+    assert whole.neuron is (text in NEURON_CODE)
+    assert facts.facts_of_nodes(facts.fact_nodes(tree, text)) == whole == facts.facts_of(text)
 
 
 def _project(tmp_path: Path, pool: int = 0) -> Path:

@@ -84,8 +84,8 @@ def first_round(
         )
     no_fix = over_budget(text, fixing=True) if settings.fix else None
     planned, error, analysis = _plan_with_analysis(text, path, ruleset)
-    if error is None and planned:
-        error = _compile_error(text, path)  # parses, but Python would refuse it: never edited
+    if error is None and planned and analysis is not None:
+        error = _compile_error(analysis.tree, path)  # parses, but Python would refuse it: never edited
     if error is not None:
         return FileResult(path, (error,), source=text)
     if no_fix is not None:
@@ -300,14 +300,16 @@ def _split_breaking(analysis: Analysis, chosen: list[Planned], path: str) -> tup
     return kept, bad
 
 
-def _compile_error(text: str, path: str) -> Finding | None:
+def _compile_error(tree: ast.Module, path: str) -> Finding | None:
     """NM901 for a file that parses but does not compile (`return` outside a function, `await`
-    or `nonlocal` at module level): only files with findings pay for the compile."""
+    or `nonlocal` at module level): only files with findings pay for the compile. The parsed
+    tree is compiled, not the text: the errors left after parsing come from the compiler's own
+    passes, which read the tree, so they are the same, and the text is not parsed again."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if ".ipynb" in path else 0  # IPython runs `await` in cells
-            compile(text, path, "exec", flags=flags, dont_inherit=True)
+            compile(tree, path, "exec", flags=flags, dont_inherit=True)
     except SyntaxError as exc:
         message = f"Fix the syntax error before migrating: {exc.msg}"
         return tool_finding(path, "NM901", message, exc.lineno or 1, max(exc.offset or 1, 1))

@@ -128,7 +128,7 @@ def report_file(path: Path, display: str, settings: Any, data: bytes) -> tuple[F
     apply) and, for a Python file, its facts (`report/facts.py`) as plain tuples."""
     from neuron_migrate.engine.pipeline import process_file, read_source
     from neuron_migrate.engine.variants import variants
-    from neuron_migrate.report.facts import NODE_TYPES, facts_of, facts_of_nodes, imports_only, statements
+    from neuron_migrate.report.facts import fact_nodes, facts_of, facts_of_nodes
 
     python = display.endswith((".py", ".pyi"))
     raw = data.decode("utf-8", errors="replace") if python else ""  # what facts_of reads
@@ -150,8 +150,7 @@ def report_file(path: Path, display: str, settings: Any, data: bytes) -> tuple[F
     if not python:
         return found.check, (found.safe, found.unsafe, None)
     if found.analysis is not None and raw == text:  # the text facts_of would parse: its tree is at hand
-        analysis = found.analysis  # with imports only, its statements serve, not the node index
-        facts = facts_of_nodes(statements(analysis.tree) if imports_only(raw) else analysis.nodes(*NODE_TYPES))
+        facts = facts_of_nodes(fact_nodes(found.analysis.tree, raw))
     else:
         facts = facts_of(raw)
     return found.check, (found.safe, found.unsafe, _plain(facts))

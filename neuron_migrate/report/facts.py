@@ -17,11 +17,13 @@ import hashlib
 import marshal
 import os
 import warnings
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.run.cache import read_stamped, tree_stamp
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -66,12 +68,7 @@ def facts_of(source: str) -> Facts:
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOTHING
-    return facts_of_nodes(statements(tree) if imports_only(source) else ast.walk(tree))
-
-
-def imports_only(source: str) -> bool:
-    """Whether only its imports can give `source` facts: every `neuron` fact spells the word."""
-    return "neuron" not in source
+    return facts_of_nodes(fact_nodes(tree, source))
 
 
 _BODIES = ("body", "handlers", "orelse", "finalbody", "cases")  # where statements hold statements, in `_fields` order
@@ -91,13 +88,46 @@ def statements(tree: ast.AST) -> list[ast.AST]:
     return found
 
 
-# The nodes `facts_of_nodes` reads: given these in `ast.walk`'s order, it learns the same.
-NODE_TYPES = (ast.Import, ast.ImportFrom, ast.Call, ast.Attribute)
+def fact_nodes(tree: ast.AST, source: str) -> list[ast.AST]:
+    """The nodes of the module `tree` (parsed from `source`) that can give it facts: every
+    statement, in `ast.walk`'s order (each import is one), then the expressions of the statements
+    whose lines spell `neuron`, since a `neuron` fact outside an import is a string or an
+    attribute that spells it. (A string that makes the word only by escapes or by implicit
+    concatenation is not code the tool wrote.)"""
+    found = statements(tree)
+    lines = _lines_with(source, "neuron")
+    if not lines:
+        return found
+    nodes = list(found)
+    for stmt in found[1:]:
+        if not isinstance(stmt, ast.match_case):  # a `case` has no position: its pattern is read
+            first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])  # type: ignore[attr-defined]
+            index = bisect_left(lines, first)
+            if index == len(lines) or lines[index] > (stmt.end_lineno or stmt.lineno):  # type: ignore[attr-defined]
+                continue
+        for name, value in ast.iter_fields(stmt):
+            if name not in _BODIES:
+                for part in value if isinstance(value, list) else (value,):
+                    if isinstance(part, ast.AST):
+                        nodes.extend(ast.walk(part))
+    return nodes
+
+
+def _lines_with(source: str, word: str) -> list[int]:
+    """The lines of `source` (1-based, as `ast` counts them) that contain `word`, in order."""
+    lines: list[int] = []
+    at = source.find(word)
+    src = SourceText(source)
+    while at >= 0:
+        line = src.position(at).line
+        lines.append(line)
+        at = source.find(word, src.line_start(line + 1))
+    return lines
 
 
 def facts_of_nodes(nodes: Iterable[ast.AST]) -> Facts:
-    """`facts_of` a module from its nodes in `ast.walk`'s order (all, or only `NODE_TYPES`: the
-    check's analysis lists those, `Analysis.nodes`, so the report parses no file twice)."""
+    """`facts_of` a module from its nodes: all of them in `ast.walk`'s order, or `fact_nodes`
+    (from the check's tree, so the report parses no file twice)."""
     imports: list[tuple[int, str, tuple[str, ...]]] = []
     neuron = False
     for node in nodes:
