@@ -38,7 +38,11 @@ class Ruleset:
     )  # `fix = "..."` names
     sources: RuleSources = RuleSources()
     gates: tuple[Gate, ...] = ()  # what each indexed rule needs in a text to fire, as the prefilter reads it
-    gate_words: tuple[str, ...] = ()  # every substring and identifier the gates name, once
+
+    @functools.cached_property
+    def gate_words(self) -> tuple[str, ...]:
+        """Every substring and identifier the gates name, once."""
+        return tuple(sorted({w for g in self.gates for w in (*g.substrings, *g.identifiers)}))
 
     @functools.cached_property
     def narrowings(self) -> dict[frozenset[str], Ruleset]:
@@ -109,8 +113,7 @@ def build_ruleset(
     substrings = minimal_triggers(triggers)
     patterns = name_patterns(names, substrings)
     gates = tuple(_gate(spec, triggers) for spec in rules.specs if spec.code in codes and _indexed(spec))
-    words = tuple(sorted({w for g in gates for w in (*g.substrings, *g.identifiers)}))
-    return Ruleset(index, substrings, codes, target_version, target, patterns, rules.fixes, sources, gates, words)
+    return Ruleset(index, substrings, codes, target_version, target, patterns, rules.fixes, sources, gates)
 
 
 def _indexed(spec: RuleSpec) -> bool:
@@ -188,8 +191,7 @@ def _subset(ruleset: Ruleset, codes: frozenset[str]) -> Ruleset:
         catch_all=catch_all,
     )
     gates = tuple(g for g in ruleset.gates if g.code in codes)
-    words = tuple(sorted({w for g in gates for w in (*g.substrings, *g.identifiers)}))
-    return replace(ruleset, index=sub, codes=codes, gates=gates, gate_words=words)
+    return replace(ruleset, index=sub, codes=codes, gates=gates)
 
 
 def _kept(placed: _Placed, codes: frozenset[str]) -> dict[Any, list[Any]]:
