@@ -737,15 +737,17 @@ def report_command(
     from neuron_migrate.report.command import collect
     from neuron_migrate.report.compare import CompareError, with_comparison
     from neuron_migrate.run import workflow
+    from neuron_migrate.run.parallel import fewer_collections
 
     cwd = Path.cwd()
     options["jobs"] = options["jobs"] or workflow.usable_cores()
     smoke = _smoke_report(smoke_script, options, cwd) if smoke_script is not None else None
     try:
-        built = collect(paths, options, cwd, smoke=smoke, progress=_progress({"quiet": quiet}))
-        if compare_file is not None:
-            built = with_comparison(built, compare_file)
-        text = report.render(fmt, built)
+        with fewer_collections():  # as in `check`: the files' results and facts live until rendered
+            built = collect(paths, options, cwd, smoke=smoke, progress=_progress({"quiet": quiet}))
+            if compare_file is not None:
+                built = with_comparison(built, compare_file)
+            text = report.render(fmt, built)
     except (*workflow.USER_ERRORS, CompareError) as exc:
         _fail(str(exc))
     _write_output(text, {}, fmt, output)
