@@ -11,7 +11,9 @@ plain CPU run, `tests/bench/smoke_bench.py`) takes about 5 minutes; `--skip-smok
 out. Downloads (pinned wheels from PyPI) and a tools venv with TorchFix and Ruff live in
 `--work-dir` and are reused by later runs; nothing is committed.
 
-Every tool runs as a child process. Wall time is the best of `--repeat` runs; peak RSS is that of
+Every tool runs as a child process; ours runs from a copy of this tree's package laid out as its
+wheel installs it (rule files inside, parsed at build: `installed_layout`), and so does the
+`--baseline` commit. Wall time is the best of `--repeat` runs; peak RSS is that of
 the largest process of the run (from `wait4`), CPU time adds up the process and its workers.
 """
 
@@ -32,6 +34,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# The code measured: REPO's package as its wheel installs it (see installed_layout; main sets it).
+MEASURED = [REPO]
 # `tests/` (not this folder, where `bench` would be this script) makes `bench.corpus` importable.
 sys.path[:] = [str(REPO), str(REPO / "tests")] + [
     p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent
@@ -81,10 +85,10 @@ class CorpusReport:
 # -- running children ----------------------------------------------------------------------
 
 
-def _child_env(tree: Path = REPO) -> dict[str, str]:
+def _child_env(tree: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode compiled
-    env["PYTHONPATH"] = str(tree)
+    env["PYTHONPATH"] = str(tree or MEASURED[0])
     return env
 
 
@@ -95,7 +99,7 @@ def measure(
     repeat: int = 1,
     timeout: float = 600.0,
     before: object = None,
-    tree: Path = REPO,
+    tree: Path | None = None,
 ) -> Run:
     """Run `argv` `repeat` times (with `tree` on PYTHONPATH); keep the fastest run, with the least
     CPU time of any run as its `cpu_s`. Each is its own minimum: on a shared machine the run with
@@ -118,7 +122,7 @@ def measure(
     return dataclasses.replace(best, cpu_s=least_cpu)
 
 
-def _once(label: str, argv: list[str], cwd: Path, timeout: float, tree: Path = REPO) -> Run:
+def _once(label: str, argv: list[str], cwd: Path, timeout: float, tree: Path | None = None) -> Run:
     done = run_measured(argv, cwd, _child_env(tree), timeout)
     if done.wall_s is None:
         return Run(label, wall_s=timeout, timed_out=True, note=f"stopped after {timeout:.0f} s")
@@ -292,6 +296,28 @@ def report_argv(output: Path) -> list[str]:
     return [sys.executable, "-m", "neuron_migrate", "report", ".", "--format", "json", "--jobs", "1", "-o", str(output)]
 
 
+def installed_layout(tree: Path, work: Path, name: str) -> Path:
+    """The package of `tree` laid out as its wheel installs it, in work/<name> (made anew): the
+    rule files inside the package, with their parsed tables (`rules/parsed.json`) where the tree
+    ships them (from 7f286ae on). A source checkout parses the 100 rule files on every run
+    (about 35 ms) and an installed tool does not: the bench measures what users run."""
+    import importlib.util
+
+    target = work / name
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(tree / "neuron_migrate", target / "neuron_migrate", ignore=shutil.ignore_patterns("__pycache__"))
+    rules = target / "neuron_migrate" / "rules"
+    shutil.copytree(tree / "rules", rules, dirs_exist_ok=True)
+    module_file = tree / "neuron_migrate" / "parsed_rules.py"
+    if module_file.is_file():
+        spec = importlib.util.spec_from_file_location(f"_bench_parsed_rules_{name}", module_file)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        (rules / module.PARSED).write_text(module.dumps(rules), encoding="utf-8")
+    return target
+
+
 def baseline_tree(work: Path, rev: str) -> Path:
     """A detached worktree of `rev` in the work folder, made once: the regression guard's code."""
     sha = subprocess.run(["git", "rev-parse", rev], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
@@ -311,13 +337,13 @@ def bench_corpus(report: CorpusReport, root: Path, work: Path, tools: dict[str, 
     r, runs = opts.repeat, report.runs
     report.load_average_start = os.getloadavg()[0]
     report_json = work / f"report-{report.name}.json"
-    plan: dict[str, tuple[str, list[str], object, Path]] = {
-        "cold": ("ours cold (--jobs 1, empty cache)", ours("--jobs", "1"), clear, REPO),
-        "warm": ("ours warm (cache, nothing changed)", ours("--jobs", "1"), None, REPO),
-        "report_cold": ("report cold (--jobs 1, empty cache)", report_argv(report_json), clear, REPO),
-        "report_warm": ("report warm (cache, nothing changed)", report_argv(report_json), None, REPO),
-        "jobs1": ("ours --no-cache --jobs 1", ours("--no-cache", "--jobs", "1"), None, REPO),
-        "jobs2": ("ours --no-cache --jobs 2", ours("--no-cache", "--jobs", "2"), None, REPO),
+    plan: dict[str, tuple[str, list[str], object, Path | None]] = {
+        "cold": ("ours cold (--jobs 1, empty cache)", ours("--jobs", "1"), clear, None),
+        "warm": ("ours warm (cache, nothing changed)", ours("--jobs", "1"), None, None),
+        "report_cold": ("report cold (--jobs 1, empty cache)", report_argv(report_json), clear, None),
+        "report_warm": ("report warm (cache, nothing changed)", report_argv(report_json), None, None),
+        "jobs1": ("ours --no-cache --jobs 1", ours("--no-cache", "--jobs", "1"), None, None),
+        "jobs2": ("ours --no-cache --jobs 2", ours("--no-cache", "--jobs", "2"), None, None),
     }
     if opts.baseline_tree is not None:
         label = f"baseline {opts.baseline} --no-cache --jobs 1"
@@ -679,6 +705,7 @@ def main(argv: list[str]) -> None:
     work.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
     tools = tools_venv(work, opts.skip_torchfix)
+    MEASURED[0] = installed_layout(REPO, work, "installed")
     if opts.skip_torchfix:
         opts.torchfix_on = ""
     subprocess.run(
@@ -706,7 +733,9 @@ def main(argv: list[str]) -> None:
         ),
         "e": (f"`{LIGHTNING}` (real code, some torch_xla)", lambda: download_package(LIGHTNING, work)),
     }
-    opts.baseline_tree = baseline_tree(work, opts.baseline) if opts.baseline else None
+    opts.baseline_tree = (
+        installed_layout(baseline_tree(work, opts.baseline), work, "installed-baseline") if opts.baseline else None
+    )
     for name in ("a", "b", "c", "d", "e"):
         if name not in chosen:
             continue
