@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import tokenize
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ class Directive:
 
 @dataclass(frozen=True)
 class Layout:
-    """Comments, and the lines where a trailing comment can go, from one tokenize pass."""
+    """Comments, and the lines where a trailing comment can go, as one tokenize pass finds them."""
 
     comments: tuple[tuple[int, int, int], ...]  # (line, start offset, end offset)
     line_ends: tuple[int, ...] | None  # sorted lines ending in NL/NEWLINE; None: every line
@@ -53,7 +54,15 @@ class Layout:
 
 
 def layout_of(src: SourceText) -> Layout:
-    """Tokenize once; text that does not tokenize has no comments (so no directives)."""
+    """Comments, and the lines that end in NL/NEWLINE, exactly as tokenize finds them; text that
+    does not tokenize has no comments (so no directives). The scan is the fast path where it is
+    sure of the answer; anything else goes through tokenize."""
+    fast = scanned_layout(src) if FAST_PATH else None
+    return fast if fast is not None else tokenized_layout(src)
+
+
+def tokenized_layout(src: SourceText) -> Layout:
+    """`layout_of` by one tokenize pass: the reference, and the path for text the scan leaves."""
     comments: list[tuple[int, int, int]] = []
     ends: set[int] = set()
     try:
@@ -66,6 +75,110 @@ def layout_of(src: SourceText) -> Layout:
     except (tokenize.TokenError, SyntaxError):
         return Layout((), None)  # no trustworthy comments: a `#` may sit inside a string
     return Layout(tuple(comments), tuple(sorted(ends)))
+
+
+# The scan models the pure-Python tokenizer of Python 3.10 and 3.11. From 3.12 tokenize is the C
+# tokenizer: it splits f-strings into parts (a replacement field may hold comments and line
+# breaks) and rejects text the old one let through, so there tokenize is the only path.
+FAST_PATH = sys.version_info < (3, 12)
+# What tokenize's regexes make of the next quote, `#` or backslash outside strings and comments.
+# A string's prefix never matters: with any prefix, raw or not, a string ends at the same quote.
+# A backslash-newline inside a triple-quoted string is one more escape here, where tokenize starts
+# the next line afresh: the same end. `open` (a triple quote never closed) and `odd` (a one-line
+# string not closed on its line or continued with a backslash, a backslash that joins nothing)
+# are tokenize errors or ERRORTOKENs: left to tokenize.
+_LEXEMES = re.compile(
+    r"""[^'"#\\]*"""  # the code before it: skipped at the speed of one character class
+    r"(?:(?P<long>'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"
+    r'|"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*""")'
+    r"|(?P<open>'''|\"\"\")"
+    r"""|(?P<short>'[^\n'\\]*(?:\\.[^\n'\\]*)*'|"[^\n"\\]*(?:\\.[^\n"\\]*)*")"""
+    r"|(?P<comment>#[^\r\n]*)"
+    r"|(?P<join>\\\r?\n)"
+    r"""|(?P<odd>['"\\])|\Z)"""
+)
+_CARRIED = "\0"  # starts a skeleton line that goes on with a string or after a backslash join
+_BRACKETS = str.maketrans("[{]}", "(())")
+
+
+def scanned_layout(src: SourceText) -> Layout | None:
+    """`layout_of` by a regex pass over the strings, comments and backslash joins, then a pass
+    over the lines of what is left (the skeleton); None where tokenize must decide: a form feed,
+    a lone carriage return, a NUL, an `open` or `odd` lexeme, a bracket closed before it opened,
+    a statement still open at the end, a dedent that tokenize rejects."""
+    text = src.text
+    if "\f" in text or _CARRIED in text or text.count("\r") != text.count("\r\n"):
+        return None
+    pieces: list[str] = []
+    comments: list[tuple[int, int, int]] = []
+    done = 0
+    for match in _LEXEMES.finditer(text):
+        kind = match.lastgroup
+        if kind is None:
+            break  # the end of the text
+        start, end = match.span(kind)
+        if kind == "short":
+            lexeme = "S"
+        elif kind == "comment":
+            comments.append((src.position(start).line, start, end))
+            lexeme = "#"
+        elif kind == "long":
+            lexeme = "S" + "\n\0" * text.count("\n", start, end)
+        elif kind == "join":  # kept visible: a statement line of only a join still has its indent read
+            lexeme = "\\\n\0"
+        else:
+            return None
+        pieces += (text[done:start], lexeme)
+        done = end
+    pieces.append(text[done:])
+    lines = "".join(pieces).translate(_BRACKETS).split("\n")
+    ends = _line_ends(lines, text[text.rfind("\n") + 1 :], "\t" in text)
+    return None if ends is None else Layout(tuple(comments), ends)
+
+
+def _line_ends(lines: list[str], last_text: str, tabs: bool) -> tuple[int, ...] | None:
+    """The lines whose line break tokenize reaches (an NL or NEWLINE token), with the implicit
+    NEWLINE of a last line that has no break; None on a tokenize error. A break is reached unless
+    the next skeleton line is carried; a statement's first line has its indent checked."""
+    ends: list[int] = []
+    depth = 0
+    indents = [0]
+    count = len(lines)
+    for number, line in enumerate(lines, 1):
+        if line[:1] != _CARRIED:
+            if number > 1:
+                ends.append(number - 1)
+            if depth == 0:  # a new statement: tokenize reads its indent
+                body = line.lstrip(" \t")
+                if not body or body[0] in "#\r":  # blank, or only a comment: NL, and no indent
+                    if number < count:
+                        continue
+                    if body:
+                        ends.append(number)  # a comment on the last line, without a break
+                    return tuple(ends)  # no last line, or only an indent: tokenize stops before it
+                column = len(line) - len(body) if not tabs else _column(line[: len(line) - len(body)])
+                if column > indents[-1]:
+                    indents.append(column)
+                elif column < indents[-1]:
+                    if column not in indents:
+                        return None  # IndentationError
+                    del indents[indents.index(column) + 1 :]
+        depth += line.count("(") - line.count(")")
+        if depth < 0:
+            return None
+    if depth or (lines[-1][:1] == _CARRIED and not last_text):
+        return None  # EOF in a multi-line statement
+    if last_text and not last_text.strip().startswith("#"):
+        ends.append(count)  # tokenize's NEWLINE after a last line that has no line break
+    return tuple(ends)
+
+
+def _column(indent: str) -> int:
+    """An indent's width as tokenize measures it: a tab goes to the next multiple of 8."""
+    column = 0
+    for char in indent:
+        column = column + 1 if char == " " else (column // 8 + 1) * 8
+    return column
 
 
 def line_layout(src: SourceText, kind: str | None = None) -> Layout:
