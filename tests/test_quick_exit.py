@@ -122,7 +122,8 @@ def test_a_message_as_the_exit_code_gets_the_ordinary_exit(
 
 def test_the_collector_is_restored_unless_the_process_ends_with_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
     """In process (tests, a library caller) the thresholds come back; the console script does not
-    pay for the full collection that restoring them sets off just before it exits."""
+    pay for the full collection that restoring them sets off just before it exits, but still
+    unfreezes what a batch froze."""
     before = gc.get_threshold()
     monkeypatch.setattr(neuron_migrate, "ENDS_WITH_COMMAND", False)
     with parallel.fewer_collections():
@@ -131,9 +132,11 @@ def test_the_collector_is_restored_unless_the_process_ends_with_the_command(monk
     monkeypatch.setattr(neuron_migrate, "ENDS_WITH_COMMAND", True)
     try:
         with parallel.fewer_collections():
-            pass
+            gc.freeze()  # as a batch of files does (`_compute`)
         assert gc.get_threshold() == parallel._GC_THRESHOLDS
+        assert gc.get_freeze_count() == 0  # what it froze (garbage too) can be collected again
     finally:
+        gc.unfreeze()
         gc.set_threshold(*before)
 
 

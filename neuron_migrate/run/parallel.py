@@ -155,17 +155,19 @@ def fewer_collections() -> Iterator[None]:
     those results while the report was rendered took twice as long as rendering it (corpus (a),
     10,000 findings); so the CLI keeps these thresholds until it has printed the report.
 
-    In a process that ends with its command (`neuron_migrate.ENDS_WITH_COMMAND`), nothing is
-    restored: the default thresholds set off a full collection of everything the command kept, at
-    once (0.8 s after a check of all of transformers), which nothing after it needs.
+    In a process that ends with its command (`neuron_migrate.ENDS_WITH_COMMAND`), the thresholds
+    stay raised: the default ones set off a full collection of everything the command kept, at
+    once (0.8 s after a check of all of transformers), which nothing after it needs. What was
+    frozen is unfrozen either way, so garbage frozen with it (a batch of files' trees not yet
+    collected when the next batch starts) can still be collected.
     """
     before = gc.get_threshold()
     gc.set_threshold(*_GC_THRESHOLDS)
     try:
         yield
     finally:
+        gc.unfreeze()
         if not neuron_migrate.ENDS_WITH_COMMAND:
-            gc.unfreeze()
             gc.set_threshold(*before)
 
 
