@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -30,8 +31,10 @@ class Binding:
     kind: str  # "import", "alias", "local", or "star" (a known API name from a star import)
     target: str = ""  # dotted path for imports; for aliases, the dotted source expression
     node: ast.AST | None = None  # the statement that binds the name
-    # where an alias's source expression is evaluated (None: the scope that looks it up)
-    scope: Scope | None = field(default=None, compare=False, repr=False)
+    # where an alias's source expression is evaluated (None: the scope that looks it up), weakly:
+    # the binding is in that scope's own table, and a cycle would keep the tree from being freed
+    # by reference counting (see `analyze.PARENT`); the resolver holds every scope
+    scope: weakref.ReferenceType[Scope] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -203,7 +206,7 @@ class _Collector(ast.NodeVisitor):
         source = dotted(node.value)
         for target in node.targets:
             if source and isinstance(target, ast.Name):
-                self._bind(target.id, Binding("alias", source, node, self.scope))
+                self._bind(target.id, Binding("alias", source, node, weakref.ref(self.scope)))
             else:
                 self.visit(target)
 
@@ -400,7 +403,8 @@ class Resolver:
         if binding.kind in ("import", "star"):
             return {binding.target}
         if binding.kind == "alias":
-            return self.resolve_dotted(binding.target, binding.scope or scope)
+            evaluated = binding.scope() if binding.scope is not None else None
+            return self.resolve_dotted(binding.target, evaluated or scope)
         return set()
 
     def is_loaded(self, name: str) -> bool:
