@@ -7,7 +7,6 @@ import contextlib
 import os
 import sys
 
-import neuron_migrate
 from neuron_migrate.cli import main
 
 
@@ -20,10 +19,8 @@ def run() -> None:
     it has to say, the process flushes its output, runs the exit handlers (what `atexit` and
     `weakref.finalize` registered) and leaves with `os._exit`, as mypy does. Any other ending
     (a crash, a message as the exit code, a thread or child process still running, output that
-    cannot be flushed) takes Python's ordinary exit, unchanged. Nor is anything tidied up for
-    code that would run after the command (`neuron_migrate.ENDS_WITH_COMMAND`).
+    cannot be flushed) takes Python's ordinary exit, unchanged.
     """
-    neuron_migrate.ENDS_WITH_COMMAND = True
     try:
         main(prog_name="neuron-migrate")
     except SystemExit as exc:

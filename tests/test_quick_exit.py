@@ -5,7 +5,6 @@ exit wherever a quick one could lose something."""
 from __future__ import annotations
 
 import atexit
-import gc
 import os
 import re
 import subprocess
@@ -15,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import neuron_migrate
 from neuron_migrate import __main__ as entry
-from neuron_migrate.run import parallel
 
 SCRIPT = Path(sys.executable).with_name("neuron-migrate")
 XLA = "import torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\nxm.mark_step()\n"
@@ -41,7 +38,6 @@ def quick_exits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         raise _Exited(code)
 
     monkeypatch.setattr(entry.os, "_exit", fake_exit)
-    monkeypatch.setattr(neuron_migrate, "ENDS_WITH_COMMAND", False)  # run() sets it: not for later tests
     return codes
 
 
@@ -119,32 +115,6 @@ def test_a_message_as_the_exit_code_gets_the_ordinary_exit(
     with pytest.raises(SystemExit):
         entry.run()
     assert quick_exits == []
-
-
-def test_the_collector_is_restored_unless_the_process_ends_with_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In process (tests, a library caller) the thresholds come back; the console script does not
-    pay for the full collection that restoring them sets off just before it exits, but still
-    unfreezes what a batch froze."""
-    before = gc.get_threshold()
-    monkeypatch.setattr(neuron_migrate, "ENDS_WITH_COMMAND", False)
-    with parallel.fewer_collections():
-        assert gc.get_threshold() == parallel._GC_THRESHOLDS
-    assert gc.get_threshold() == before
-    monkeypatch.setattr(neuron_migrate, "ENDS_WITH_COMMAND", True)
-    try:
-        with parallel.fewer_collections():
-            gc.freeze()  # as a batch of files does (`_compute`)
-        assert gc.get_threshold() == parallel._GC_THRESHOLDS
-        assert gc.get_freeze_count() == 0  # what it froze (garbage too) can be collected again
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(*before)
-
-
-def test_run_says_the_process_ends_with_the_command(monkeypatch: pytest.MonkeyPatch, quick_exits: list[int]) -> None:
-    with pytest.raises(_Exited):
-        _run(monkeypatch, "version")
-    assert neuron_migrate.ENDS_WITH_COMMAND is True
 
 
 def _undated(report: bytes) -> bytes:

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import neuron_migrate
 from neuron_migrate.model import FileResult
 from neuron_migrate.run import cache_codec as codec
 from neuron_migrate.run.cache import Stamp, read_stamped
@@ -154,12 +153,6 @@ def fewer_collections() -> Iterator[None]:
     took two thirds of the decoding time, and, with the default thresholds restored, rescanning
     those results while the report was rendered took twice as long as rendering it (corpus (a),
     10,000 findings); so the CLI keeps these thresholds until it has printed the report.
-
-    In a process that ends with its command (`neuron_migrate.ENDS_WITH_COMMAND`), the thresholds
-    stay raised: the default ones set off a full collection of everything the command kept, at
-    once (0.8 s after a check of all of transformers), which nothing after it needs. What was
-    frozen is unfrozen either way, so garbage frozen with it (a batch of files' trees not yet
-    collected when the next batch starts) can still be collected.
     """
     before = gc.get_threshold()
     gc.set_threshold(*_GC_THRESHOLDS)
@@ -167,8 +160,7 @@ def fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-        if not neuron_migrate.ENDS_WITH_COMMAND:
-            gc.set_threshold(*before)
+        gc.set_threshold(*before)
 
 
 def _start_worker(settings: Settings) -> None:
