@@ -46,14 +46,17 @@ def _run(monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
     entry.run()
 
 
-@pytest.mark.parametrize(("args", "code"), [(("version",), 0), (("check", "xla.py"), 1), (("check", "nope.py"), 2)])
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(("version",), 0), (("check", "--no-cache", "xla.py"), 1), (("check", "--no-cache", "nope.py"), 2)],
+)
 def test_a_finished_command_exits_quickly_with_its_code(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick_exits: list[int], args: tuple[str, ...], code: int
 ) -> None:
     (tmp_path / "xla.py").write_text(XLA)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(_Exited):
-        _run(monkeypatch, *args, "--no-cache") if args[0] == "check" else _run(monkeypatch, *args)
+        _run(monkeypatch, *args)
     assert quick_exits == [code]
 
 
