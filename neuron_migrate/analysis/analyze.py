@@ -501,6 +501,47 @@ def walk(analysis: Analysis, index: RuleIndex) -> list[Match]:
     return matches
 
 
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # the fields that hold statements
+
+
+def walk_imports(analysis: Analysis, index: RuleIndex) -> list[Match]:
+    """The matches `walk` finds at import statements with the import rules, without the walk.
+
+    The statements are the resolver's, found through the names they bind (each binding keeps
+    its statement and is in the scope `walk` passes). Statements are linked to their parents
+    (the questions an import's fix asks); the nodes inside them on the first question about
+    one, as for statements `walk` skips.
+    """
+    analysis.import_rules = index.import_rules
+    tree = analysis.tree
+    setattr(tree, PARENT, None)
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        up = _up(node)
+        for name in _BLOCKS:
+            block = getattr(node, name, None)
+            if type(block) is list:
+                for child in block:
+                    setattr(child, PARENT, up)
+                    stack.append(child)
+    analysis.skipped.extend(tree.body)
+    _UNLINKED.add(analysis)
+    statements: dict[int, tuple[ast.Import | ast.ImportFrom, Scope]] = {}
+    for scope in analysis.resolver.scope_of.values():
+        found: list[ast.AST | None] = [b.node for bindings in scope.bindings.values() for b in bindings]
+        found += [star for _, star in scope.stars]
+        for statement in found:
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                statements.setdefault(id(statement), (statement, scope))
+    matches: list[Match] = []
+    for statement, scope in statements.values():
+        for rule, detector in index.detectors.get(type(statement), ()):
+            if rule in index.import_rules:
+                matches.extend(detector(rule, analysis, statement, scope))
+    return matches
+
+
 def _children(node: ast.AST) -> list[ast.AST]:
     """`ast.iter_child_nodes(node)` as a list, less the shared `ctx` markers."""
     found: list[ast.AST] = []

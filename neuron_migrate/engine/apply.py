@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import warnings
 from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Plan
@@ -23,6 +25,7 @@ from neuron_migrate.engine.check import Planned
 from neuron_migrate.engine.empty_blocks import repair_empty_blocks
 from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding
+from neuron_migrate.settings import Settings
 
 Edit = tuple[int, int, str]
 
@@ -33,6 +36,31 @@ class Applied:
 
     text: str
     fixed: tuple[Finding, ...]
+
+
+def plan_key(item: Planned) -> tuple[str, str, str]:
+    """What a plan does, independent of offsets (they shift between rounds)."""
+    plan = item.plan
+    edit = plan.edits[0][2] if plan is not None and plan.edits else ""
+    return item.finding.code, item.finding.snippet or "", edit
+
+
+def choose(
+    planned: list[Planned],
+    settings: Settings,
+    reported: Callable[[Finding], bool],
+    dropped: AbstractSet[tuple[str, str, str]],
+) -> list[Planned]:
+    """The plans a fix round applies: fixes the settings allow, of reported findings, less the
+    plans that broke the file in an earlier round (`dropped`, by `plan_key`)."""
+    return [
+        p
+        for p in planned
+        if p.plan is not None
+        and settings.allows(p.applicability.value)
+        and reported(p.finding)
+        and (not dropped or plan_key(p) not in dropped)
+    ]
 
 
 def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = False) -> Applied:

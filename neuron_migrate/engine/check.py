@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, walk
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, walk, walk_imports
 from neuron_migrate.catalogue import MapEntry, load_catalogue
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.checks.toolkit import FixContext
@@ -38,6 +38,14 @@ def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, li
     analysis = Analysis(text, tree, ruleset.target_version, ruleset.target, ruleset.index.known)
     analysis.fixes = ruleset.fixes
     return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)
+
+
+def analyze_imports(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
+    """`analyze` for the import rules alone: the matches it finds at import statements with them."""
+    ruleset = narrowed(ruleset, text)
+    analysis = Analysis(text, tree, ruleset.target_version, ruleset.target, ruleset.index.known)
+    analysis.fixes = ruleset.fixes
+    return analysis, _apply_compat(walk_imports(analysis, ruleset.index), ruleset.target_version)
 
 
 def _apply_compat(matches: list[Match], target_version: str) -> list[Match]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.source import DecodeError, Encoded, decode, encode
 from neuron_migrate.engine import suppress, waiting_imports
-from neuron_migrate.engine.apply import Applied, apply_once, verify
+from neuron_migrate.engine.apply import Applied, apply_once, choose, plan_key, verify
 from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
     IMPORT_GOES_WITH_USES,
@@ -113,30 +113,44 @@ def _imports_fixed_later(
 
     Whether an import goes depends on every other fix (its uses, the `"xla"` strings a backend
     import serves, names from a star import), so it is found by running the safe fixes in memory,
-    only for files that have such an import and some safe fix.
+    only for files that have such an import and some safe fix. Most often the first round leaves
+    every such import that may go unused: then the second round is planned for the import rules
+    alone (`waiting_imports.fixed_by_round_two`), and the whole run is left out.
     """
     findings = [p.finding for p in planned]
     import_codes = ruleset.index.import_codes
     waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
     if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
         return findings
-    if analysis is not None and not any(
-        waiting_imports.may_go(analysis, planned, planned[i], import_codes) for i in waiting
-    ):
-        return findings  # each waiting import keeps a use no safe fix touches: the rounds cannot remove it
+    if analysis is not None:
+        waiting = [i for i in waiting if waiting_imports.may_go(analysis, planned, planned[i], import_codes)]
+        if not waiting:
+            return findings  # each waiting import keeps a use no safe fix touches: the rounds cannot remove it
     simulated = replace(settings, fix=True, unsafe_fixes=False)
-    fixed = _fix_loop(text, path, simulated, ruleset, planned, analysis, simulate=True, plans=plans).fixed
-    gone = Counter((f.code, f.snippet) for f in fixed)
-    for index in waiting:
+    gone = waiting_imports.fixed_by_round_two(text, path, simulated, ruleset, planned, analysis) if analysis else None
+    marked = _gone(findings, waiting, gone) if gone is not None else None
+    if marked is None or len(marked) < len(waiting):  # one may go in a later round: run them all
+        fixed = _fix_loop(text, path, simulated, ruleset, planned, analysis, simulate=True, plans=plans).fixed
+        marked = _gone(findings, waiting, Counter((f.code, f.snippet) for f in fixed))
+    for index in marked:
         finding = findings[index]
-        if gone[(finding.code, finding.snippet)] > 0:
-            gone[(finding.code, finding.snippet)] -= 1
-            fix = Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ())
-            message = finding.message
-            if not message.startswith("Remove the "):  # it said why the import stays (`Keep ...`)
-                message = waiting_imports.goes_with_uses(finding.snippet)
-            findings[index] = replace(finding, message=message, fix=fix)
+        fix = Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ())
+        message = finding.message
+        if not message.startswith("Remove the "):  # it said why the import stays (`Keep ...`)
+            message = waiting_imports.goes_with_uses(finding.snippet)
+        findings[index] = replace(finding, message=message, fix=fix)
     return findings
+
+
+def _gone(findings: list[Finding], waiting: list[int], gone: Counter[tuple[str, str]]) -> list[int]:
+    """The waiting imports among `findings` that a fix run removes, given what it fixed."""
+    marked = []
+    for index in waiting:
+        key = (findings[index].code, findings[index].snippet)
+        if gone[key] > 0:
+            gone[key] -= 1
+            marked.append(index)
+    return marked
 
 
 def _plan(text: str, path: str, ruleset: Ruleset) -> tuple[list[Planned], Finding | None]:
@@ -198,14 +212,7 @@ def _fix_loop(
         if seen is not None:
             seen.extend(planned)
         reported = suppress.reporter(text, path, settings)  # suppressed findings are not fixed
-        chosen = [
-            p
-            for p in planned
-            if p.plan is not None
-            and settings.allows(p.applicability.value)
-            and reported(p.finding)
-            and _key(p) not in dropped
-        ]
+        chosen = choose(planned, settings, reported, dropped)
         if not chosen or analysis is None:
             converged = True
             break
@@ -222,7 +229,7 @@ def _fix_loop(
             good, bad = _split_breaking(analysis, chosen, path)
             if not bad:
                 return _rejected(original, path, ruleset, error.message)
-            dropped.update(_key(p) for p in bad)
+            dropped.update(plan_key(p) for p in bad)
             applied = apply_once(analysis, good) if good else Applied(text, ())
             if applied.text == text:
                 converged = True
@@ -236,8 +243,8 @@ def _fix_loop(
     problem = verify(text, path) if text != original and not simulate else None
     if problem is not None:
         return _rejected(original, path, ruleset, problem)
-    remaining = [replace(p.finding, fix=None) if _key(p) in dropped else p.finding for p in planned]
-    remaining += [_dropped_finding(path, p.finding) for p in planned if _key(p) in dropped]
+    remaining = [replace(p.finding, fix=None) if plan_key(p) in dropped else p.finding for p in planned]
+    remaining += [_dropped_finding(path, p.finding) for p in planned if plan_key(p) in dropped]
     if not converged:
         remaining.append(
             tool_finding(
@@ -272,13 +279,6 @@ def _only_imports(chosen: list[Planned], ruleset: Ruleset) -> bool:
 
 
 _MAX_ISOLATED = 200  # beyond this many plans in one round, a broken round rejects the file
-
-
-def _key(item: Planned) -> tuple[str, str, str]:
-    """What a plan does, independent of offsets (they shift between rounds)."""
-    plan = item.plan
-    edit = plan.edits[0][2] if plan is not None and plan.edits else ""
-    return item.finding.code, item.finding.snippet or "", edit
 
 
 def _split_breaking(analysis: Analysis, chosen: list[Planned], path: str) -> tuple[list[Planned], list[Planned]]:

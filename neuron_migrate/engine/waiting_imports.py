@@ -1,14 +1,21 @@
-"""Torch_xla imports waiting on other fixes: whether the safe fixes could leave one unused (so
-`check` runs them in memory to learn it, `engine/pipeline._imports_fixed_later`), and the message
-of one that `--fix` removes with the fixes of its uses."""
+"""Torch_xla imports waiting on other fixes: whether the safe fixes could leave one unused, which
+of them `--fix` removes in its second round (so `check` can count them fixable without running
+every round in memory, `engine/pipeline._imports_fixed_later`), and the message of one that
+`--fix` removes with the fixes of its uses."""
 
 from __future__ import annotations
 
 import ast
+import warnings
+from collections import Counter
 
 from neuron_migrate.analysis.analyze import Analysis, parent_of
-from neuron_migrate.engine.check import Planned
+from neuron_migrate.engine import suppress
+from neuron_migrate.engine.apply import apply_once, choose
+from neuron_migrate.engine.check import Planned, analyze_imports, findings_for
+from neuron_migrate.engine.ruleset import Ruleset
 from neuron_migrate.model import Safety
+from neuron_migrate.settings import Settings
 
 
 def may_go(analysis: Analysis, planned: list[Planned], waiting: Planned, import_codes: frozenset[str]) -> bool:
@@ -42,6 +49,42 @@ def may_go(analysis: Analysis, planned: list[Planned], waiting: Planned, import_
         if not any(s <= start and end <= e for s, e in spans):
             return False
     return True
+
+
+def fixed_by_round_two(
+    text: str, path: str, settings: Settings, ruleset: Ruleset, planned: list[Planned], analysis: Analysis
+) -> Counter[tuple[str, str]] | None:
+    """What a `--fix` run fixes in its first two rounds, by (code, snippet), when its second round
+    is planned for the import rules alone: the first round's fixes and the imports they leave
+    unused. None when that plan cannot be made (the first round's text does not parse, or the
+    settings allow one round); then only the whole fix run in memory can tell.
+
+    The second round's imports are planned as a whole planning plans them (the same analysis of
+    the whole text, the import rules' own detectors at every import statement), but without
+    walking the rest of the tree. An import it finds fixable goes in that round: it is unused, and
+    the other fixes of that round never edit an import statement. What later rounds remove is not
+    counted, so an import this misses is left to the whole run (`_imports_fixed_later`).
+    """
+    if settings.max_fix_iterations < 2:
+        return None
+    chosen = choose(planned, settings, suppress.reporter(text, path, settings), set())
+    if not chosen:
+        return Counter()
+    applied = apply_once(analysis, chosen, text_only=True)
+    if applied.text == text:
+        return Counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(applied.text, filename=path)
+        after, matches = analyze_imports(applied.text, tree, ruleset)
+        second = findings_for(path, after, matches)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the whole run drops the fixes that broke it, or rejects the file
+    reported = suppress.reporter(applied.text, path, settings)
+    gone = Counter((f.code, f.snippet) for f in applied.fixed)
+    gone.update((p.finding.code, p.finding.snippet) for p in choose(second, settings, reported, set()))
+    return gone
 
 
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
