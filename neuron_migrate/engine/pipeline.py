@@ -115,7 +115,8 @@ def _imports_fixed_later(
     import serves, names from a star import), so it is found by running the safe fixes in memory,
     only for files that have such an import and some safe fix. Most often the first round leaves
     every such import that may go unused: then the second round is planned for the import rules
-    alone (`waiting_imports.fixed_by_round_two`), and the whole run is left out.
+    alone (`waiting_imports.fixed_by_round_two`), and the whole run is left out. Not when `plans`
+    is given: the report's real fix runs reuse the whole run's plans of each text it reaches.
     """
     findings = [p.finding for p in planned]
     import_codes = ruleset.index.import_codes
@@ -127,7 +128,9 @@ def _imports_fixed_later(
         if not waiting:
             return findings  # each waiting import keeps a use no safe fix touches: the rounds cannot remove it
     simulated = replace(settings, fix=True, unsafe_fixes=False)
-    gone = waiting_imports.fixed_by_round_two(text, path, simulated, ruleset, planned, analysis) if analysis else None
+    gone = None
+    if analysis is not None and plans is None:  # a report keeps each round's plans for its real fix runs
+        gone = waiting_imports.fixed_by_round_two(text, path, simulated, ruleset, planned, analysis)
     marked = _gone(findings, waiting, gone) if gone is not None else None
     if marked is None or len(marked) < len(waiting):  # one may go in a later round: run them all
         fixed = _fix_loop(text, path, simulated, ruleset, planned, analysis, simulate=True, plans=plans).fixed
