@@ -94,3 +94,34 @@ def test_an_unwritable_file_shows_no_fixable_findings(tmp_path: Path, monkeypatc
     lines = result.stdout.splitlines()
     assert any(" NM903 " in x for x in lines) and any(" NM101 " in x for x in lines)
     assert not any("[*]" in x for x in lines), result.stdout
+
+
+# A fix inside a call another fix rewrites without it: `--fix` rewrites the outer call, and the
+# inner code is gone with it. Both are fixed, as the check counts them (pytorch/xla's
+# test/test_autocast.py and examples/train_resnet_amp.py write this).
+NESTED = "import torch\nimport torch_xla\nfrom torch_xla.amp import autocast\n\nwith autocast(torch_xla.device()):\n    y = torch.ones(2) * 2\n"
+# The outer rewrite keeps the inner call (`MpDeviceLoader(loader, device)`): the inner fix
+# follows in the next round, and is counted once.
+KEPT = (
+    "import torch_xla.core.xla_model as xm\nimport torch_xla.distributed.parallel_loader as pl\n\n\n"
+    "def batches(loader):\n    return pl.MpDeviceLoader(loader, xm.xla_device())\n"
+)
+
+
+@pytest.mark.parametrize("text", [NESTED, KEPT], ids=["replaced-away", "kept"])
+def test_a_fix_inside_one_that_rewrites_its_code_counts_as_the_check_did(tmp_path: Path, text: str) -> None:
+    (tmp_path / "train.py").write_text(text, encoding="utf-8")
+    check = cli("check", "--no-cache", "train.py", cwd=tmp_path).stdout.splitlines()
+    fixable = int(check[-1].split()[1])
+    assert check[-1] == f"[*] {fixable} fixable with the `--fix` option."
+    fixed = cli("check", "--no-cache", "--fix", "train.py", cwd=tmp_path)
+    assert fixed.stdout.splitlines()[-1] == f"Found {fixable} findings ({fixable} fixed, 0 remaining)."
+    assert "torch_xla" not in (tmp_path / "train.py").read_text(encoding="utf-8")
+
+
+def test_a_replaced_call_is_fixed_once_in_the_result() -> None:
+    from neuron_migrate.settings import Settings
+
+    result = pipeline.check_source(NESTED, "train.py", Settings(fix=True))
+    assert sorted(f.code for f in result.fixed) == ["NM101", "NM105", "NM601", "NM601"]
+    assert result.fixed_source is not None and 'torch.autocast("neuron"' in result.fixed_source

@@ -176,8 +176,11 @@ def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
     """The plans that conflict with no earlier one, in order of their first edit; and the plans
     fixed by an accepted one: those whose edits are exactly its edits (one edit that fixes several
     findings, such as one rank guard for consecutive prints), and those whose edits all lie inside
-    a span it deletes (the `"xla"` in a `set_replication(...)` statement that goes): their code is
-    gone, so a later round has nothing left to fix, and `--fix` counts them as the check did.
+    a span it deletes (the `"xla"` in a `set_replication(...)` statement that goes) or replaces
+    with code that does not hold theirs (the `torch_xla.device()` in an `autocast(...)` rewritten
+    as `torch.autocast("neuron", ...)`): their code is gone, so a later round has nothing left to
+    fix, and `--fix` counts them as the check did. A replacement that keeps their code (a call
+    rewritten around its arguments) leaves them to the next round, which fixes them there.
 
     `taken` stays sorted and its spans never overlap (only touch), so each new span is checked
     against its neighbours only. A plan with a rewrite claims the rewrite's whole span: LibCST
@@ -189,7 +192,7 @@ def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
     shared: list[Planned] = []
     seen: set[tuple[tuple[int, int, str], ...]] = set()
     taken: list[tuple[int, int]] = []
-    deleted: list[tuple[int, int]] = []  # spans accepted edits replace with nothing
+    replaced: list[Edit] = []  # the spans accepted edits replace, with what replaces them
     # Callers choose only findings with a plan (Planned.plan is None for findings without a fix).
     for item in sorted(chosen, key=lambda p: min(e[0] for e in p.plan.edits)):  # type: ignore[union-attr]
         edits = tuple(item.plan.edits)  # type: ignore[union-attr]
@@ -198,15 +201,26 @@ def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
             continue
         spans = _claimed(item.plan)  # type: ignore[arg-type]  # as above
         if any(_conflicts(span, taken) for span in spans):
-            if all(any(s <= start and end <= e for s, e in deleted) for start, end, _ in edits):
-                shared.append(item)  # inside code another plan deletes
+            if _replaced_away(edits, replaced, item.finding.snippet):
+                shared.append(item)  # inside code another plan deletes or rewrites without it
             continue  # applied in the next round, once the text has settled
         accepted.append(item)
         seen.add(edits)
-        deleted.extend((start, end) for start, end, new in edits if not new.strip() and start < end)
+        replaced.extend(edit for edit in edits if edit[0] < edit[1])
         for span in spans:
             insort(taken, span)
     return accepted, shared
+
+
+def _replaced_away(edits: tuple[Edit, ...], replaced: list[Edit], snippet: str) -> bool:
+    """Whether each edit lies inside a replaced span whose new code does not hold `snippet` (the
+    finding's own code; whitespace aside, as a rewrite may lay it out anew)."""
+    own = "".join(snippet.split())
+    for start, end, _ in edits:
+        outer = next((new for s, e, new in replaced if s <= start and end <= e), None)
+        if outer is None or (own and own in "".join(outer.split())):
+            return False
+    return True
 
 
 def _claimed(plan: Plan) -> list[tuple[int, int]]:
