@@ -204,12 +204,16 @@ def test_add_noqa_in_text_files(project: Path) -> None:
 
 # 9. counts that add up: what the check calls fixable is what `--fix` then fixes
 @pytest.mark.slow
-def test_fixable_counts_match_what_fix_reports() -> None:
-    """Over every fixture and the example, with every rule on: the safe fixes a check reports
-    (imports that go once their uses are fixed included) are exactly the findings `--fix` fixes."""
+@pytest.mark.parametrize("unsafe", [False, True], ids=["fix", "unsafe-fixes"])
+def test_fixable_counts_match_what_fix_reports(unsafe: bool) -> None:
+    """Over every fixture and the example, with every rule on: the fixes a check reports (imports
+    that go once their uses are fixed included; with `--unsafe-fixes`, the unsafe ones too) are
+    exactly the findings `--fix` (`--fix --unsafe-fixes`) fixes."""
     from neuron_migrate.engine.pipeline import check_source
     from neuron_migrate.model import Safety
     from neuron_migrate.settings import Settings
+
+    allowed = {Safety.SAFE, Safety.UNSAFE} if unsafe else {Safety.SAFE}
 
     fixtures = Path(__file__).resolve().parent.parent / "fixtures"
     cases = [p for p in sorted(fixtures.glob("*/*.py")) if not p.name.endswith(".fixed.py")]
@@ -217,9 +221,9 @@ def test_fixable_counts_match_what_fix_reports() -> None:
     wrong = []
     for case in cases:
         text = case.read_text(encoding="utf-8", errors="replace")
-        before = check_source(text, case.name, Settings())
-        after = check_source(text, case.name, Settings(fix=True))
-        fixable = sum(1 for f in before.findings if f.fix is not None and f.fix.applicability is Safety.SAFE)
+        before = check_source(text, case.name, Settings(unsafe_fixes=unsafe))
+        after = check_source(text, case.name, Settings(fix=True, unsafe_fixes=unsafe))
+        fixable = sum(1 for f in before.findings if f.fix is not None and f.fix.applicability in allowed)
         if fixable != len(after.fixed):
             wrong.append((case.relative_to(fixtures).as_posix(), fixable, len(after.fixed)))
     assert wrong == []

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 from neuron_migrate.cli import main
 from neuron_migrate.engine import pipeline
@@ -125,3 +126,32 @@ def test_a_replaced_call_is_fixed_once_in_the_result() -> None:
     result = pipeline.check_source(NESTED, "train.py", Settings(fix=True))
     assert sorted(f.code for f in result.fixed) == ["NM101", "NM105", "NM601", "NM601"]
     assert result.fixed_source is not None and 'torch.autocast("neuron"' in result.fixed_source
+
+
+def test_with_unsafe_fixes_a_check_counts_the_imports_only_unsafe_fixes_free(tmp_path: Path) -> None:
+    """`xr.using_pjrt()` folds to `True` only with `--unsafe-fixes`; then the `"xla"` backend
+    strings go, and with them the backend imports and `xr`: the check counts what that fix does."""
+    shutil.copy(ROOT / "tests" / "e2e" / "programs" / "pjrt_group.py", tmp_path / "train.py")
+    plain = cli("check", "--no-cache", "train.py", cwd=tmp_path).stdout
+    assert " NM602 Keep the `torch_xla.distributed.xla_backend` import" in plain  # true without them
+    check = cli("check", "--no-cache", "--unsafe-fixes", "train.py", cwd=tmp_path).stdout.splitlines()
+    (backend,) = [x for x in check if " NM602 " in x and "xla_backend" in x]
+    assert backend.endswith("`--fix --unsafe-fixes` removes it once the other fixes in this file leave it unneeded")
+    assert " NM602 [*] " in backend
+    assert check[-2:] == ["Found 9 findings.", "[*] 9 fixable with the `--fix` option."]
+    fixed = cli("check", "--no-cache", "--fix", "--unsafe-fixes", "train.py", cwd=tmp_path)
+    assert fixed.stdout.splitlines()[-1] == "Found 9 findings (9 fixed, 0 remaining)."
+    assert "torch_xla" not in (tmp_path / "train.py").read_text(encoding="utf-8")
+
+
+def test_unsafe_fixes_key_the_result_cache(tmp_path: Path) -> None:
+    """A cached plain check is not what `check --unsafe-fixes` shows, nor the other way round."""
+    shutil.copy(ROOT / "tests" / "e2e" / "programs" / "pjrt_group.py", tmp_path / "train.py")
+    for _ in range(2):
+        plain = cli("check", "train.py", cwd=tmp_path).stdout.splitlines()
+        assert plain[-2:] == [
+            "[*] 3 fixable with the `--fix` option.",
+            "[-] 3 more fixable with the `--unsafe-fixes` option.",
+        ]
+        unsafe = cli("check", "--unsafe-fixes", "train.py", cwd=tmp_path).stdout.splitlines()
+        assert unsafe[-1] == "[*] 9 fixable with the `--fix` option."

@@ -69,7 +69,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     `text_only` applies the plans' text edits without their LibCST rewrites (same code, plainer
     layout): enough to learn what a fix run would do, without importing LibCST.
     """
-    accepted, shared = _accept(chosen)
+    accepted, shared = _accept(chosen, lambda item: analysis.src.node_span(item.match.node) if item.match else None)
     # The two union-attr ignores: callers choose only findings with a plan.
     planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
     edits = repair_empty_blocks(analysis, accepted, planned_edits)
@@ -172,13 +172,16 @@ def splice(text: str, edits: list[Edit]) -> str:
     return "".join(pieces)
 
 
-def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
+def _accept(
+    chosen: list[Planned], span_of: Callable[[Planned], tuple[int, int] | None] = lambda item: None
+) -> tuple[list[Planned], list[Planned]]:
     """The plans that conflict with no earlier one, in order of their first edit; and the plans
     fixed by an accepted one: those whose edits are exactly its edits (one edit that fixes several
     findings, such as one rank guard for consecutive prints), and those whose edits all lie inside
-    a span it deletes (the `"xla"` in a `set_replication(...)` statement that goes) or replaces
-    with code that does not hold theirs (the `torch_xla.device()` in an `autocast(...)` rewritten
-    as `torch.autocast("neuron", ...)`): their code is gone, so a later round has nothing left to
+    a span it deletes (the `"xla"` in a `set_replication(...)` statement that goes), and those
+    whose code (`span_of`: the finding's span) lies inside a span it replaces with code that does
+    not hold theirs (the `torch_xla.device()` in an `autocast(...)` rewritten as
+    `torch.autocast("neuron", ...)`): their code is gone, so a later round has nothing left to
     fix, and `--fix` counts them as the check did. A replacement that keeps their code (a call
     rewritten around its arguments) leaves them to the next round, which fixes them there.
 
@@ -201,7 +204,7 @@ def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
             continue
         spans = _claimed(item.plan)  # type: ignore[arg-type]  # as above
         if any(_conflicts(span, taken) for span in spans):
-            if _replaced_away(edits, replaced, item.finding.snippet):
+            if _replaced_away(edits, span_of(item), replaced, item.finding.snippet):
                 shared.append(item)  # inside code another plan deletes or rewrites without it
             continue  # applied in the next round, once the text has settled
         accepted.append(item)
@@ -212,15 +215,25 @@ def _accept(chosen: list[Planned]) -> tuple[list[Planned], list[Planned]]:
     return accepted, shared
 
 
-def _replaced_away(edits: tuple[Edit, ...], replaced: list[Edit], snippet: str) -> bool:
-    """Whether each edit lies inside a replaced span whose new code does not hold `snippet` (the
-    finding's own code; whitespace aside, as a rewrite may lay it out anew)."""
+def _replaced_away(edits: tuple[Edit, ...], span: tuple[int, int] | None, replaced: list[Edit], snippet: str) -> bool:
+    """Whether a plan's code is gone with accepted edits: each of its edits inside a span they
+    delete, or its finding's `span` inside one they replace with code that does not hold `snippet`
+    (the finding's own code; whitespace aside, as a rewrite may lay it out anew)."""
+    if all(any(_within(start, end, s, e) and not new.strip() for s, e, new in replaced) for start, end, _ in edits):
+        return True
+    if span is None:
+        return False
+    outer = next((new for s, e, new in replaced if s <= span[0] and span[1] <= e), None)
     own = "".join(snippet.split())
-    for start, end, _ in edits:
-        outer = next((new for s, e, new in replaced if s <= start and end <= e), None)
-        if outer is None or (own and own in "".join(outer.split())):
-            return False
-    return True
+    return outer is not None and bool(own) and own not in "".join(outer.split())
+
+
+def _within(start: int, end: int, outer_start: int, outer_end: int) -> bool:
+    """Whether an edit lies inside a span: an insertion strictly (one at either end of a deleted
+    span adds code beside it, as a keyword added before a call's `)` next to a removed one)."""
+    if start == end:
+        return outer_start < start < outer_end
+    return outer_start <= start and end <= outer_end
 
 
 def _claimed(plan: Plan) -> list[tuple[int, int]]:

@@ -196,6 +196,13 @@ def _ambiguous(analysis: Analysis, match: Match) -> bool:
 IMPORT_GOES_WITH_USES = "Remove the import; `--fix` removes it once the fixes of its uses leave it unused"
 
 
+def goes_with_uses_fix(level: Safety = Safety.SAFE) -> str:
+    """The description of the edit-less fix of an import the other fixes (up to `level`) free."""
+    if level is Safety.SAFE:
+        return IMPORT_GOES_WITH_USES
+    return IMPORT_GOES_WITH_USES.replace("`--fix`", "`--fix --unsafe-fixes`")
+
+
 def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:
     """A fix function's own verdict wins; then the map entry's; then the rule's."""
     if plan is None:

@@ -14,10 +14,10 @@ from neuron_migrate.engine import suppress, waiting_imports
 from neuron_migrate.engine.apply import Applied, apply_once, choose, plan_key, verify
 from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import (
-    IMPORT_GOES_WITH_USES,
     Planned,
     analyze,
     findings_for,
+    goes_with_uses_fix,
     tool_finding,
 )
 from neuron_migrate.engine.formats import notebook
@@ -107,13 +107,15 @@ def _imports_fixed_later(
     """The findings, with torch_xla imports that `--fix` removes once other fixes leave them unused
     marked as safely fixable (an edit-less fix), so the summary's count is what `--fix` reports, and
     their message saying so (it said why the import stays, which is true only before the fixes).
+    Under `--unsafe-fixes`, those that only `--fix --unsafe-fixes` removes are marked too, as
+    unsafe (the result cache keys on the option).
 
     The fix has no edits of its own (alone they would break the uses), so the formats a tool
     applies fixes from (JSON, SARIF, rdjson) show no fix and no applicability for it.
 
     Whether an import goes depends on every other fix (its uses, the `"xla"` strings a backend
-    import serves, names from a star import), so it is found by running the safe fixes in memory,
-    only for files that have such an import and some safe fix. Most often the first round leaves
+    import serves, names from a star import), so it is found by running the fixes in memory,
+    only for files that have such an import and some fix. Most often the first round leaves
     every such import that may go unused: then the second round is planned for the import rules
     alone (`waiting_imports.fixed_by_round_two`), and the whole run is left out. Not when `plans`
     is given: the report's real fix runs reuse the whole run's plans of each text it reaches.
@@ -121,13 +123,42 @@ def _imports_fixed_later(
     findings = [p.finding for p in planned]
     import_codes = ruleset.index.import_codes
     waiting = [i for i, p in enumerate(planned) if p.finding.fix is None and p.finding.code in import_codes]
-    if not waiting or not any(p.plan is not None and p.applicability is Safety.SAFE for p in planned):
-        return findings
+    levels = (Safety.SAFE, Safety.UNSAFE) if settings.unsafe_fixes else (Safety.SAFE,)
+    for level in levels:
+        marked = _freed(text, path, settings, ruleset, planned, analysis, waiting, level, plans)
+        for index in marked:
+            finding = findings[index]
+            message = finding.message
+            if not message.startswith("Remove the "):  # it said why the import stays (`Keep ...`)
+                message = waiting_imports.goes_with_uses(finding.snippet, level)
+            findings[index] = replace(finding, message=message, fix=Fix(level, goes_with_uses_fix(level), ()))
+        waiting = [i for i in waiting if i not in marked]
+    return findings
+
+
+def _freed(
+    text: str,
+    path: str,
+    settings: Settings,
+    ruleset: Ruleset,
+    planned: list[Planned],
+    analysis: Analysis | None,
+    waiting: list[int],
+    level: Safety,
+    plans: dict[str, tuple[list[Planned], Finding | None, Analysis | None]] | None,
+) -> list[int]:
+    """The waiting imports (indexes into `planned`) that a fix run removes with the fixes up to
+    `level` (safe; or safe and unsafe)."""
+    allowed = frozenset({Safety.SAFE, level})
+    if not waiting or not any(p.plan is not None and p.applicability in allowed for p in planned):
+        return []
     if analysis is not None:
-        waiting = [i for i in waiting if waiting_imports.may_go(analysis, planned, planned[i], import_codes)]
+        import_codes = ruleset.index.import_codes
+        waiting = [i for i in waiting if waiting_imports.may_go(analysis, planned, planned[i], import_codes, allowed)]
         if not waiting:
-            return findings  # each waiting import keeps a use no safe fix touches: the rounds cannot remove it
-    simulated = replace(settings, fix=True, unsafe_fixes=False)
+            return []  # each waiting import keeps a use no such fix touches: the rounds cannot remove it
+    simulated = replace(settings, fix=True, unsafe_fixes=level is Safety.UNSAFE)
+    findings = [p.finding for p in planned]
     gone = None
     if analysis is not None and plans is None:  # a report keeps each round's plans for its real fix runs
         gone = waiting_imports.fixed_by_round_two(text, path, simulated, ruleset, planned, analysis)
@@ -135,14 +166,7 @@ def _imports_fixed_later(
     if marked is None or len(marked) < len(waiting):  # one may go in a later round: run them all
         fixed = _fix_loop(text, path, simulated, ruleset, planned, analysis, simulate=True, plans=plans).fixed
         marked = _gone(findings, waiting, Counter((f.code, f.snippet) for f in fixed))
-    for index in marked:
-        finding = findings[index]
-        fix = Fix(Safety.SAFE, IMPORT_GOES_WITH_USES, ())
-        message = finding.message
-        if not message.startswith("Remove the "):  # it said why the import stays (`Keep ...`)
-            message = waiting_imports.goes_with_uses(finding.snippet)
-        findings[index] = replace(finding, message=message, fix=fix)
-    return findings
+    return marked
 
 
 def _gone(findings: list[Finding], waiting: list[int], gone: Counter[tuple[str, str]]) -> list[int]:

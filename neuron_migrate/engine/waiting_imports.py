@@ -18,10 +18,17 @@ from neuron_migrate.model import Safety
 from neuron_migrate.settings import Settings
 
 
-def may_go(analysis: Analysis, planned: list[Planned], waiting: Planned, import_codes: frozenset[str]) -> bool:
-    """Whether the safe fixes could leave this import unused: no torch_xla use through a name it
-    binds is left without a safe fix, outside every safe fix's edits. A use that nothing fixes
-    keeps the import through every round, so such an import needs no in-memory fix run.
+def may_go(
+    analysis: Analysis,
+    planned: list[Planned],
+    waiting: Planned,
+    import_codes: frozenset[str],
+    allowed: frozenset[Safety] = frozenset({Safety.SAFE}),
+) -> bool:
+    """Whether the fixes of the `allowed` applicabilities could leave this import unused: no
+    torch_xla use through a name it binds is left without such a fix, outside every such fix's
+    edits. A use that nothing fixes keeps the import through every round, so such an import
+    needs no in-memory fix run.
 
     Imports kept by other reasons (strings that need the `xla` backend, `__all__`, annotations)
     and imports without such uses may go: for those the rounds decide.
@@ -34,13 +41,13 @@ def may_go(analysis: Analysis, planned: list[Planned], waiting: Planned, import_
     bindings = {
         name: scope.bindings.get(name) for alias in stmt.names for name in [alias.asname or alias.name.split(".")[0]]
     }
-    safe = [p.plan for p in planned if p.plan is not None and p.applicability is Safety.SAFE]
+    safe = [p.plan for p in planned if p.plan is not None and p.applicability in allowed]
     spans = [(start, end) for plan in safe for start, end, _ in plan.edits]
     # A block a fix empties goes with its `if` (engine/apply.py): what the `if` holds may go too.
     spans += [analysis.src.node_span(_outermost_block(stmt)) for plan in safe for stmt in plan.deletes]
     for p in planned:
         match = p.match
-        if match is None or p.finding.code in import_codes or (p.plan is not None and p.applicability is Safety.SAFE):
+        if match is None or p.finding.code in import_codes or (p.plan is not None and p.applicability in allowed):
             continue
         head = match.written.split(".", 1)[0]
         if not match.qualified or head not in bindings or resolver.lookup(head, match.scope) is not bindings[head]:
@@ -99,7 +106,7 @@ def _outermost_block(stmt: ast.stmt) -> ast.AST:
     return node
 
 
-def goes_with_uses(snippet: str) -> str:
+def goes_with_uses(snippet: str, level: Safety = Safety.SAFE) -> str:
     """The message of an import `--fix` removes with the fixes of its uses, naming the module."""
     try:
         (stmt,) = ast.parse(snippet.strip()).body
@@ -111,4 +118,5 @@ def goes_with_uses(snippet: str) -> str:
         what = f"the `{stmt.module}` import"
     else:
         what = "this import"
-    return f"Remove {what}; `--fix` removes it once the other fixes in this file leave it unneeded"
+    fix = "`--fix`" if level is Safety.SAFE else "`--fix --unsafe-fixes`"
+    return f"Remove {what}; {fix} removes it once the other fixes in this file leave it unneeded"
