@@ -32,6 +32,9 @@ from neuron_migrate.fsio import NotRegularFile, TooLarge, read_regular
 from neuron_migrate.model import FileResult, Finding, Fix, Safety
 from neuron_migrate.settings import Settings
 
+# The planning of each text a file's fix runs reach (what `_plan_with_analysis` gives), by text.
+Plans = dict[str, tuple[list[Planned], Finding | None, Analysis | None]]
+
 
 def check_source(text: str, path: str, settings: Settings) -> FileResult:
     """Check (and with `settings.fix`, fix) one file's text. Never raises for bad input."""
@@ -102,7 +105,7 @@ def _imports_fixed_later(
     ruleset: Ruleset,
     planned: list[Planned],
     analysis: Analysis | None,
-    plans: dict[str, tuple[list[Planned], Finding | None, Analysis | None]] | None = None,
+    plans: Plans | None = None,
 ) -> list[Finding]:
     """The findings, with torch_xla imports that `--fix` removes once other fixes leave them unused
     marked as safely fixable (an edit-less fix), so the summary's count is what `--fix` reports, and
@@ -145,7 +148,7 @@ def _freed(
     analysis: Analysis | None,
     waiting: list[int],
     level: Safety,
-    plans: dict[str, tuple[list[Planned], Finding | None, Analysis | None]] | None,
+    plans: Plans | None,
 ) -> list[int]:
     """The waiting imports (indexes into `planned`) that a fix run removes with the fixes up to
     `level` (safe; or safe and unsafe)."""
@@ -216,7 +219,7 @@ def _fix_loop(
     analysis: Analysis | None,
     simulate: bool = False,
     seen: list[Planned] | None = None,
-    plans: dict[str, tuple[list[Planned], Finding | None, Analysis | None]] | None = None,
+    plans: Plans | None = None,
 ) -> FileResult:
     """Apply fixes round by round, each on the analysis its plans came from; verify the result once.
 
@@ -291,7 +294,7 @@ def _replan(
     text: str,
     path: str,
     ruleset: Ruleset,
-    plans: dict[str, tuple[list[Planned], Finding | None, Analysis | None]] | None,
+    plans: Plans | None,
 ) -> tuple[list[Planned], Finding | None, Analysis | None]:
     if plans is None:
         return _plan_with_analysis(text, path, ruleset)
