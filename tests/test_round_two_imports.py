@@ -121,3 +121,19 @@ def test_planning_the_second_round_changes_no_mark_or_message(monkeypatch: pytes
     monkeypatch.setattr(waiting_imports, "fixed_by_round_two", lambda *args: None)
     assert [p.name for p in inputs if _keys(_text(p), str(p)) != planned[p]] == []
     assert len(inputs) > 300
+
+
+def test_the_whole_run_after_it_plans_the_second_round_from_its_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the whole run must be made after all, it reuses the second round's parse: that text
+    is not parsed and planned from scratch again."""
+    seen: list[waiting_imports.RoundTwo | None] = []
+    real_two = waiting_imports.fixed_by_round_two
+    monkeypatch.setattr(waiting_imports, "fixed_by_round_two", lambda *a: seen.append(real_two(*a)) or seen[-1])
+    planned_from_text: list[str] = []
+    real_plan = pipeline._plan_with_analysis
+    monkeypatch.setattr(pipeline, "_plan_with_analysis", lambda t, *a: planned_from_text.append(t) or real_plan(t, *a))
+    assert _imports_fixable(LATER, "later.py") == [True, True]
+    (two,) = seen
+    assert two is not None and two.text is not None and two.tree is not None
+    assert two.text not in planned_from_text
+    assert len(planned_from_text) >= 2  # the source, and the rounds after the second

@@ -162,11 +162,13 @@ def _freed(
             return []  # each waiting import keeps a use no such fix touches: the rounds cannot remove it
     simulated = replace(settings, fix=True, unsafe_fixes=level is Safety.UNSAFE)
     findings = [p.finding for p in planned]
-    gone = None
+    two = None
     if analysis is not None and plans is None:  # a report keeps each round's plans for its real fix runs
-        gone = waiting_imports.fixed_by_round_two(text, path, simulated, ruleset, planned, analysis)
-    marked = _gone(findings, waiting, gone) if gone is not None else None
+        two = waiting_imports.fixed_by_round_two(text, path, simulated, ruleset, planned, analysis)
+    marked = _gone(findings, waiting, two.gone) if two is not None else None
     if marked is None or len(marked) < len(waiting):  # one may go in a later round: run them all
+        if two is not None and two.text is not None and two.tree is not None:
+            plans = {two.text: _plan_tree(two.text, two.tree, path, ruleset)}  # its second round, parsed once
         fixed = _fix_loop(text, path, simulated, ruleset, planned, analysis, simulate=True, plans=plans).fixed
         marked = _gone(findings, waiting, Counter((f.code, f.snippet) for f in fixed))
     return marked
@@ -203,6 +205,13 @@ def _plan_with_analysis(
         return [], tool_finding(path, "NM905", "Split this file; it is nested too deeply to parse"), None
     except ValueError as exc:  # source code string cannot contain null bytes
         return [], tool_finding(path, "NM901", f"Fix the file before migrating: {exc}"), None
+    return _plan_tree(text, tree, path, ruleset)
+
+
+def _plan_tree(
+    text: str, tree: ast.Module, path: str, ruleset: Ruleset
+) -> tuple[list[Planned], Finding | None, Analysis | None]:
+    """`_plan_with_analysis` of a text already parsed."""
     try:
         analysis, matches = analyze(text, tree, ruleset)
         return findings_for(path, analysis, matches), None, analysis

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import warnings
 from collections import Counter
+from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import Analysis, parent_of
 from neuron_migrate.engine import suppress
@@ -58,9 +59,20 @@ def may_go(
     return True
 
 
+@dataclass(frozen=True)
+class RoundTwo:
+    """What a fix run fixes in its first two rounds, by (code, snippet), when its second round is
+    planned for the import rules alone; and the second round's text and its parse (for the whole
+    run, when it must be made after all)."""
+
+    gone: Counter[tuple[str, str]]
+    text: str | None = None
+    tree: ast.Module | None = None
+
+
 def fixed_by_round_two(
     text: str, path: str, settings: Settings, ruleset: Ruleset, planned: list[Planned], analysis: Analysis
-) -> Counter[tuple[str, str]] | None:
+) -> RoundTwo | None:
     """What a `--fix` run fixes in its first two rounds, by (code, snippet), when its second round
     is planned for the import rules alone: the first round's fixes and the imports they leave
     unused. None when that plan cannot be made (the first round's text does not parse, or the
@@ -76,10 +88,10 @@ def fixed_by_round_two(
         return None
     chosen = choose(planned, settings, suppress.reporter(text, path, settings), set())
     if not chosen:
-        return Counter()
+        return RoundTwo(Counter())
     applied = apply_once(analysis, chosen, text_only=True)
     if applied.text == text:
-        return Counter()
+        return RoundTwo(Counter())
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -91,7 +103,7 @@ def fixed_by_round_two(
     reported = suppress.reporter(applied.text, path, settings)
     gone = Counter((f.code, f.snippet) for f in applied.fixed)
     gone.update((p.finding.code, p.finding.snippet) for p in choose(second, settings, reported, set()))
-    return gone
+    return RoundTwo(gone, applied.text, tree)
 
 
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
