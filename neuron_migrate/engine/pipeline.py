@@ -32,8 +32,10 @@ from neuron_migrate.fsio import NotRegularFile, TooLarge, read_regular
 from neuron_migrate.model import FileResult, Finding, Fix, Safety
 from neuron_migrate.settings import Settings
 
-# The planning of each text a file's fix runs reach (what `_plan_with_analysis` gives), by text.
-Plans = dict[str, tuple[list[Planned], Finding | None, Analysis | None]]
+# A text's planning: its planned findings, or the NM9xx finding that stops planning; and the
+# analysis planned on. `Plans`: that of each text a file's fix runs reach, by text.
+Planning = tuple[list[Planned], Finding | None, Analysis | None]
+Plans = dict[str, Planning]
 
 
 def check_source(text: str, path: str, settings: Settings) -> FileResult:
@@ -190,9 +192,7 @@ def _plan(text: str, path: str, ruleset: Ruleset) -> tuple[list[Planned], Findin
     return planned, error
 
 
-def _plan_with_analysis(
-    text: str, path: str, ruleset: Ruleset
-) -> tuple[list[Planned], Finding | None, Analysis | None]:
+def _plan_with_analysis(text: str, path: str, ruleset: Ruleset) -> Planning:
     """The planned findings, or the NM9xx finding that stops planning; and the analysis planned on."""
     try:
         with warnings.catch_warnings():
@@ -208,9 +208,7 @@ def _plan_with_analysis(
     return _plan_tree(text, tree, path, ruleset)
 
 
-def _plan_tree(
-    text: str, tree: ast.Module, path: str, ruleset: Ruleset
-) -> tuple[list[Planned], Finding | None, Analysis | None]:
+def _plan_tree(text: str, tree: ast.Module, path: str, ruleset: Ruleset) -> Planning:
     """`_plan_with_analysis` of a text already parsed."""
     try:
         analysis, matches = analyze(text, tree, ruleset)
@@ -299,12 +297,7 @@ def _fix_loop(
     )
 
 
-def _replan(
-    text: str,
-    path: str,
-    ruleset: Ruleset,
-    plans: Plans | None,
-) -> tuple[list[Planned], Finding | None, Analysis | None]:
+def _replan(text: str, path: str, ruleset: Ruleset, plans: Plans | None) -> Planning:
     if plans is None:
         return _plan_with_analysis(text, path, ruleset)
     if text not in plans:
