@@ -173,7 +173,7 @@ def splice(text: str, edits: list[Edit]) -> str:
 
 
 def _accept(
-    chosen: list[Planned], span_of: Callable[[Planned], tuple[int, int] | None] = lambda item: None
+    chosen: list[Planned], span_of: Callable[[Planned], tuple[int, int] | None]
 ) -> tuple[list[Planned], list[Planned]]:
     """The plans that conflict with no earlier one, in order of their first edit; and the plans
     fixed by an accepted one: those whose edits are exactly its edits (one edit that fixes several

@@ -8,10 +8,11 @@ imports a fix needs is `engine/add_imports.py`.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, walk, walk_imports
+from neuron_migrate.analysis.analyze import Analysis, Match, Plan, RuleIndex, walk, walk_imports
 from neuron_migrate.catalogue import MapEntry, load_catalogue
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.checks.toolkit import FixContext
@@ -34,18 +35,22 @@ class Planned:
 
 
 def analyze(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
-    ruleset = narrowed(ruleset, text)
-    analysis = Analysis(text, tree, ruleset.target_version, ruleset.target, ruleset.index.known)
-    analysis.fixes = ruleset.fixes
-    return analysis, _apply_compat(walk(analysis, ruleset.index), ruleset.target_version)
+    return _analyzed(text, tree, ruleset, walk)
 
 
 def analyze_imports(text: str, tree: ast.Module, ruleset: Ruleset) -> tuple[Analysis, list[Match]]:
     """`analyze` for the import rules alone: the matches it finds at import statements with them."""
+    return _analyzed(text, tree, ruleset, walk_imports)
+
+
+def _analyzed(
+    text: str, tree: ast.Module, ruleset: Ruleset, find: Callable[[Analysis, RuleIndex], list[Match]]
+) -> tuple[Analysis, list[Match]]:
+    """The analysis of `text` under the rules that can fire on it, and the matches `find` makes."""
     ruleset = narrowed(ruleset, text)
     analysis = Analysis(text, tree, ruleset.target_version, ruleset.target, ruleset.index.known)
     analysis.fixes = ruleset.fixes
-    return analysis, _apply_compat(walk_imports(analysis, ruleset.index), ruleset.target_version)
+    return analysis, _apply_compat(find(analysis, ruleset.index), ruleset.target_version)
 
 
 def _apply_compat(matches: list[Match], target_version: str) -> list[Match]:
@@ -191,16 +196,6 @@ def _ambiguous(analysis: Analysis, match: Match) -> bool:
         return False
     names = analysis.qualified(node, match.scope)
     return any(not (n == "torch_xla" or n.startswith("torch_xla.")) for n in names)
-
-
-IMPORT_GOES_WITH_USES = "Remove the import; `--fix` removes it once the fixes of its uses leave it unused"
-
-
-def goes_with_uses_fix(level: Safety = Safety.SAFE) -> str:
-    """The description of the edit-less fix of an import the other fixes (up to `level`) free."""
-    if level is Safety.SAFE:
-        return IMPORT_GOES_WITH_USES
-    return IMPORT_GOES_WITH_USES.replace("`--fix`", "`--fix --unsafe-fixes`")
 
 
 def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:

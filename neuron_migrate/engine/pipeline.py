@@ -17,7 +17,6 @@ from neuron_migrate.engine.check import (
     Planned,
     analyze,
     findings_for,
-    goes_with_uses_fix,
     tool_finding,
 )
 from neuron_migrate.engine.formats import notebook
@@ -136,7 +135,9 @@ def _imports_fixed_later(
             message = finding.message
             if not message.startswith("Remove the "):  # it said why the import stays (`Keep ...`)
                 message = waiting_imports.goes_with_uses(finding.snippet, level)
-            findings[index] = replace(finding, message=message, fix=Fix(level, goes_with_uses_fix(level), ()))
+            findings[index] = replace(
+                finding, message=message, fix=Fix(level, waiting_imports.goes_with_uses_fix(level), ())
+            )
         waiting = [i for i in waiting if i not in marked]
     return findings
 
@@ -163,24 +164,23 @@ def _freed(
         if not waiting:
             return []  # each waiting import keeps a use no such fix touches: the rounds cannot remove it
     simulated = replace(settings, fix=True, unsafe_fixes=level is Safety.UNSAFE)
-    findings = [p.finding for p in planned]
     two = None
     if analysis is not None and plans is None:  # a report keeps each round's plans for its real fix runs
         two = waiting_imports.fixed_by_round_two(text, path, simulated, ruleset, planned, analysis)
-    marked = _gone(findings, waiting, two.gone) if two is not None else None
+    marked = _gone(planned, waiting, two.gone) if two is not None else None
     if marked is None or len(marked) < len(waiting):  # one may go in a later round: run them all
         if two is not None and two.text is not None and two.tree is not None:
             plans = {two.text: _plan_tree(two.text, two.tree, path, ruleset)}  # its second round, parsed once
         fixed = _fix_loop(text, path, simulated, ruleset, planned, analysis, simulate=True, plans=plans).fixed
-        marked = _gone(findings, waiting, Counter((f.code, f.snippet) for f in fixed))
+        marked = _gone(planned, waiting, Counter((f.code, f.snippet) for f in fixed))
     return marked
 
 
-def _gone(findings: list[Finding], waiting: list[int], gone: Counter[tuple[str, str]]) -> list[int]:
-    """The waiting imports among `findings` that a fix run removes, given what it fixed."""
+def _gone(planned: list[Planned], waiting: list[int], gone: Counter[tuple[str, str]]) -> list[int]:
+    """The waiting imports among `planned` that a fix run removes, given what it fixed."""
     marked = []
     for index in waiting:
-        key = (findings[index].code, findings[index].snippet)
+        key = (planned[index].finding.code, planned[index].finding.snippet)
         if gone[key] > 0:
             gone[key] -= 1
             marked.append(index)

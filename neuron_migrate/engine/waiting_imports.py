@@ -42,10 +42,10 @@ def may_go(
     bindings = {
         name: scope.bindings.get(name) for alias in stmt.names for name in [alias.asname or alias.name.split(".")[0]]
     }
-    safe = [p.plan for p in planned if p.plan is not None and p.applicability in allowed]
-    spans = [(start, end) for plan in safe for start, end, _ in plan.edits]
+    fixing = [p.plan for p in planned if p.plan is not None and p.applicability in allowed]
+    spans = [(start, end) for plan in fixing for start, end, _ in plan.edits]
     # A block a fix empties goes with its `if` (engine/apply.py): what the `if` holds may go too.
-    spans += [analysis.src.node_span(_outermost_block(stmt)) for plan in safe for stmt in plan.deletes]
+    spans += [analysis.src.node_span(_outermost_block(stmt)) for plan in fixing for stmt in plan.deletes]
     for p in planned:
         match = p.match
         if match is None or p.finding.code in import_codes or (p.plan is not None and p.applicability in allowed):
@@ -118,6 +118,15 @@ def _outermost_block(stmt: ast.stmt) -> ast.AST:
     return node
 
 
+def goes_with_uses_fix(level: Safety) -> str:
+    """The description of the edit-less fix of an import the other fixes (up to `level`) free."""
+    return f"Remove the import; {_fix_command(level)} removes it once the fixes of its uses leave it unused"
+
+
+def _fix_command(level: Safety) -> str:
+    return "`--fix`" if level is Safety.SAFE else "`--fix --unsafe-fixes`"
+
+
 def goes_with_uses(snippet: str, level: Safety = Safety.SAFE) -> str:
     """The message of an import `--fix` removes with the fixes of its uses, naming the module."""
     try:
@@ -130,5 +139,4 @@ def goes_with_uses(snippet: str, level: Safety = Safety.SAFE) -> str:
         what = f"the `{stmt.module}` import"
     else:
         what = "this import"
-    fix = "`--fix`" if level is Safety.SAFE else "`--fix --unsafe-fixes`"
-    return f"Remove {what}; {fix} removes it once the other fixes in this file leave it unneeded"
+    return f"Remove {what}; {_fix_command(level)} removes it once the other fixes in this file leave it unneeded"
