@@ -203,3 +203,20 @@ def test_module_node_index_is_ast_walk_order() -> None:
     expected = [n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.Constant))]
     assert analysis.nodes(ast.Call, ast.Constant) == expected
     assert analysis.nodes(ast.Call, ast.Constant) is analysis.nodes(ast.Call, ast.Constant)  # computed once
+
+
+@pytest.mark.parametrize("settings", [Settings(), Settings(families=("cuda",))], ids=["neuron", "cuda"])
+def test_narrowing_looks_for_a_word_only_where_the_words_it_contains_are(settings: Settings) -> None:
+    """`narrowed` skips the search for a gate word when a gate word inside it is absent (no
+    `torch_xla` without `xla`): the codes it keeps are those of searching for every word."""
+    ruleset = _ruleset(settings)
+    tests = dict(ruleset.gate_tests)
+    if "torch_xla" in tests:
+        assert "xla" in tests["torch_xla"] and not tests["xla"]
+    assert any(tests.values())  # some search is skippable
+    texts = [_text(path) for path in INPUTS] + ["graph", "cudagraphs", "XLA_FLAGS", "torchxla", "openxla"]
+    for text in texts:
+        present = {word for word in ruleset.gate_words if word in text}
+        codes = {g.code for g in ruleset.gates if present & (g.substrings | g.identifiers)}
+        small = narrowed(ruleset, text)
+        assert (small.codes if small is not ruleset else {g.code for g in ruleset.gates}) == codes, text[:80]

@@ -245,3 +245,49 @@ def test_a_statement_spelling_only_a_detectors_needle_is_walked(text: str, code:
     analysis, matches = _analysis(text, Settings())
     assert (code, line) in {(m.rule.code, m.node.lineno) for m in matches}
     assert analysis.skipped  # skipping was on in this file: the needle kept the statement
+
+
+_WORDS = ["xm", "to", "device", "mark_step", "x_1", "é", "ß", "_", "a"]
+
+
+def test_the_word_search_finds_what_one_pass_over_the_identifiers_does() -> None:
+    """`spelled_by_search` (a search per word, for files with few words) against the one pass
+    it replaces, on every fixture and on generated texts: words inside longer identifiers, at
+    either end of the text, next to Unicode letters and digits, and overlapping themselves."""
+    from neuron_migrate.analysis import reach
+
+    hypothesis = pytest.importorskip("hypothesis")
+    strategies = hypothesis.strategies
+    words = set(_WORDS) | {"aa"}
+    for path in INPUTS:
+        text = _text(path)
+        assert reach.spelled_by_search(text, words) == reach.spelled_by_pass(text, words), path
+
+    @hypothesis.settings(max_examples=300, deadline=None, derandomize=True)
+    @hypothesis.given(
+        strategies.lists(
+            strategies.sampled_from([*_WORDS, "aaa", " ", ".", "(", "\n", "0", "ǅ", "٣", "-"]), max_size=12
+        ),
+        strategies.sets(strategies.sampled_from([*_WORDS, "aa", "aaa"]), max_size=5),
+    )
+    def check(parts: list[str], chosen: set[str]) -> None:
+        text = "".join(parts)
+        assert reach.spelled_by_search(text, chosen) == reach.spelled_by_pass(text, chosen), (text, chosen)
+
+    check()
+
+
+def test_the_skipper_searches_for_few_words_and_passes_once_for_many(monkeypatch: pytest.MonkeyPatch) -> None:
+    from neuron_migrate.analysis import reach
+
+    calls: list[str] = []
+    for name in ("spelled_by_search", "spelled_by_pass"):
+        real = getattr(reach, name)
+        monkeypatch.setattr(
+            reach, name, lambda text, words, real=real, name=name: calls.append(name) or real(text, words)
+        )
+    few = {f"w{i}" for i in range(reach._FEW_WORDS)}
+    reach._spelled_at("w1 w2", few)
+    reach._spelled_at("w1 w2", few | {"w_more"})
+    reach._spelled_at("a.b", {"a.b"})  # not a run of word characters: only the pass is right
+    assert calls == ["spelled_by_search", "spelled_by_pass", "spelled_by_pass"]

@@ -36,6 +36,7 @@ from neuron_migrate.analysis.source import SourceText
 _IDENTIFIER = re.compile(r"\w+")
 _NON_ASCII_WORD = re.compile(r"\w*[^\x00-\x7f]\w*")
 _SAFE_DEPTH = MAX_ALIAS_DEPTH // 2  # alias chains shorter than this never meet the resolver's bound
+_FEW_WORDS = 64  # up to this many words, `_spelled_at` searches for each (tests/bench/skip_scan.py)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def skipper(reach: Reach, resolver: Resolver, src: SourceText) -> Callable[[ast.
     text = src.text
     if words is None or not _spelled_as_parsed(text):
         return None
-    found = [m.start() for m in _IDENTIFIER.finditer(text) if m.group() in words]
+    found = _spelled_at(text, words)
     for fragment in reach.fragments:
         found += [m.start() for m in re.finditer(re.escape(fragment), text, re.IGNORECASE)]
     found.sort()
@@ -81,6 +82,42 @@ def skipper(reach: Reach, resolver: Resolver, src: SourceText) -> Callable[[ast.
         return index == len(found) or found[index] >= end
 
     return skip
+
+
+def _spelled_at(text: str, words: set[str]) -> list[int]:
+    """Where `text` spells one of `words` as a whole identifier (a maximal run of `\\w`), in order.
+
+    One pass over every identifier costs the same whatever the words; a search per word costs
+    in proportion to their number. Files without torch_xla leave few words (those of the rules
+    narrowing keeps), and for up to `_FEW_WORDS` of them the searches are the cheaper."""
+    if len(words) > _FEW_WORDS or not all(_IDENTIFIER.fullmatch(word) for word in words):
+        return spelled_by_pass(text, words)
+    return spelled_by_search(text, words)
+
+
+def spelled_by_pass(text: str, words: set[str]) -> list[int]:
+    """`_spelled_at` by one pass over every identifier of `text`."""
+    return [m.start() for m in _IDENTIFIER.finditer(text) if m.group() in words]
+
+
+def spelled_by_search(text: str, words: set[str]) -> list[int]:
+    """`_spelled_at` by a search for each word (each made of word characters only)."""
+    found: list[int] = []
+    find, size = text.find, len(text)
+    for word in words:
+        at = find(word)
+        while at >= 0:
+            end = at + len(word)
+            if (at == 0 or not _word_char(text[at - 1])) and (end == size or not _word_char(text[end])):
+                found.append(at)
+            at = find(word, end)  # a later start inside this match follows a word character
+    found.sort()
+    return found
+
+
+def _word_char(char: str) -> bool:
+    """Whether `re`'s `\\w` matches `char` (in a `str` pattern: alphanumeric, or `_`)."""
+    return char.isalnum() or char == "_"
 
 
 def _bound_words(reach: Reach, resolver: Resolver) -> set[str] | None:

@@ -45,6 +45,13 @@ class Ruleset:
         return tuple(sorted({w for g in self.gates for w in (*g.substrings, *g.identifiers)}))
 
     @functools.cached_property
+    def gate_tests(self) -> tuple[tuple[str, frozenset[str]], ...]:
+        """The gate words, shortest first, each with the other gate words it contains: a text
+        that lacks one of those lacks the word too, and `narrowed` does not search for it."""
+        words = sorted(self.gate_words, key=lambda w: (len(w), w))
+        return tuple((w, frozenset(o for o in words if o != w and o in w)) for w in words)
+
+    @functools.cached_property
     def narrowings(self) -> dict[frozenset[str], Ruleset]:
         """The narrowed sets made from this one so far, by their codes (see `narrowed`)."""
         return {}
@@ -156,7 +163,10 @@ def narrowed(ruleset: Ruleset, text: str) -> Ruleset:
     """
     if not ruleset.gates:
         return ruleset
-    present = {word for word in ruleset.gate_words if word in text}
+    present: set[str] = set()
+    for word, within in ruleset.gate_tests:  # `torch_xla` is looked for only in a text with `xla`
+        if within <= present and word in text:
+            present.add(word)
     codes = frozenset(
         g.code for g in ruleset.gates if not present.isdisjoint(g.substrings) or not present.isdisjoint(g.identifiers)
     )
@@ -215,8 +225,10 @@ def enabled_codes(settings: Settings) -> frozenset[str]:
 
 
 def minimal_triggers(triggers: set[str]) -> tuple[str, ...]:
-    """Drop every trigger that contains another one: `xla` already catches `torch_xla`."""
-    return tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
+    """Drop every trigger that contains another one: `xla` already catches `torch_xla`. Shortest
+    first: a short substring is the likelier to occur, and the prefilter stops at the first found."""
+    kept = (t for t in triggers if not any(o != t and o in t for o in triggers))
+    return tuple(sorted(kept, key=lambda t: (len(t), t)))
 
 
 def name_patterns(qualified: set[str], substrings: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
