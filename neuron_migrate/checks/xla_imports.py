@@ -27,6 +27,7 @@ BACKEND_MODULES = (
 
 
 _PATCHERS = ("patch", "patch.object", "patch.dict", "patch.multiple")
+REMOVE_IMPORT = "remove_import"  # the fix that reads `keep_reason` (rules name it in `fix = ...`)
 
 
 def is_xla_module(module: str | None) -> bool:
@@ -70,18 +71,32 @@ def _find_binding_scopes(analysis: Analysis) -> dict[int, Scope]:
 # -- side effects --------------------------------------------------------------------------
 def xla_backend_use(analysis: Analysis) -> str | None:
     """The first string that still needs the `xla` backend: `"xla"`, `xla://`, `pjrt://`."""
-    return analysis.fact("xla_backend_use", _first_backend_string)
+    strings = _backend_strings(analysis)
+    return strings[0][1] if strings else None
 
 
-def _first_backend_string(analysis: Analysis) -> str | None:
+def _backend_strings(analysis: Analysis) -> tuple[tuple[ast.Constant, str], ...]:
+    """Every string that needs the `xla` backend, with its text, in file order."""
+    return analysis.fact("backend_strings", _find_backend_strings)
+
+
+def _find_backend_strings(analysis: Analysis) -> tuple[tuple[ast.Constant, str], ...]:
+    found: list[tuple[ast.Constant, str]] = []
     for node in analysis.nodes(ast.Constant):
         value = node.value
         if isinstance(value, str) and ("xla" in value or "pjrt://" in value):
             text = value.strip()
             parts = [p.split(":")[-1] for p in text.split(",")]
             if "xla" in parts or text.startswith(("xla://", "pjrt://")):
-                return text
-    return None
+                found.append((node, text))
+    return tuple(found)
+
+
+def imports_backend(stmt: ast.Import | ast.ImportFrom) -> bool:
+    """Whether `stmt` imports a module that registers the `xla` backend (`BACKEND_MODULES`)."""
+    if isinstance(stmt, ast.ImportFrom):
+        return stmt.module in BACKEND_MODULES
+    return any(a.name in BACKEND_MODULES for a in stmt.names)
 
 
 # -- star imports --------------------------------------------------------------------------
@@ -113,9 +128,7 @@ def keep_reason(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> str | 
         missing = sorted(set(star_names(analysis.resolver, known=False)))
         if missing:
             return f"Import what `{missing[0]}` needs explicitly, then remove the `{{old}}` star import"
-    if (isinstance(stmt, ast.ImportFrom) and stmt.module in BACKEND_MODULES) or (
-        isinstance(stmt, ast.Import) and any(a.name in BACKEND_MODULES for a in stmt.names)
-    ):
+    if imports_backend(stmt):
         use = xla_backend_use(analysis)
         if use is not None:
             return f'Keep the `{{old}}` import while `"{use}"` needs the `xla` backend it registers'
@@ -132,13 +145,44 @@ def keep_reason(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> str | 
     return None
 
 
+def lasting_keep(analysis: Analysis, stmt: ast.Import | ast.ImportFrom, spans: list[tuple[int, int]]) -> bool:
+    """Whether a string that makes `keep_reason` keep `stmt` lies outside every span in `spans`
+    (the edits of the fixes a run may make): a string that needs the `xla` backend `stmt`
+    registers, or a module-level `__all__` entry, string annotation or `mock.patch` target that
+    names what it binds. A fix edits a string only inside its own span, so such a string keeps
+    the import through every fix round, whatever its uses."""
+
+    def outside(node: ast.AST) -> bool:
+        start, end = analysis.src.node_span(node)
+        return not any(s < end and start < e for s, e in spans)
+
+    if imports_backend(stmt) and any(outside(node) for node, _ in _backend_strings(analysis)):
+        return True
+    if import_scope(analysis, stmt) is not analysis.resolver.module_scope:
+        return False  # `keep_reason` reads the other strings for module-level imports only
+    names = {n for n in bound_names(stmt) if n != "*"}
+    strings = (*_export_strings(analysis), *_annotation_strings(analysis), *_patch_strings(analysis))
+    return any(names & named and outside(node) for node, named in strings)
+
+
+_Strings = tuple[tuple[ast.Constant, frozenset[str]], ...]  # a string, and the names it keeps
+
+
 def _exported(analysis: Analysis) -> set[str]:
     """Names listed in a module-level `__all__` (assigned or extended with literals)."""
-    return analysis.fact("exported", _find_exported)
+    return analysis.fact("exported", lambda a: _names(_export_strings(a)))
 
 
-def _find_exported(analysis: Analysis) -> set[str]:
-    found: set[str] = set()
+def _names(strings: _Strings) -> set[str]:
+    return {name for _, names in strings for name in names}
+
+
+def _export_strings(analysis: Analysis) -> _Strings:
+    return analysis.fact("export_strings", _find_export_strings)
+
+
+def _find_export_strings(analysis: Analysis) -> _Strings:
+    found: list[tuple[ast.Constant, frozenset[str]]] = []
     for stmt in analysis.tree.body:
         value: ast.AST | None = None
         if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -146,14 +190,14 @@ def _find_exported(analysis: Analysis) -> set[str]:
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
                 value = stmt.value
         if value is not None:
-            found.update(_strings(value))
-    return found
+            found += [(node, frozenset({text})) for node, text in _strings(value)]
+    return tuple(found)
 
 
-def _strings(node: ast.AST) -> Iterator[str]:
+def _strings(node: ast.AST) -> Iterator[tuple[ast.Constant, str]]:
     for inner in ast.walk(node):
         if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
-            yield inner.value
+            yield inner, inner.value
 
 
 def _annotations(analysis: Analysis) -> Iterator[ast.expr]:
@@ -168,35 +212,43 @@ def _annotations(analysis: Analysis) -> Iterator[ast.expr]:
 
 def _string_annotation_names(analysis: Analysis) -> set[str]:
     """Names read inside string annotations (`x: "xm.Device"`), which the resolver cannot see."""
-    return analysis.fact("string_annotation_names", _find_string_annotation_names)
+    return analysis.fact("string_annotation_names", lambda a: _names(_annotation_strings(a)))
 
 
-def _find_string_annotation_names(analysis: Analysis) -> set[str]:
-    found: set[str] = set()
+def _annotation_strings(analysis: Analysis) -> _Strings:
+    return analysis.fact("annotation_strings", _find_annotation_strings)
+
+
+def _find_annotation_strings(analysis: Analysis) -> _Strings:
+    found: list[tuple[ast.Constant, frozenset[str]]] = []
     for annotation in _annotations(analysis):
-        for text in _strings(annotation):
+        for node, text in _strings(annotation):
             try:
                 parsed = ast.parse(text.strip(), mode="eval")
             except SyntaxError:
                 continue
-            found.update(n.id for n in ast.walk(parsed) if isinstance(n, ast.Name))
-    return found
+            found.append((node, frozenset(n.id for n in ast.walk(parsed) if isinstance(n, ast.Name))))
+    return tuple(found)
 
 
 def _patched_names(analysis: Analysis) -> set[str]:
     """Names that `mock.patch("pkg.mod.name.attr")` targets reach through this module."""
-    return analysis.fact("patched_names", _find_patched_names)
+    return analysis.fact("patched_names", lambda a: _names(_patch_strings(a)))
 
 
-def _find_patched_names(analysis: Analysis) -> set[str]:
-    found: set[str] = set()
+def _patch_strings(analysis: Analysis) -> _Strings:
+    return analysis.fact("patch_strings", _find_patch_strings)
+
+
+def _find_patch_strings(analysis: Analysis) -> _Strings:
+    found: list[tuple[ast.Constant, frozenset[str]]] = []
     for node in analysis.nodes(ast.Call):
         if not _is_patcher(node.func):
             continue
         for arg in node.args[:1]:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                found.update(arg.value.split(".")[1:])  # the first part is a module, not ours
-    return found
+                found.append((arg, frozenset(arg.value.split(".")[1:])))  # the first part is a module, not ours
+    return tuple(found)
 
 
 def _is_patcher(func: ast.AST) -> bool:
@@ -229,10 +281,10 @@ def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
             continue
         if entry.old == XLA_ROOT and entry.prefix and _claimed_elsewhere(analysis, module, rule):
             continue
-        if entry.fix == "remove_import" and not import_used(analysis, node):
+        if entry.fix == REMOVE_IMPORT and not import_used(analysis, node):
             reason = keep_reason(analysis, node)
             entry = replace(entry, message=reason) if reason is not None else entry
-        elif entry.fix == "remove_import" and _probe_of(analysis, node) is not None:
+        elif entry.fix == REMOVE_IMPORT and _probe_of(analysis, node) is not None:
             entry = replace(entry, message=PROBE_STILL_USED)
         yield Match(rule, node, scope, entry, module, module)
         return
@@ -339,6 +391,6 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
 
 FIXES: Mapping[str, FixFn] = MappingProxyType(
     {
-        "remove_import": remove_import,
+        REMOVE_IMPORT: remove_import,
     }
 )

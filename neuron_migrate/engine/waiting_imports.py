@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import Analysis, parent_of
+from neuron_migrate.checks.xla_imports import REMOVE_IMPORT, lasting_keep
 from neuron_migrate.engine import suppress
 from neuron_migrate.engine.apply import apply_once, choose
 from neuron_migrate.engine.check import Planned, analyze_imports, findings_for
@@ -31,7 +32,8 @@ def may_go(
     edits. A use that nothing fixes keeps the import through every round, so such an import
     needs no in-memory fix run.
 
-    Imports kept by other reasons (strings that need the `xla` backend, `__all__`, annotations)
+    So does a string the import's fix reads (`xla_imports.lasting_keep`) outside those edits.
+    Imports kept by other reasons (strings that need the `xla` backend, a star import's names)
     and imports without such uses may go: for those the rounds decide.
     """
     stmt = waiting.match.node if waiting.match is not None else None
@@ -56,7 +58,15 @@ def may_go(
         start, end = analysis.src.node_span(match.node)
         if not any(s <= start and end <= e for s, e in spans):
             return False
-    return True
+    entry = waiting.match.entry
+    start, end = analysis.src.node_span(stmt)
+    if entry is None or entry.fix != REMOVE_IMPORT or any(s < end and start < e for s, e in spans):
+        return True  # another fix, or one around the import, may take it away
+    # An import fixed in a later round may take its block with it (a `try` around an optional
+    # import, an `if` it empties): the strings in those blocks may go too.
+    imports = [p.match.node for p in planned if p.match is not None and p.finding.code in import_codes]
+    spans += [analysis.src.node_span(_outermost_block(node)) for node in imports if isinstance(node, ast.stmt)]
+    return not lasting_keep(analysis, stmt, spans)  # a string no fix edits keeps it through every round
 
 
 @dataclass(frozen=True)
