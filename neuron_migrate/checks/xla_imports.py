@@ -69,14 +69,9 @@ def _find_binding_scopes(analysis: Analysis) -> dict[int, Scope]:
 
 
 # -- side effects --------------------------------------------------------------------------
-def xla_backend_use(analysis: Analysis) -> str | None:
-    """The first string that still needs the `xla` backend: `"xla"`, `xla://`, `pjrt://`."""
-    strings = _backend_strings(analysis)
-    return strings[0][1] if strings else None
-
-
 def _backend_strings(analysis: Analysis) -> tuple[tuple[ast.Constant, str], ...]:
-    """Every string that needs the `xla` backend, with its text, in file order."""
+    """Every string that still needs the `xla` backend (`"xla"`, `xla://`, `pjrt://`), with its
+    text, in file order."""
     return analysis.fact("backend_strings", _find_backend_strings)
 
 
@@ -123,61 +118,54 @@ def import_used(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> bool:
 # -- names kept alive by strings ---------------------------------------------------------
 def keep_reason(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> str | None:
     """Why an otherwise unused torch_xla import must stay, as a message; None when it may go."""
-    names = [n for n in bound_names(stmt) if n != "*"]
     if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
         missing = sorted(set(star_names(analysis.resolver, known=False)))
         if missing:
             return f"Import what `{missing[0]}` needs explicitly, then remove the `{{old}}` star import"
-    if imports_backend(stmt):
-        use = xla_backend_use(analysis)
-        if use is not None:
-            return f'Keep the `{{old}}` import while `"{use}"` needs the `xla` backend it registers'
-    scope = import_scope(analysis, stmt)
-    if scope is not analysis.resolver.module_scope:
-        return None
-    for name in names:
-        if name in _exported(analysis):
-            return f"Remove `{name}` from `__all__`, then the `{{old}}` import; other modules import it from here"
-        if name in _string_annotation_names(analysis):
-            return f"Rewrite the string annotations that name `{name}`, then remove the `{{old}}` import"
-        if name in _patched_names(analysis):
-            return f"Update the `mock.patch` targets that name `{name}`, then remove the `{{old}}` import"
-    return None
+    first = next(_keeping_strings(analysis, stmt), None)
+    return first[1] if first is not None else None
 
 
 def lasting_keep(analysis: Analysis, stmt: ast.Import | ast.ImportFrom, spans: list[tuple[int, int]]) -> bool:
     """Whether a string that makes `keep_reason` keep `stmt` lies outside every span in `spans`
-    (the edits of the fixes a run may make): a string that needs the `xla` backend `stmt`
-    registers, or a module-level `__all__` entry, string annotation or `mock.patch` target that
-    names what it binds. A fix edits a string only inside its own span, so such a string keeps
-    the import through every fix round, whatever its uses."""
-
-    def outside(node: ast.AST) -> bool:
+    (the edits of the fixes a run may make). A fix edits a string only inside its own span, so
+    such a string keeps the import through every fix round, whatever its uses."""
+    for node, _ in _keeping_strings(analysis, stmt):
         start, end = analysis.src.node_span(node)
-        return not any(s < end and start < e for s, e in spans)
+        if not any(s < end and start < e for s, e in spans):
+            return True
+    return False
 
-    if imports_backend(stmt) and any(outside(node) for node, _ in _backend_strings(analysis)):
-        return True
+
+def _keeping_strings(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> Iterator[tuple[ast.Constant, str]]:
+    """The strings that keep `stmt`, each with what `keep_reason` says of it, in the order it reads them: a
+    string that needs the `xla` backend `stmt` registers; for a module-level import, a module-level
+    `__all__` entry, string annotation or `mock.patch` target that names what it binds."""
+    if imports_backend(stmt):
+        for node, text in _backend_strings(analysis):
+            yield node, f'Keep the `{{old}}` import while `"{text}"` needs the `xla` backend it registers'
     if import_scope(analysis, stmt) is not analysis.resolver.module_scope:
-        return False  # `keep_reason` reads the other strings for module-level imports only
-    names = {n for n in bound_names(stmt) if n != "*"}
-    strings = (*_export_strings(analysis), *_annotation_strings(analysis), *_patch_strings(analysis))
-    return any(names & named and outside(node) for node, named in strings)
+        return
+    kinds = (
+        (
+            _export_strings,
+            "Remove `{name}` from `__all__`, then the `{{old}}` import; other modules import it from here",
+        ),
+        (_annotation_strings, "Rewrite the string annotations that name `{name}`, then remove the `{{old}}` import"),
+        (_patch_strings, "Update the `mock.patch` targets that name `{name}`, then remove the `{{old}}` import"),
+    )
+    for name in (n for n in bound_names(stmt) if n != "*"):
+        for strings, message in kinds:
+            for node, named in strings(analysis):
+                if name in named:
+                    yield node, message.format(name=name)
 
 
 _Strings = tuple[tuple[ast.Constant, frozenset[str]], ...]  # a string, and the names it keeps
 
 
-def _exported(analysis: Analysis) -> set[str]:
-    """Names listed in a module-level `__all__` (assigned or extended with literals)."""
-    return analysis.fact("exported", lambda a: _names(_export_strings(a)))
-
-
-def _names(strings: _Strings) -> set[str]:
-    return {name for _, names in strings for name in names}
-
-
 def _export_strings(analysis: Analysis) -> _Strings:
+    """The strings of a module-level `__all__` (assigned or extended with literals)."""
     return analysis.fact("export_strings", _find_export_strings)
 
 
@@ -210,12 +198,8 @@ def _annotations(analysis: Analysis) -> Iterator[ast.expr]:
             yield node.annotation
 
 
-def _string_annotation_names(analysis: Analysis) -> set[str]:
-    """Names read inside string annotations (`x: "xm.Device"`), which the resolver cannot see."""
-    return analysis.fact("string_annotation_names", lambda a: _names(_annotation_strings(a)))
-
-
 def _annotation_strings(analysis: Analysis) -> _Strings:
+    """String annotations (`x: "xm.Device"`), with the names read inside, which the resolver cannot see."""
     return analysis.fact("annotation_strings", _find_annotation_strings)
 
 
@@ -231,12 +215,8 @@ def _find_annotation_strings(analysis: Analysis) -> _Strings:
     return tuple(found)
 
 
-def _patched_names(analysis: Analysis) -> set[str]:
-    """Names that `mock.patch("pkg.mod.name.attr")` targets reach through this module."""
-    return analysis.fact("patched_names", lambda a: _names(_patch_strings(a)))
-
-
 def _patch_strings(analysis: Analysis) -> _Strings:
+    """`mock.patch("pkg.mod.name.attr")` targets, with the names they reach through this module."""
     return analysis.fact("patch_strings", _find_patch_strings)
 
 
