@@ -25,29 +25,29 @@ import json
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+
+
+def _parse_each(paths: list[str], parse: Callable[[str], object], errors: tuple[type[Exception], ...]) -> None:
+    for path in paths:
+        text = Path(path).read_bytes().decode("utf-8", errors="surrogateescape")
+        try:
+            parse(text)
+        except errors:
+            continue  # a file the check reports as not parsing: its attempt is part of the floor
 
 
 def _ast(paths: list[str]) -> None:
     import ast
 
-    for path in paths:
-        text = Path(path).read_bytes().decode("utf-8", errors="surrogateescape")
-        try:
-            ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue  # a file the check reports as not parsing: its attempt is part of the floor
+    _parse_each(paths, ast.parse, (SyntaxError, ValueError))
 
 
 def _libcst(paths: list[str]) -> None:
     import libcst
 
-    for path in paths:
-        text = Path(path).read_bytes().decode("utf-8", errors="surrogateescape")
-        try:
-            libcst.parse_module(text)
-        except (SyntaxError, ValueError, libcst.ParserSyntaxError):
-            continue
+    _parse_each(paths, libcst.parse_module, (SyntaxError, ValueError, libcst.ParserSyntaxError))
 
 
 def _design(paths: list[str], compiled: set[str]) -> None:
