@@ -101,7 +101,7 @@ def test_sdist_and_wheel_hold_the_package_rules_and_only_the_examples(built: Pat
     assert "neuron_migrate/rules/NM101.toml" in in_wheel and "rules/NM101.toml" in in_sdist
     assert "neuron_migrate/rules/parsed.json" in in_wheel and "rules/parsed.json" not in in_sdist  # made by the hook
     assert any(n.startswith("neuron_migrate/rules/compat/") for n in in_wheel)
-    assert "neuron_migrate/cli.py" in in_wheel and "neuron_migrate/cli.py" in in_sdist
+    assert "neuron_migrate/cli/__init__.py" in in_wheel and "neuron_migrate/cli/__init__.py" in in_sdist
     assert not [n for n in in_wheel if n.startswith("neuron_migrate/fixtures/") or "__pycache__" in n]
 
 

@@ -65,7 +65,7 @@ def test_cli_shows_no_bar_when_stderr_is_not_a_terminal(many_files: Path) -> Non
 
 
 def test_cli_shows_the_bar_on_a_terminal(many_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("neuron_migrate.cli._stderr", lambda: Terminal())
+    monkeypatch.setattr("neuron_migrate.cli.common.stderr", lambda: Terminal())
     seen: list[Terminal] = []
     real_bar = progress.ProgressBar
 
@@ -83,7 +83,7 @@ def test_cli_shows_the_bar_on_a_terminal(many_files: Path, monkeypatch: pytest.M
 
 def test_cli_shows_no_bar_in_ci_even_on_a_terminal(many_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "1")
-    monkeypatch.setattr("neuron_migrate.cli._stderr", lambda: Terminal())
+    monkeypatch.setattr("neuron_migrate.cli.common.stderr", lambda: Terminal())
     made: list[object] = []
     monkeypatch.setattr(progress, "ProgressBar", lambda *args: made.append(args))
     assert CliRunner().invoke(main, ["."]).exit_code == 1

@@ -332,6 +332,7 @@ def test_progress_line_on_a_terminal(project: Path, monkeypatch: pytest.MonkeyPa
     import io
 
     from neuron_migrate import cli as cli_module
+    from neuron_migrate.cli import common
 
     for n in range(25):
         (project / f"extra_{n}.py").write_text("print(1)\n", encoding="utf-8")
@@ -341,7 +342,7 @@ def test_progress_line_on_a_terminal(project: Path, monkeypatch: pytest.MonkeyPa
             return True
 
     stream = Terminal()
-    monkeypatch.setattr(cli_module, "_stderr", lambda: stream)
+    monkeypatch.setattr(common, "stderr", lambda: stream)
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setenv("TERM", "xterm")
     monkeypatch.chdir(project)

@@ -2,7 +2,7 @@
 
 `--since` and `--baseline` filter what is reported across the whole run; suppressions and
 per-file-ignores are applied per file inside the engine (`engine/suppress.py`). Printing and
-exit codes stay in `cli.py`.
+exit codes stay in `cli/`.
 """
 
 from __future__ import annotations

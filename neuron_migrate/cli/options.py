@@ -1,0 +1,124 @@
+"""The options several commands share, written once so they never drift apart, and the
+callbacks that turn option text into values."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from neuron_migrate.data import available_versions
+from neuron_migrate.settings import TARGETS
+
+
+def shard_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
+    from neuron_migrate.run.shard import ShardError, parse_shard
+
+    try:
+        return None if value is None else parse_shard(value)
+    except ShardError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def families_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
+    from neuron_migrate.config import ConfigError, parse_families
+
+    if value is None:
+        return None
+    try:
+        return parse_families([part.strip() for part in value.split(",") if part.strip()], "--from")
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--from: ")) from None
+
+
+def _allow_plugins(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from neuron_migrate import trust
+
+        trust.allow()
+
+
+ALLOW_PLUGINS = click.option(
+    "--allow-plugins",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_allow_plugins,
+    help="Trust the config: import the Python modules its `plugins` names (also NEURON_MIGRATE_ALLOW_PLUGINS=1).",
+)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def option_group(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """Several click options as one decorator, in the order given (as `--help` lists them)."""
+
+    def apply(command: F) -> F:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+# The options `check` and `report` share, written once so the two never drift apart.
+RULE_OPTIONS = option_group(
+    click.option("--select", multiple=True, help="Rule codes or prefixes to enable (default: all)."),
+    click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable."),
+    click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of --select."),
+)
+SCOPE_OPTIONS = option_group(
+    click.option(
+        "--exclude",
+        multiple=True,
+        help="Glob of files or folders to skip; replaces the default excludes (and the config's `exclude`).",
+    ),
+    click.option(
+        "--extend-exclude", multiple=True, help="Glob of files or folders to skip, on top of the default excludes."
+    ),
+    click.option(
+        "--respect-gitignore/--no-respect-gitignore",
+        default=None,
+        help="Skip files git ignores (.gitignore, .git/info/exclude) when walking folders  [default: respect]",
+    ),
+    click.option(
+        "--target-version",
+        type=click.Choice(available_versions()),
+        default=None,
+        help="torch-neuronx family to check against  [default: 2.14]",
+    ),
+    click.option(
+        "--from",
+        "families",
+        callback=families_option,
+        metavar="xla,cuda",
+        help="Code to migrate from: torch_xla rules (`xla`), CUDA rules (`cuda`), or both  [default: xla]",
+    ),
+    click.option(
+        "--target",
+        type=click.Choice(TARGETS),
+        default=None,
+        help="Write `neuron` code, or device-agnostic `torch.accelerator` code  [default: neuron]",
+    ),
+    click.option(
+        "--config",
+        "config_file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
+    ),
+)
+JOBS_OPTION = click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes  [default: the usable CPU cores]"
+)
+CACHE_OPTIONS = option_group(
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache."),
+    click.option(
+        "--cache-dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        envvar="NEURON_MIGRATE_CACHE_DIR",
+        help="Result cache folder  [default: ./.neuron_migrate_cache]",
+    ),
+)
