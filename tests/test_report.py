@@ -19,9 +19,11 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 from neuron_migrate import report
+from neuron_migrate.effort import DEFAULT_EFFORT
 from neuron_migrate.report import facts, markdown
 from neuron_migrate.report.command import collect
-from neuron_migrate.report.model import DEFAULT_EFFORT, EFFORT_RANGE, STATUSES, RunInfo, build
+from neuron_migrate.report.model import EFFORT_RANGE, STATUSES, RunInfo
+from neuron_migrate.report.plan import build
 
 pytestmark = pytest.mark.slow  # runs the CLI and the fixes several times per report
 
@@ -407,7 +409,7 @@ def test_effort_is_a_range_and_overridable_in_config(project: Path, monkeypatch:
 
 
 def test_every_concept_has_an_effort_and_a_label() -> None:
-    from neuron_migrate.report.model import CONCEPTS, concept_of
+    from neuron_migrate.effort import CONCEPTS, concept_of
 
     assert set(DEFAULT_EFFORT) == set(CONCEPTS)
     assert concept_of("NM312") == "spmd" and concept_of("NM624") == "nxd" and concept_of("NM311") == "fsdp"

@@ -383,7 +383,8 @@ def test_unknown_ops_are_counted_where_the_report_says_none() -> None:
     assert text.rstrip().splitlines()[-1] == "smoke PASSED: train.py (5 ops of unknown compat status)"
     data = json.loads(render_json(report))
     assert data["unknown_ops"] == 5
-    from neuron_migrate.report.model import _smoke_summary, fallback_text
+    from neuron_migrate.report.model import fallback_text
+    from neuron_migrate.report.plan import _smoke_summary
 
     assert fallback_text(_smoke_summary(report)) == "none known (5 ops of unknown status)"  # `report --smoke`
     assert "none known" not in render_text(full_report(ops=unknown[:0], fallbacks=(), events=(), parity=None))

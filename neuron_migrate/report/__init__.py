@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.report.model import Report, RunInfo, build
+from neuron_migrate.report.model import Report, RunInfo
+from neuron_migrate.report.plan import build
 
 FORMATS = ("html", "md", "json")
 SCHEMA_VERSION = 2

@@ -15,7 +15,8 @@ from typing import Any
 
 from neuron_migrate import __version__
 from neuron_migrate.model import FileResult, Finding, Safety
-from neuron_migrate.report.model import Relation, Report, RunInfo, build
+from neuron_migrate.report.model import Relation, Report, RunInfo
+from neuron_migrate.report.plan import build
 
 # The `check` options `report` does not offer, at the values that make a read-only run.
 _CHECK_DEFAULTS: Mapping[str, Any] = {
