@@ -50,6 +50,9 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # review_counts.py beside this script
+from review_counts import REVIEW, review_counts  # noqa: E402
+
 # Pinned so that the table in docs/ecosystem.md can be reproduced.
 PACKAGES = {
     "xla": ("optimum-neuron==0.0.28", "accelerate==1.2.1", "pytorch-lightning==2.4.0", "transformers==4.46.3"),
@@ -89,6 +92,7 @@ class ModeResult:
     off_source: list[str] = field(default_factory=list)
     xla_sites: list[XlaSite] = field(default_factory=list)  # torch_xla calls in the files afterwards
     quality: collections.Counter[str] = field(default_factory=collections.Counter)
+    review: collections.Counter[str] = field(default_factory=collections.Counter)  # see review_counts.py
     diff: str = ""
 
 
@@ -394,6 +398,7 @@ def run_mode(
         if imports_module(old, marker) and not imports_module(new, marker):
             result.off_source.append(path)
         result.quality.update(quality_counts(old, new))
+        result.review.update(review_counts(old, new))
     if marker == XLA:
         result.xla_sites = [
             site
@@ -471,6 +476,7 @@ def render(results: list[PackageResult], source: str) -> str:
             f"| {pair('off_source')} |"
         )
     lines += _quality_table(results)
+    lines += _review_table(results)
     lines += _rule_table(results)
     if source == "xla":
         lines += _xla_site_table(results)
@@ -492,6 +498,23 @@ def _quality_table(results: list[PackageResult]) -> list[str]:
             continue
         safe, unsafe = package.modes["fix"].quality, package.modes["unsafe"].quality
         lines.append(f"| {package.spec} | " + " | ".join(f"{safe[k]} / {unsafe[k]}" for k in QUALITY) + " |")
+    return lines
+
+
+def _review_table(results: list[PackageResult]) -> list[str]:
+    """The finer counts of `review_counts.REVIEW`, one row per count, one column per package."""
+    shown = [p for p in results if not p.error]
+    lines = [
+        "",
+        "### Patterns a reviewer would rewrite (safe / +unsafe; added by the fixes)",
+        "",
+        "| pattern | " + " | ".join(p.spec for p in shown) + " | total |",
+        "|---|" + "---|" * (len(shown) + 1),
+    ]
+    for key, label in REVIEW.items():
+        cells = [(p.modes["fix"].review[key], p.modes["unsafe"].review[key]) for p in shown]
+        total = (sum(c[0] for c in cells), sum(c[1] for c in cells))
+        lines.append(f"| {label} | " + " | ".join(f"{a} / {b}" for a, b in [*cells, total]) + " |")
     return lines
 
 
