@@ -184,9 +184,10 @@ def _comment_counts(old: str, new: str) -> collections.Counter[str]:
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     opcodes = matcher.get_opcodes()
     kept_old = {i1 + k: j1 + k for tag, i1, i2, j1, _ in opcodes if tag == "equal" for k in range(i2 - i1)}
+    deleted = {i for tag, i1, i2, _, _ in opcodes if tag == "delete" for i in range(i1, i2)}
     for i, j in kept_old.items():
-        if not _is_comment(old_lines[i]) or i + 1 >= len(old_lines) or i + 1 in kept_old:
-            continue
+        if not _is_comment(old_lines[i]) or i + 1 not in deleted:
+            continue  # a comment whose next line was deleted (not rewritten in place)
         below_old = old_lines[i + 1]
         if not below_old.strip() or _is_comment(below_old):
             continue  # the comment's code was not what changed
