@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # review_counts.py beside this script
-from review_counts import REVIEW, review_counts  # noqa: E402
+from review_counts import REVIEW, review_counts
 
 # Pinned so that the table in docs/ecosystem.md can be reproduced.
 PACKAGES = {

@@ -88,7 +88,9 @@ def _facts(text: str) -> collections.Counter[str]:
             facts["init_guards"] += 1
             facts["init_guards_after_init"] += 1 if after_init else 0
     inits = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Call) and _callee(n).endswith("init_process_group"))
-    destroys = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Call) and _callee(n).endswith("destroy_process_group"))
+    destroys = sum(
+        1 for n in ast.walk(tree) if isinstance(n, ast.Call) and _callee(n).endswith("destroy_process_group")
+    )
     facts["groups_not_destroyed"] = max(0, inits - destroys)
     return facts
 
@@ -97,9 +99,8 @@ def _if_facts(node: ast.If) -> collections.Counter[str]:
     facts: collections.Counter[str] = collections.Counter()
     if node.orelse and _same(node.body, node.orelse):
         facts["identical_branches"] += 1
-    if _only_pass(node.body) and node.orelse:
-        facts["inverted_pass"] += 1
-    elif node.orelse and _only_pass(node.orelse) and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
+    else_is_elif = len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)
+    if node.orelse and (_only_pass(node.body) or (_only_pass(node.orelse) and not else_is_elif)):
         facts["inverted_pass"] += 1
     if _only_pass(node.body) and not node.orelse and isinstance(node.test, ast.Call):
         facts["if_call_pass"] += 1
@@ -130,7 +131,10 @@ def _unconditional_init_lines(tree: ast.Module) -> list[tuple[int, int]]:
     """(line of an `init_process_group` call standing in a function's or the module's own body,
     last line of that body): the lines that run after a process group surely exists."""
     spans: list[tuple[int, int]] = []
-    owners: list[ast.AST] = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    owners: list[ast.AST] = [
+        tree,
+        *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+    ]
     for owner in owners:
         body: list[ast.stmt] = getattr(owner, "body", [])
         if not body:
@@ -197,7 +201,7 @@ def _comment_counts(old: str, new: str) -> collections.Counter[str]:
             counts["comments_over_other_code"] += 1
         elif not below_new.strip() or _indent(below_new) < indent:
             counts["comments_without_code"] += 1
-    for tag, i1, i2, _, _ in opcodes:
+    for tag, _, i2, _, _ in opcodes:
         if tag != "delete":
             continue
         last = i2 - 1
