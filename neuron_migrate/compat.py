@@ -18,7 +18,7 @@ from neuron_migrate.data import available_versions, compat_dir, family_key  # no
 from neuron_migrate.model import Severity
 
 if TYPE_CHECKING:
-    from neuron_migrate.analysis.analyze import Match
+    from neuron_migrate.analysis.values import Match
 
 STATUSES = ("native", "cpu-fallback", "unsupported")
 SEVERITY = {"cpu-fallback": Severity.WARNING, "unsupported": Severity.ERROR}
@@ -187,8 +187,8 @@ def resolve_match(match: Match, release: Release) -> Match | None:
     entry = release.status_of(match.qualified)
     if entry is None or entry.status == "native":
         return None
-    extra = (*match.extra, ("version", release.version), ("verdict", entry.verdict))
+    values = (*match.values, ("version", release.version), ("verdict", entry.verdict))
     map_entry = match.entry
     if map_entry is not None and map_entry.severity is None:
         map_entry = replace(map_entry, severity=entry.severity)
-    return replace(match, entry=map_entry, extra=extra)
+    return replace(match, entry=map_entry, values=values)

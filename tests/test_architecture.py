@@ -202,7 +202,7 @@ def test_the_graph_is_read() -> None:
     a type-only one among them, and that the forbidden imports are seen where they are allowed."""
     assert "neuron_migrate.analysis.names" in GRAPH["neuron_migrate.analysis.analyze"]
     assert "neuron_migrate.registry" in GRAPH["neuron_migrate.engine.ruleset"]
-    assert "neuron_migrate.analysis.analyze" in GRAPH["neuron_migrate.compat"]  # only under TYPE_CHECKING
+    assert "neuron_migrate.analysis.values" in GRAPH["neuron_migrate.compat"]  # only under TYPE_CHECKING
     assert "neuron_migrate.checks.toolkit" in GRAPH["neuron_migrate.registry"]  # only under TYPE_CHECKING
     assert "torch" in IMPORTED["neuron_migrate.smoke.child.emulate"]
     assert "libcst" in IMPORTED["neuron_migrate.engine.rewrite"]

@@ -42,7 +42,7 @@ def test_every_concept_module_is_a_catalogue_concept_with_its_tables() -> None:
     # sharding_helpers, collective_helpers: helper templates, which helpers.py registers (it cannot
     # import sharding.py or collectives.py, which import it)
     shared = {
-        *("__init__", "toolkit", "toolkit_cst", "helpers", "sharding_helpers", "collective_helpers"),
+        *("__init__", "toolkit", "toolkit_calls", "toolkit_cst", "helpers", "sharding_helpers", "collective_helpers"),
         *("device_types", "messages", *ALIASES),
     }
     for path in CHECKS.glob("*.py"):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from neuron_migrate.engine.add_imports_cst import NewImport, add_to_module
+from neuron_migrate.analysis.values import ImportRequest
+from neuron_migrate.engine.add_imports_cst import add_to_module
 
-OS = NewImport("os", "import os")
-TORCH = NewImport("torch", "import torch")
-DIST = NewImport("torch.distributed", "import torch.distributed as dist")
+OS = ImportRequest("os")
+TORCH = ImportRequest("torch")
+DIST = ImportRequest("torch.distributed", alias="dist")
 HELPER = 'def _helper(x):\n    """Doc."""\n    if x:\n        return 1\n    return 2\n'
 
 
@@ -59,7 +60,7 @@ HELPER = 'def _helper(x):\n    """Doc."""\n    if x:\n        return 1\n    retu
         ),
     ],
 )
-def test_imports_placed(before: str, imports: list[NewImport], after: str) -> None:
+def test_imports_placed(before: str, imports: list[ImportRequest], after: str) -> None:
     assert add_to_module(before, imports, ()) == after
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.analysis.analyze import Analysis, walk, walk_imports
+from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.source import DecodeError, decode
+from neuron_migrate.analysis.walk import walk, walk_imports
 from neuron_migrate.engine import pipeline, waiting_imports
 from neuron_migrate.engine.ruleset import build_ruleset, enabled_codes, narrowed
 from neuron_migrate.settings import Settings

@@ -11,7 +11,7 @@ from types import MappingProxyType
 import libcst as cst
 import pytest
 
-from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Decline, Match, Plan, Rewrite
+from neuron_migrate.analysis.values import EXPRESSION, IMPORTS, STATEMENT, Decline, Match, Plan, Rewrite
 from neuron_migrate.checks.fixes import FixContext
 from neuron_migrate.engine import pipeline
 from neuron_migrate.engine.pipeline import check_source
@@ -67,7 +67,7 @@ def test_a_plugin_style_fix_runs_through_the_pipeline(monkeypatch: pytest.Monkey
 
     def xla_device(ctx: FixContext, match: Match) -> Plan | None:
         assert isinstance(match.node, ast.Call)
-        plan = ctx.replace(match.node, 'torch.device("neuron")', ("torch",))
+        plan = ctx.replace(match.node, 'torch.device("neuron")', (IMPORTS["torch"],))
         return ctx.with_rewrite(plan, match.node, _keep_arguments, func="torch.device")
 
     def with_fix(*args: object) -> Ruleset:
@@ -98,8 +98,8 @@ def test_the_old_plugin_import_path_is_an_alias_without_libcst() -> None:
     and importing it loads no LibCST (a plugin's detector module may import it)."""
     probe = (
         "import sys\n"
-        "from neuron_migrate.analysis import analyze, transform\n"
-        "assert transform.Decline is analyze.Decline and transform.Rewrite is analyze.Rewrite\n"
+        "from neuron_migrate.analysis import values, transform\n"
+        "assert transform.Decline is values.Decline and transform.Rewrite is values.Rewrite\n"
         "print('libcst' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -9,16 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.analysis.analyze import (
-    Analysis,
-    Match,
-    RuleIndex,
-    resolved_only,
-    resolved_only_on,
-    walk,
-)
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import RuleIndex, resolved_only, resolved_only_on
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.source import DecodeError, decode
+from neuron_migrate.analysis.values import Match
+from neuron_migrate.analysis.walk import walk
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.engine import check, pipeline, waiting_imports
 from neuron_migrate.engine import ruleset as ruleset_module

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.analysis import analyze
-from neuron_migrate.analysis.analyze import NEEDLES, PARENT, Analysis, parent_of, walk
+from neuron_migrate.analysis import walk as walk_module
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import NEEDLES
 from neuron_migrate.analysis.reach import Reach, skipper
 from neuron_migrate.analysis.source import DecodeError, decode
+from neuron_migrate.analysis.values import Match
+from neuron_migrate.analysis.walk import walk
 from neuron_migrate.engine import pipeline
 from neuron_migrate.engine.check import analyze as check_analyze
 from neuron_migrate.engine.ruleset import Ruleset, build_ruleset, enabled_codes
@@ -70,7 +73,7 @@ def test_skipping_changes_no_finding_fix_or_fixed_text(
     """Every fixture and e2e program, with skipping on and off: the same findings and fixed text."""
     texts = {p: _text(p) for p in INPUTS}
     skipping = {p: _result(texts[p], str(p), make(p)) for p in INPUTS}
-    monkeypatch.setattr(analyze, "SKIP_UNREACHABLE", False)
+    monkeypatch.setattr(walk_module, "SKIP_UNREACHABLE", False)
     assert [p.name for p in INPUTS if _result(texts[p], str(p), make(p)) != skipping[p]] == []
     assert len(INPUTS) > 600
 
@@ -118,7 +121,7 @@ xm.master_print("done")
 """
 
 
-def _analysis(text: str, settings: Settings | None = None) -> tuple[Analysis, list[analyze.Match]]:
+def _analysis(text: str, settings: Settings | None = None) -> tuple[Analysis, list[Match]]:
     return check_analyze(text, ast.parse(text), _ruleset(settings or Settings(families=FAMILIES)))
 
 
@@ -133,7 +136,7 @@ def test_a_statement_without_a_needle_is_skipped_and_an_alias_is_not() -> None:
 
 def test_skipping_off_walks_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     on = _analysis(MODULE)[1]
-    monkeypatch.setattr(analyze, "SKIP_UNREACHABLE", False)
+    monkeypatch.setattr(walk_module, "SKIP_UNREACHABLE", False)
     analysis, off = _analysis(MODULE)
     assert analysis.skipped == []
     assert [(m.rule.code, m.node.lineno, m.qualified) for m in off] == [
@@ -199,15 +202,15 @@ def test_parents_inside_skipped_statements_are_linked_when_first_asked() -> None
     loop = helper.body[1]
     assert isinstance(loop, ast.For)
     augmented = loop.body[0]
-    assert not hasattr(augmented, PARENT)  # not linked by the walk
-    assert parent_of(helper) is analysis.tree
+    assert augmented not in analysis.parents  # not linked by the walk
+    assert analysis.parent(helper) is analysis.tree
     assert analysis.parent(augmented) is loop  # linked now, with every other skipped statement
     expected = {id(child): node for node in ast.walk(helper) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(helper):
         if node is not helper and not isinstance(node, ast.expr_context):
-            assert parent_of(node) is expected[id(node)]
+            assert analysis.parent(node) is expected[id(node)]
     assert analysis.owner(augmented) is helper
-    assert parent_of(analysis.tree) is None
+    assert analysis.parent(analysis.tree) is None
 
 
 def test_a_detector_asking_about_a_skipped_statement_during_the_walk_gets_its_parent() -> None:
@@ -229,7 +232,7 @@ def test_walk_of_a_tree_twice_keeps_its_links() -> None:
     walk(second, ruleset.index)
     helper = tree.body[3]
     assert isinstance(helper, ast.FunctionDef)
-    assert parent_of(helper.body[0]) is helper
+    assert first.parent(helper.body[0]) is helper and second.parent(helper.body[0]) is helper
 
 
 @pytest.mark.parametrize(

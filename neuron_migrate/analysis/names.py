@@ -33,7 +33,7 @@ class Binding:
     node: ast.AST | None = None  # the statement that binds the name
     # where an alias's source expression is evaluated (None: the scope that looks it up), weakly:
     # the binding is in that scope's own table, and a cycle would keep the tree from being freed
-    # by reference counting (see `analyze.PARENT`); the resolver holds every scope
+    # by reference counting (as the analysis's parent table avoids one); the resolver holds every scope
     scope: weakref.ReferenceType[Scope] | None = field(default=None, compare=False, repr=False)
 
 

@@ -10,7 +10,7 @@ leave words in the source of the statement that holds the node:
   source spells one of these words (`x = b.c`, `y = x`);
 - a name that resolves to `p` or below it either spells the last part of `p` or is bound to `p`
   or below it;
-- a detector declares the identifiers its node must spell (`analysis.analyze.needles`).
+- a detector declares the identifiers its node must spell (`analysis.index.needles`).
 
 So a statement whose lines contain none of these words, as whole identifiers, holds no match and
 is skipped. What would break the argument turns skipping off for the file: a star import (a name

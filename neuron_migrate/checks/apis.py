@@ -9,17 +9,17 @@ that import torch, and never when the receiver is an imported module.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles, resolved_only, resolved_only_on
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import needles, resolved_only, resolved_only_on
 from neuron_migrate.analysis.names import Scope, dotted
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.checks.toolkit import FixContext, FixFn, keyword_of
-
-DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
-
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import keyword_of
 
 FLOAT64 = frozenset({"torch.float64", "torch.double"})
 _NUMPY_FLOAT64 = frozenset({"numpy.float64", "numpy.double", "numpy.float_"})
@@ -419,14 +419,14 @@ def _is_float64_spelling(analysis: Analysis, node: ast.AST, scope: Scope) -> boo
 def rename_method(ctx: FixContext, match: Match) -> Plan | None:
     """`x.double()` -> `x.float()`: only the method name changes."""
     call = match.node
-    new = dict(match.extra).get("new")
+    new = match.value("new")
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or new is None:
         return None
     end = ctx.src.node_span(call.func)[1]
     start = end - len(call.func.attr)
     if ctx.src.text[start:end] != call.func.attr:
         return None  # a line continuation or comment between the dot and the name
-    return Plan(((start, end, new),))
+    return Plan((Edit(start, end, new),))
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(

@@ -16,10 +16,11 @@ import ast
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, Plan
 from neuron_migrate.analysis.names import Binding, Scope
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call, helper_imports
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, is_default, matched_call, plain_args
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import argument, is_default, matched_call, plain_args
 
 
 # -- distributed helpers ----------------------------------------------------------------
@@ -100,17 +101,17 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     if needed is None:
         return None
     start, end = ctx.src.node_span(call.func)
-    return Plan(((start, end, HELPER_NAMES[kind]), *(_without(ctx, call, k) for k in extra)), needed)
+    return Plan((Edit(start, end, HELPER_NAMES[kind]), *(_without(ctx, call, k) for k in extra)), needed)
 
 
-def _without(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:
+def _without(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> Edit:
     """The edit that deletes `keyword` (a default the helper does not take) and the comma before it."""
     items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
     start, end = ctx.src.node_span(keyword)
     position = items.index(keyword)
     if position == 0:
-        return start, ctx.src.node_span(items[1])[0], ""  # a collective always has its tensor argument too
-    return ctx.src.node_span(items[position - 1])[1], end, ""
+        return Edit(start, ctx.src.node_span(items[1])[0], "")  # a collective always has its tensor argument too
+    return Edit(ctx.src.node_span(items[position - 1])[1], end, "")
 
 
 # What makes a ProcessGroup (or names one) for `groups=`: torch's factories and constants, and

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles, resolved_only
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import needles, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
+from neuron_migrate.analysis.values import Detail, Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.checks.toolkit import (
-    FixContext,
-    FixFn,
+from neuron_migrate.checks.toolkit import FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import (
     entry_for,
     is_default,
     keyword_insertion,
@@ -27,6 +28,14 @@ from neuron_migrate.checks.toolkit import (
     string_value,
 )
 from neuron_migrate.model import Safety
+
+
+@dataclass(frozen=True)
+class AddKeyword(Detail):
+    """The keyword argument (`name=value`) that the match's fix appends to the call."""
+
+    keyword: str
+
 
 _COMPILE = {"torch.compile", "torch._dynamo.optimize"}
 
@@ -127,7 +136,7 @@ def _missing_keyword(
                 _keyword_entry(name),
                 "torch.compile",
                 dotted(node.func) or "torch.compile",
-                (("keyword", keyword),),
+                detail=AddKeyword(keyword),
             )
         return
     for decorator in _bare_decorators(analysis, node, scope):
@@ -138,7 +147,7 @@ def _missing_keyword(
             _keyword_entry(name),
             "torch.compile",
             dotted(decorator) or "torch.compile",
-            (("keyword", keyword),),
+            detail=AddKeyword(keyword),
         )
 
 
@@ -239,15 +248,15 @@ def remove_keyword(ctx: FixContext, match: Match) -> Plan | None:
         end = ctx.src.node_span(items[1])[0]
     if "#" in ctx.src.text[start:end]:
         return None  # a comment would go with it
-    return Plan(((start, end, ""),))
+    return Plan((Edit(start, end, ""),))
 
 
 def add_keyword(ctx: FixContext, match: Match) -> Plan | None:
-    """Append a keyword argument (`extra["keyword"]`) to a call, or call a bare decorator with it."""
-    keyword = dict(match.extra).get("keyword")
-    node = match.node
-    if keyword is None:
+    """Append a keyword argument (the match's `AddKeyword`) to a call, or call a bare decorator with it."""
+    if not isinstance(match.detail, AddKeyword):
         return None
+    keyword = match.detail.keyword
+    node = match.node
     if not isinstance(node, ast.Call):
         return ctx.replace(node, f"{ctx.segment(node)}({keyword})")
     inner = ctx.args_text(node)
@@ -261,10 +270,10 @@ def add_keyword(ctx: FixContext, match: Match) -> Plan | None:
         arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
         last = max(arguments, key=lambda n: (n.lineno, n.col_offset))
         indent = ctx.src.indent_of(last.lineno)
-        plan = Plan(((content_end, content_end, f"{ctx.src.newline}{indent}{keyword},"),))
+        plan = Plan((Edit(content_end, content_end, f"{ctx.src.newline}{indent}{keyword},"),))
     else:
         separator = "" if not stripped else " " if stripped.endswith(",") else ", "
-        plan = Plan(((content_end, content_end, f"{separator}{keyword}"),))
+        plan = Plan((Edit(content_end, content_end, f"{separator}{keyword}"),))
     return ctx.with_rewrite(plan, node, "neuron_migrate.checks.compilation_cst:add_keyword", keyword=keyword)
 
 

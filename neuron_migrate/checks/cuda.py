@@ -10,16 +10,18 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import needles
 from neuron_migrate.analysis.names import Scope
+from neuron_migrate.analysis.values import Detail, Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.checks.toolkit import (
+from neuron_migrate.checks.toolkit import FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import (
     ACCEL_DEVICE,
     ACCEL_TYPE,
-    FixContext,
-    FixFn,
     keyword_of,
     replace_node,
     string_literal,
@@ -27,6 +29,16 @@ from neuron_migrate.checks.toolkit import (
     wants_accelerator,
 )
 from neuron_migrate.model import Safety
+
+
+@dataclass(frozen=True)
+class DeviceSlot(Detail):
+    """Where a matched `"cuda"` stands (`compare`, `argument`, `device_call`, `device_index`), and
+    the device index it names (`"f"` for an f-string's)."""
+
+    slot: str = ""
+    index: str = ""
+
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 
@@ -85,7 +97,7 @@ def cuda_device_string(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope:
             for operand in operands:
                 if string_value(operand) == "cuda":
                     entry = MapEntry(old="cuda", fix="cuda_device_string", accelerator_message=_COMPARE_MESSAGE)
-                    yield Match(rule, operand, scope, entry, "cuda", '"cuda"', (("slot", "compare"),))
+                    yield Match(rule, operand, scope, entry, "cuda", '"cuda"', detail=DeviceSlot("compare"))
 
 
 def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scope) -> Iterator[Match]:
@@ -108,9 +120,8 @@ def _device_call(rule: RuleSpec, analysis: Analysis, call: ast.Call, scope: Scop
         else:
             index = found.group(1) or ""
         entry = MapEntry(old=text or "", fix="cuda_device_string", accelerator_message=_DEVICE_MESSAGE)
-        extra = (("slot", slot), ("index", index))
         written = text if index == "f" else f'"{text}"'
-        yield Match(rule, value, scope, entry, text or "", written or "", extra)
+        yield Match(rule, value, scope, entry, text or "", written or "", detail=DeviceSlot(slot, index))
 
 
 def _indexed_fstring(node: ast.AST) -> bool:
@@ -223,7 +234,7 @@ def _idiom_match(rule: RuleSpec, analysis: Analysis, node: ast.AST, inner: ast.I
     entry = MapEntry(
         old=text, fix="cuda_idiom", accelerator_message="Replace `{old}` with the current accelerator, else the CPU"
     )
-    return Match(rule, node, scope, entry, text, written, (("slot", slot),))
+    return Match(rule, node, scope, entry, text, written, detail=DeviceSlot(slot))
 
 
 _CUDA_AMP_ARGS = ("enabled", "dtype", "cache_enabled")
@@ -239,8 +250,8 @@ def _simple_args(call: ast.Call) -> bool:
 # -- NM801 ------------------------------------------------------------------------------------------
 def fix_cuda_device_string(ctx: FixContext, match: Match) -> Plan | None:
     """`"cuda"` -> `"neuron"`; with `--target accelerator`, the current accelerator or the CPU."""
-    extra = dict(match.extra)
-    slot, index = extra.get("slot"), extra.get("index")
+    detail = match.detail if isinstance(match.detail, DeviceSlot) else DeviceSlot()
+    slot, index = detail.slot, detail.index
     node, parent = match.node, ctx.analysis.parent(match.node)
     if parent is None:
         return None  # only the module has no parent; a matched string always has one
@@ -277,7 +288,7 @@ def fix_cuda_method(ctx: FixContext, match: Match) -> Plan | None:
         return None
     start = ctx.src.node_span(call.func.value)[1]
     end = ctx.src.node_span(call)[1]
-    return Plan(((start, end, rendered[0]),), rendered[1], Safety.UNSAFE if has_index else None)
+    return Plan((Edit(start, end, rendered[0]),), rendered[1], Safety.UNSAFE if has_index else None)
 
 
 # -- NM812 ------------------------------------------------------------------------------------------
@@ -341,7 +352,7 @@ def cuda_grad_scaler(ctx: FixContext, match: Match) -> Plan | None:
 # -- NM809 ------------------------------------------------------------------------------------------
 def fix_cuda_idiom(ctx: FixContext, match: Match) -> Plan | None:
     """`"cuda" if torch.cuda.is_available() else "cpu"` -> the same test for `neuron`, or the accelerator's type."""
-    slot = dict(match.extra).get("slot")
+    slot = match.detail.slot if isinstance(match.detail, DeviceSlot) else None
     indexed = match.qualified != "cuda"
     safety = Safety.UNSAFE if indexed else None
     if wants_accelerator(ctx, match):

@@ -11,14 +11,14 @@ import ast
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import needles
 from neuron_migrate.analysis.names import Scope
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.checks.toolkit import (
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import (
     ACCEL_DEVICE,
-    DetectorFn,
-    FixContext,
-    FixFn,
     keyword_of,
     replace_node,
     string_literal,
@@ -167,7 +167,7 @@ def rename_env_var(ctx: FixContext, match: Match) -> Plan | None:
             return ctx.replace(child, text) if text else None
     if isinstance(node, ast.keyword) and node.arg == match.qualified:
         start = ctx.src.node_span(node)[0]
-        return Plan(((start, start + len(node.arg), entry.new),))
+        return Plan((Edit(start, start + len(node.arg), entry.new),))
     return None
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import ast
 
-from neuron_migrate.analysis.analyze import Match, Plan
-from neuron_migrate.checks.toolkit import FixContext, matched_call, string_literal, string_value
+from neuron_migrate.analysis.values import Edit, Match, Plan
+from neuron_migrate.checks.toolkit import FixContext
+from neuron_migrate.checks.toolkit_calls import matched_call, string_literal, string_value
 from neuron_migrate.model import Safety
 
 _DEVICE_TYPES = {"NEURON": "neuron", "CUDA": "cuda", "GPU": "cuda", "TPU": "tpu"}
@@ -69,7 +70,7 @@ def _held_hardware(ctx: FixContext, match: Match, call: ast.Call, assign: ast.As
     target = assign.targets[0] if len(assign.targets) == 1 else None
     if not isinstance(target, ast.Name):
         return None
-    name, edits = target.id, []
+    name, edits = target.id, list[Edit]()
     for node in ast.walk(owner):
         if isinstance(node, ast.Name) and node.id == name and node is not target:
             if not isinstance(node.ctx, ast.Load):
@@ -83,8 +84,8 @@ def _held_hardware(ctx: FixContext, match: Match, call: ast.Call, assign: ast.As
                 literal = string_literal(ctx, other, "neuron" if kind == "TPU" else _DEVICE_TYPES[kind])
                 if literal is None:
                     return None
-                edits.append((*ctx.src.node_span(other), literal))
+                edits.append(Edit(*ctx.src.node_span(other), literal))
     rendered = ctx.render('getattr({torch}.accelerator.current_accelerator(), "type", None)', match)
     if not edits or rendered is None:
         return None
-    return Plan(((*ctx.src.node_span(call), rendered[0]), *edits), rendered[1], safety=Safety.UNSAFE)
+    return Plan((Edit(*ctx.src.node_span(call), rendered[0]), *edits), rendered[1], safety=Safety.UNSAFE)

@@ -14,19 +14,19 @@ import ast
 import re
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TypeGuard, cast
+from typing import TypeGuard
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import needles
 from neuron_migrate.analysis.names import Scope
+from neuron_migrate.analysis.values import Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.device_types import device_type
 from neuron_migrate.checks.optimizer import grad_scaler, syncfree_optimizer
-from neuron_migrate.checks.toolkit import (
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import (
     ACCEL_DEVICE,
     ACCEL_TYPE,
-    DetectorFn,
-    FixContext,
-    FixFn,
     argument,
     is_default,
     keyword_of,
@@ -142,17 +142,22 @@ def _match(
 ) -> Match:
     text = str(node.value)  # a string constant: callers pass no other
     entry = MapEntry(old=text, fix=None if message else "replace_string", message=message, safety=safety)
-    extra = (("new", new_device(text) or "neuron"), ("callee", callee))
-    return Match(rule, node, scope, entry, text, text, extra)
+    values = (("new", new_device(text) or "neuron"), ("callee", callee))
+    return Match(rule, node, scope, entry, text, text, values)
 
 
 def consistent(analysis: Analysis, definition: ast.AST) -> bool:
     """Whether every `"xla"` string in a user function (or class) is one NM102 rewrites."""
-    memo = cast("dict[int, bool]", analysis.memo.setdefault("consistent", {}))  # memo's values are untyped
+    memo = analysis.fact(_consistency)
     key = id(definition)
     if key not in memo:
         memo[key] = _consistent(analysis, definition)
     return memo[key]
+
+
+def _consistency(analysis: Analysis) -> dict[int, bool]:
+    """Whether each user definition asked about so far is `consistent`, by its id (filled as asked)."""
+    return {}
 
 
 def _consistent(analysis: Analysis, definition: ast.AST) -> bool:
@@ -246,7 +251,7 @@ def parameter_default(analysis: Analysis, operand: ast.AST, scope: Scope) -> ast
 
 def _device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:
     """Function node id -> its parameters that a call in this file passes a device string to."""
-    return analysis.fact("device_fed_parameters", _find_device_fed_parameters)
+    return analysis.fact(_find_device_fed_parameters)
 
 
 def _find_device_fed_parameters(analysis: Analysis) -> dict[int, set[str]]:

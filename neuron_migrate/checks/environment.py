@@ -10,12 +10,25 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles, resolved_only
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import needles, resolved_only
 from neuron_migrate.analysis.names import Scope, dotted
+from neuron_migrate.analysis.values import Detail, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, entry_for, string_value
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import entry_for, string_value
+
+
+@dataclass(frozen=True)
+class EnvWrite(Detail):
+    """An environment variable written: `statement` when the write is a statement of its own,
+    which the fix may delete."""
+
+    statement: bool
+
 
 # -- environment variables -------------------------------------------------------------------
 _ENVIRON = {"os.environ"}
@@ -28,7 +41,7 @@ def env_var(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> 
     for name, target, stmt_node in _env_writes(analysis, node, scope):
         entry = entry_for(rule, name)
         if entry is not None:
-            yield Match(rule, target, scope, entry, name, name, (("stmt", "1" if stmt_node else ""),))
+            yield Match(rule, target, scope, entry, name, name, detail=EnvWrite(stmt_node))
 
 
 def _env_writes(analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[tuple[str, ast.AST, bool]]:
@@ -58,7 +71,7 @@ def _env_writes(analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[tup
 
 def remove_env_statement(ctx: FixContext, match: Match) -> Plan | None:
     """Delete a statement whose only effect is to set a torch_xla-era environment variable."""
-    if not dict(match.extra).get("stmt"):
+    if not isinstance(match.detail, EnvWrite) or not match.detail.statement:
         return None
     node = match.node
     stmt = node if isinstance(node, ast.stmt) else ctx.analysis.parent(node)

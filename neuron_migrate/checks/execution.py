@@ -11,9 +11,10 @@ import ast
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, Plan
 from neuron_migrate.analysis.source import kept_comments
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, literal, only_args, operand
+from neuron_migrate.analysis.values import Edit, Match, Plan
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import argument, literal, only_args, operand
 
 
 def remove_statement(ctx: FixContext, match: Match) -> Plan | None:
@@ -138,7 +139,7 @@ def step_context(ctx: FixContext, match: Match) -> Plan | None:
             return None  # a continuation line indented less than the body; leave it to a human
         else:
             dedented.append(line)
-    return Plan(((span[0], span[1], "".join(dedented)),))
+    return Plan((Edit(span[0], span[1], "".join(dedented)),))
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})

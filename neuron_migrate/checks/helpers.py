@@ -1,7 +1,8 @@
 """Code that fixes write into the migrated file once, after its imports, by helper name.
 
-A fix asks for a helper with the import key `helper:<name>:<module name>`; `engine/add_imports.py`
-writes `helper_text(key)`: `HELPERS[name]`'s template with the module's name filled in.
+A fix asks for a helper with a `HelperRequest(name, module name)` among its imports;
+`engine/add_imports.py` writes `helper_text(request)`: `HELPERS[name]`'s template with the
+module's name filled in.
 `HELPER_NAMES` is the function or class each helper defines, which the fix calls.
 """
 
@@ -12,14 +13,14 @@ import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.analysis.values import HelperRequest, Match, Plan, Request
 from neuron_migrate.checks.collective_helpers import COLLECTIVE_HELPERS
 from neuron_migrate.checks.sharding_helpers import SHARDING_HELPERS
 from neuron_migrate.checks.toolkit import FixContext
 
 
-def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] | None:
-    """The import keys that write helper `name` into the file; () when this file has it already.
+def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[Request, ...] | None:
+    """The requests that write helper `name` into the file; () when this file has it already.
 
     None when the helper's name is bound to something else here, or its module's name (torch's,
     or `dist`'s for the optimizer step) is taken at module scope, where the helper lives.
@@ -35,7 +36,7 @@ def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[str, ...] 
     rendered = ctx.render("{" + module + "}", dataclasses.replace(match, scope=resolver.module_scope))
     if rendered is None:
         return None
-    return (f"helper:{name}:{rendered[0]}", *rendered[1])
+    return (HelperRequest(name, rendered[0]), *rendered[1])
 
 
 def _docstring(template: str) -> str:
@@ -359,13 +360,12 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
 )
 
 
-def helper_text(key: str) -> str | None:
-    """The source of the helper a `helper:<name>:<module name>` import key asks for."""
-    _, name, module_name = key.split(":", 2)
-    if name not in HELPERS:
+def helper_text(request: HelperRequest) -> str | None:
+    """The source of the helper `request` asks for, with its module's name filled in."""
+    if request.name not in HELPERS:
         return None
-    template, _, module = HELPERS[name]
-    return template.replace("{" + module + "}", module_name)
+    template, _, module = HELPERS[request.name]
+    return template.replace("{" + module + "}", request.module)
 
 
 def helper_call(ctx: FixContext, match: Match, name: str, call_text: str, node: ast.AST) -> Plan | None:

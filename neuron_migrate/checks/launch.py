@@ -11,17 +11,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles, resolved_only
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import needles, resolved_only
 from neuron_migrate.analysis.names import Scope
+from neuron_migrate.analysis.values import Edit, Match, Plan, Request
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks import messages
 from neuron_migrate.checks.devices import string_source, variable_safety
-from neuron_migrate.checks.toolkit import (
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import (
     ACCEL_DEVICE,
     STRING_LITERAL,
-    DetectorFn,
-    FixContext,
-    FixFn,
     argument,
     entry_for,
     keyword_of,
@@ -163,7 +163,7 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     # nprocs=1 (launch's debug_single_process=True) ran `fn(0, *args)` in this very process:
     # the rewrite does the same. The debug argument itself has no torchrun meaning and goes.
     single = messages.single_process(match)
-    if not single and not messages.launches_program(match):
+    if not single and not messages.launches_program(ctx.analysis, match):
         return None  # a library's spawn: its caller waits for the workers; torchrun cannot stand in
     stmt = ctx.expression_statement(match)
     launch = match.qualified.rsplit(".", 1)[-1] == "launch"
@@ -239,7 +239,7 @@ def _with_process_group_after(ctx: FixContext, match: Match, plan: Plan, holder:
     unit, newline = ctx.analysis.indent_unit(), ctx.src.newline
     inserted = f"{indent}{guard[0]}{newline}{indent}{unit}{init[0]}{newline}"
     imports = tuple(dict.fromkeys(plan.imports + guard[1] + init[1]))
-    return replace(plan, edits=(*plan.edits, (span[1], span[1], inserted)), imports=imports)
+    return replace(plan, edits=(*plan.edits, Edit(span[1], span[1], inserted)), imports=imports)
 
 
 def _only_conditional_init(ctx: FixContext, fn: ast.expr, match: Match) -> ast.stmt | None:
@@ -287,14 +287,14 @@ def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
     found = STRING_LITERAL.fullmatch(ctx.segment(backend))
     if found is None:
         return None
-    imports: tuple[str, ...] = ()
+    imports: tuple[Request, ...] = ()
     new = f"{found.group(1)}{found.group(2)}neuron{found.group(2)}"
     if ctx.analysis.target == "accelerator":  # nccl on CUDA, neuron on Trainium, gloo on the CPU
         rendered = ctx.render(f"{{dist}}.get_default_backend_for_device({ACCEL_DEVICE})", match)
         if rendered is None:
             return None
         new, imports = rendered
-    edits = [(*ctx.src.node_span(backend), new)]
+    edits = [Edit(*ctx.src.node_span(backend), new)]
     method = keyword_of(call, "init_method")
     merged = _merged_branches(ctx, match, call) if ctx.analysis.target != "accelerator" else None
     if merged is not None:
@@ -383,7 +383,7 @@ def drop_keyword(ctx: FixContext, match: Match) -> Plan | None:
     return Plan((_remove_argument(ctx, call, keyword),))
 
 
-def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> tuple[int, int, str]:
+def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> Edit:
     """The edit that deletes one keyword argument and the comma before it."""
     items: list[ast.expr | ast.keyword] = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
     start, end = ctx.src.node_span(keyword)
@@ -392,7 +392,7 @@ def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> t
         start = ctx.src.node_span(items[position - 1])[1]
     elif len(items) > 1:
         end = ctx.src.node_span(items[1])[0]
-    return start, end, ""
+    return Edit(start, end, "")
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(

@@ -6,8 +6,9 @@ import ast
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, Plan
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, is_default
+from neuron_migrate.analysis.values import HelperRequest, Match, Plan, Request
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import argument, is_default
 from neuron_migrate.model import Safety
 
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
@@ -54,14 +55,14 @@ def device_loader(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.replace(outer, text, needed)
 
 
-def _helper_keys(ctx: FixContext) -> tuple[str, ...] | None:
-    """The import key that writes `_DeviceLoader` into the file; () when it is there, None when
+def _helper_keys(ctx: FixContext) -> tuple[Request, ...] | None:
+    """The request that writes `_DeviceLoader` into the file; () when it is there, None when
     its names mean something else here."""
     resolver = ctx.analysis.resolver
     existing = [resolver.lookup(name, resolver.module_scope) for name in _HELPER_NAMES]
     if any(existing) and not all(_defines_helper(b) for b in existing):
         return None
-    return () if all(existing) else ("helper:device_loader:torch",)
+    return () if all(existing) else (HelperRequest("device_loader", "torch"),)
 
 
 def _isinstance_check(ctx: FixContext, match: Match) -> Plan | None:

@@ -1,4 +1,5 @@
-"""Values that a message template may name beyond `{old}` and `{new}`, read from the matched call."""
+"""Values that a message template may name beyond `{old}` and `{new}`, read from the matched call
+and its module (each a function of the analysis and the match)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import ast
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, parent_of
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.values import Match
 
 # torch_xla reduce types (constants and strings) -> torch.distributed.ReduceOp members.
 _REDUCE_OPS = {"sum": "SUM", "mul": "PRODUCT", "and": "BAND", "or": "BOR", "min": "MIN", "max": "MAX"}
 
 
-def reduce_op(match: Match) -> str:
+def reduce_op(analysis: Analysis, match: Match) -> str:
     """`xm.all_reduce(xm.REDUCE_MAX, t)` -> `dist.ReduceOp.MAX`; the op to look up when unknown."""
     call = match.node
     first = call.args[0] if isinstance(call, ast.Call) and call.args else None
@@ -30,7 +32,7 @@ def reduce_op(match: Match) -> str:
 _SPMD_MODULES = ("torch_xla.distributed.spmd", "torch_xla.experimental.xla_sharding")
 
 
-def world_hint(match: Match) -> str:
+def world_hint(analysis: Analysis, match: Match) -> str:
     """What replaces a global device count: the world size, or (single-process SPMD) the device count."""
     scope = match.scope
     while scope.parent is not None:
@@ -74,7 +76,7 @@ def _reads_rng_state(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_rng_state"
 
 
-def rng_state_why(match: Match) -> str:
+def rng_state_why(analysis: Analysis, match: Match) -> str:
     """Why the replacement for `xm.set_rng_state` is the right one here."""
     return (
         "it restores what `get_rng_state` read"
@@ -83,14 +85,14 @@ def rng_state_why(match: Match) -> str:
     )
 
 
-def launches_program(match: Match) -> bool:
+def launches_program(analysis: Analysis, match: Match) -> bool:
     """Whether the spawn or launch call `match` is the program's own launch: it runs at module
     level, or in a module-level function that module-level code calls or names (`main()` under
     `if __name__ == "__main__":`, `fire.Fire(main)`), directly or through other such functions,
     or in a function named `main` that nothing in the file calls (a console-script entry point).
     Anything else is a library function, whose caller waits for what the workers return."""
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    current: ast.AST | None = parent_of(match.node)
+    current: ast.AST | None = analysis.parent(match.node)
     while current is not None and not isinstance(current, ast.Module):
         if isinstance(current, ast.ClassDef):
             return False
@@ -98,10 +100,10 @@ def launches_program(match: Match) -> bool:
             if function is not None or isinstance(current, ast.Lambda):
                 return False  # nested: not a module-level function
             function = current
-        current = parent_of(current)
+        current = analysis.parent(current)
     if function is None:
         return True
-    if not isinstance(current, ast.Module) or parent_of(function) is not current:
+    if not isinstance(current, ast.Module) or analysis.parent(function) is not current:
         return False
     module: ast.Module = current
     return _entry_function(module, function.name)
@@ -149,13 +151,13 @@ def single_process(match: Match) -> bool:
     return value.value is True if launch else (type(value.value) is int and value.value == 1)
 
 
-def launch_how(match: Match) -> str:
+def launch_how(analysis: Analysis, match: Match) -> str:
     """How to launch what `xmp.spawn` / `torch_xla.launch` started, for its message."""
-    if launches_program(match) or single_process(match):
+    if launches_program(analysis, match) or single_process(match):
         return f"with `torchrun --nproc-per-node=N {{file}}` instead of `{match.written}`; N is the number of ranks"
     return f"the workers of `{match.written}` with `torch.multiprocessing.spawn` and the same `nprocs`; it is no program launch"
 
 
-MESSAGE_VALUES: Mapping[str, Callable[[Match], str]] = MappingProxyType(
+MESSAGE_VALUES: Mapping[str, Callable[[Analysis, Match], str]] = MappingProxyType(
     {"reduce_op": reduce_op, "world_hint": world_hint, "rng_state_why": rng_state_why, "launch_how": launch_how}
 )

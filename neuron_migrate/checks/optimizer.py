@@ -12,10 +12,12 @@ import ast
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan
+from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.names import Scope
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.checks.helpers import helper_imports
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, argument, literal, only_args, operand
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import argument, literal, only_args, operand
 from neuron_migrate.model import Safety
 
 
@@ -153,7 +155,7 @@ def syncfree_steps(analysis: Analysis) -> dict[int, list[tuple[ast.stmt, str, st
     """Each torch_xla syncfree optimizer's constructor call (by id) -> its `x.step(found_inf=f)`
     statements, as (statement, `x`, `f`); None when some `step(found_inf=...)` call has no such
     owner (an optimizer passed in, kept in a container) or is not a statement of its own."""
-    return analysis.fact("syncfree-steps", _find_syncfree_steps)
+    return analysis.fact(_find_syncfree_steps)
 
 
 def _find_syncfree_steps(analysis: Analysis) -> dict[int, list[tuple[ast.stmt, str, str]]] | None:
@@ -217,7 +219,7 @@ def syncfree_optimizer(ctx: FixContext, match: Match) -> Plan | None:
     if rendered is None or steps is None:
         return None
     target = match.node.func if isinstance(match.node, ast.Call) else match.node
-    edits = [(*ctx.src.node_span(target), rendered[0])]
+    edits = [Edit(*ctx.src.node_span(target), rendered[0])]
     for stmt, receiver, found_inf in steps.get(id(match.node), []):
         replaced = ctx.replace_statement(stmt, [f"if not {found_inf}:", f"\t{receiver}.step()"])
         if replaced is None:

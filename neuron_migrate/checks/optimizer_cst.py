@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from neuron_migrate.analysis.analyze import Decline
+from neuron_migrate.analysis.values import Decline
 from neuron_migrate.checks.toolkit_cst import SIMPLE_OPERANDS, by_name, keyword_arg, positional, relaid
 
 _OPTIMIZER_STEP = ("optimizer", "optimizer_args", "groups", "pin_layout")

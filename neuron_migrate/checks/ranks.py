@@ -11,19 +11,12 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, Plan, body_of
+from neuron_migrate.analysis.analyze import body_of
 from neuron_migrate.analysis.source import kept_comments
+from neuron_migrate.analysis.values import Edit, HelperRequest, Match, Plan, Request
 from neuron_migrate.checks.helpers import helper_imports
-from neuron_migrate.checks.toolkit import (
-    DetectorFn,
-    FixContext,
-    FixFn,
-    argument,
-    is_default,
-    line_length,
-    literal,
-    only_args,
-)
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import argument, is_default, line_length, literal, only_args
 
 
 def master_print(ctx: FixContext, match: Match) -> Plan | None:
@@ -46,7 +39,7 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
         lines = [f"if {guard[0]}:", *(f"\t{_print_of(ctx, match, s.value)}" for s in run)]  # type: ignore[attr-defined]
         indent, unit, newline = ctx.src.indent_of(run[0].lineno), ctx.analysis.indent_unit(), ctx.src.newline
         text = newline.join((indent if i else "") + line.replace("\t", unit) for i, line in enumerate(lines))
-        return Plan(((start, end, text),), guard[1])
+        return Plan((Edit(start, end, text),), guard[1])
     outer = _sole_body_of_rank_if(ctx, stmt)
     if outer is not None:
         return _merge_rank0(ctx, match, outer, stmt, body)
@@ -64,7 +57,7 @@ _GLOBAL_RANKS = frozenset(
 )
 
 
-def _global_rank0(ctx: FixContext, match: Match, stmt: ast.stmt) -> tuple[str, tuple[str, ...]] | None:
+def _global_rank0(ctx: FixContext, match: Match, stmt: ast.stmt) -> tuple[str, tuple[Request, ...]] | None:
     """The test for global rank 0 at `stmt`: `rank == 0` where the function already holds the
     global rank in `rank` (`rank = xm.get_ordinal()`, bound once, before `stmt`), else the
     environment's `RANK`, which is right before `init_process_group` too."""
@@ -272,7 +265,7 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     )
     # A file that gets `_move_to_device` (for its MpDeviceLoader) moves to the CPU with it too.
     loader = _has_device_loader(ctx)
-    helper = ("helper:device_loader:torch",) if loader else helper_imports(ctx, match, "to_cpu")
+    helper = (HelperRequest("device_loader", "torch"),) if loader else helper_imports(ctx, match, "to_cpu")
     moved = '_move_to_device({data}, "cpu")' if loader else "_to_cpu({data})"
     save = ctx.render(
         "{torch}.save(" + moved + ", {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)}
@@ -320,7 +313,7 @@ def _merge_rank0(ctx: FixContext, match: Match, outer: ast.If, stmt: ast.stmt, b
 
 
 def _merge_into_if(
-    ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, body: str, imports: tuple[str, ...]
+    ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, body: str, imports: tuple[Request, ...]
 ) -> Plan | None:
     """`if test:\n    stmt` -> `if test and (guard):\n    body`, by two edits that leave the test's
     own text alone (another fix may be rewriting it in the same round)."""
@@ -339,9 +332,9 @@ def _merge_into_if(
         newline, unit = ctx.src.newline, ctx.analysis.indent_unit()
         tail = f" and ({newline}{indent}{unit}{guard}{newline}{indent})"
     s_start, s_end = ctx.src.node_span(stmt)
-    edits = [(end, end, (")" if low else "") + tail), (s_start, s_end, body)]
+    edits = [Edit(end, end, (")" if low else "") + tail), Edit(s_start, s_end, body)]
     if low:
-        edits.insert(0, (start, start, "("))
+        edits.insert(0, Edit(start, start, "("))
     return Plan(tuple(edits), imports)
 
 

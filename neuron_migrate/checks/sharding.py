@@ -13,11 +13,14 @@ import ast
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, needles
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import needles
 from neuron_migrate.analysis.names import Scope
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_imports
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, is_default, matched_call
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import is_default, matched_call
 from neuron_migrate.model import Safety
 
 TRANSFORMER_POLICY = "torch_xla.distributed.fsdp.wrap.transformer_auto_wrap_policy"
@@ -184,7 +187,7 @@ def _fully_shard_helper(ctx: FixContext, match: Match) -> Plan | None:
     if needed is None:
         return None
     start, end = ctx.src.node_span(target)
-    return Plan(((start, end, HELPER_NAMES["fully_shard"]),), needed, Safety.UNSAFE)
+    return Plan((Edit(start, end, HELPER_NAMES["fully_shard"]),), needed, Safety.UNSAFE)
 
 
 def _helper_arguments(call: ast.Call) -> bool:
@@ -214,7 +217,7 @@ def checkpoint_module(ctx: FixContext, match: Match) -> Plan | None:
     if isinstance(call.args[0], ast.Starred) or rendered is None:
         return None
     start, end = ctx.src.node_span(call.func)
-    return Plan(((start, end, rendered[0]),), rendered[1], Safety.UNSAFE)
+    return Plan((Edit(start, end, rendered[0]),), rendered[1], Safety.UNSAFE)
 
 
 def consolidate_checkpoints(ctx: FixContext, match: Match) -> Plan | None:
@@ -266,7 +269,7 @@ def zero_redundancy_optimizer(ctx: FixContext, match: Match) -> Plan | None:
     if needed is None:
         return None
     start, end = ctx.src.node_span(call.func)
-    return Plan(((start, end, HELPER_NAMES["zero_redundancy_optimizer"]),), needed, Safety.UNSAFE)
+    return Plan((Edit(start, end, HELPER_NAMES["zero_redundancy_optimizer"]),), needed, Safety.UNSAFE)
 
 
 def _helper_callee(ctx: FixContext, match: Match, helper: str, parameters: tuple[str, ...]) -> Plan | None:
@@ -280,7 +283,7 @@ def _helper_callee(ctx: FixContext, match: Match, helper: str, parameters: tuple
     if needed is None:
         return None
     start, end = ctx.src.node_span(call.func)
-    return Plan(((start, end, HELPER_NAMES[helper]),), needed, Safety.UNSAFE)
+    return Plan((Edit(start, end, HELPER_NAMES[helper]),), needed, Safety.UNSAFE)
 
 
 _SHARD_METADATA = "torch_xla.distributed.fsdp.XlaFullyShardedDataParallel.get_shard_metadata"
@@ -305,15 +308,16 @@ def shard_metadata_call(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope
 
 
 def _imports_xla_fsdp(analysis: Analysis) -> bool:
-    key = "imports_xla_fsdp"
-    if key not in analysis.memo:
-        analysis.memo[key] = any(
-            b.kind == "import" and (b.target == _XLA_FSDP or b.target.startswith(_XLA_FSDP + "."))
-            for scope in analysis.resolver.scope_of.values()
-            for bindings in scope.bindings.values()
-            for b in bindings
-        )
-    return bool(analysis.memo[key])
+    return analysis.fact(_find_xla_fsdp_import)
+
+
+def _find_xla_fsdp_import(analysis: Analysis) -> bool:
+    return any(
+        b.kind == "import" and (b.target == _XLA_FSDP or b.target.startswith(_XLA_FSDP + "."))
+        for scope in analysis.resolver.scope_of.values()
+        for bindings in scope.bindings.values()
+        for b in bindings
+    )
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(

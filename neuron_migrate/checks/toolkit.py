@@ -18,11 +18,21 @@ import tokenize
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from neuron_migrate.analysis.analyze import EXPRESSION, IMPORTS, STATEMENT, Analysis, Match, Plan, Rewrite
+from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.source import STRING_START, fit_quotes
-from neuron_migrate.catalogue import MapEntry, RuleSpec, default_argument
-from neuron_migrate.model import Safety
+from neuron_migrate.analysis.values import (
+    EXPRESSION,
+    IMPORTS,
+    STATEMENT,
+    Edit,
+    ImportRequest,
+    Match,
+    Plan,
+    Request,
+    Rewrite,
+)
+from neuron_migrate.catalogue import RuleSpec
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 
@@ -73,7 +83,7 @@ class FixContext:
         return self._names[cache_key]
 
     def _name_in_scope(self, key: str, match: Match) -> tuple[str, bool] | None:
-        module, _ = IMPORTS[key]
+        module = IMPORTS[key].module
         resolver = self.analysis.resolver
         if imports_module(resolver.lookup(key, match.scope), module):
             return key, False
@@ -90,7 +100,7 @@ class FixContext:
         """Whether module-level code at the match runs before every import that binds `key`."""
         scope, line = self.analysis.resolver.module_scope, getattr(match.node, "lineno", 0)
         later = [b for b in scope.bindings.get(key) or [] if getattr(b.node, "lineno", 0) > line]
-        return match.scope is scope and imports_module(later, IMPORTS[key][0]) and later == scope.bindings[key]
+        return match.scope is scope and imports_module(later, IMPORTS[key].module) and later == scope.bindings[key]
 
     def _aliases_of(self, module: str) -> list[str]:
         """Module-level names bound only by `import <module> [as name]`, sorted (indexed once)."""
@@ -104,11 +114,14 @@ class FixContext:
 
     def render(
         self, template: str, match: Match, values: Mapping[str, str] | None = None
-    ) -> tuple[str, tuple[str, ...]] | None:
-        """Fill `{torch}`, `{dist}`, `{os}`, `{args}` and `{0}`.. in a template; None if impossible."""
+    ) -> tuple[str, tuple[ImportRequest, ...]] | None:
+        """Fill `{torch}`, `{dist}`, `{os}`, `{args}` and `{0}`.. in a template; None if impossible.
+
+        With the text, the imports it needs (a name the module does not bind yet).
+        """
         given = dict(values or {})
         call = match.node if isinstance(match.node, ast.Call) else None
-        needed: list[str] = []
+        needed: list[ImportRequest] = []
         out: list[str] = []
         last = 0
         for found in _PLACEHOLDER.finditer(template):
@@ -122,7 +135,7 @@ class FixContext:
                 if found_name is None:
                     return None
                 if found_name[1]:
-                    needed.append(key)
+                    needed.append(IMPORTS[key])
                 out.append(found_name[0])
             elif key == "args" and call is not None:
                 out.append(self.args_text(call))
@@ -159,14 +172,14 @@ class FixContext:
             return text  # comparisons and `not` bind tighter than `and` / `or`
         return f"({text})"
 
-    def replace(self, node: ast.AST, text: str, imports: tuple[str, ...] = (), **kw: object) -> Plan | None:
+    def replace(self, node: ast.AST, text: str, imports: tuple[Request, ...] = (), **kw: object) -> Plan | None:
         """Replace `node` with `text`; None when `text` cannot sit inside the f-string around it."""
         start, end = self.src.node_span(node)
         quotes = self.enclosing_quotes(node)
         fitted = fit_quotes(text, quotes) if quotes else text
         if fitted is None:
             return None
-        return Plan(((start, end, self.wrap(node, fitted)),), imports, **kw)  # type: ignore[arg-type]  # kw: Plan's fields
+        return Plan((Edit(start, end, self.wrap(node, fitted)),), imports, **kw)  # type: ignore[arg-type]  # kw: Plan's fields
 
     def enclosing_quotes(self, node: ast.AST) -> tuple[str, ...]:
         """The quotes of every f-string `node` sits in: before Python 3.12 its code may use none."""
@@ -225,7 +238,7 @@ class FixContext:
         span = self.statement_lines(stmt)
         if span is None:
             return None
-        return Plan(((span[0], span[1], self.kept_comment_lines(stmt, span)),), deletes=(stmt,), **kw)  # type: ignore[arg-type]  # as above
+        return Plan((Edit(span[0], span[1], self.kept_comment_lines(stmt, span)),), deletes=(stmt,), **kw)  # type: ignore[arg-type]  # as above
 
     def kept_comment_lines(self, stmt: ast.stmt, span: tuple[int, int]) -> str:
         """What stays of a deleted statement's comments: nothing. A comment on the statement's
@@ -233,7 +246,7 @@ class FixContext:
         return ""
 
     def replace_statement(
-        self, stmt: ast.stmt, lines: list[str], imports: tuple[str, ...] = (), **kw: object
+        self, stmt: ast.stmt, lines: list[str], imports: tuple[Request, ...] = (), **kw: object
     ) -> Plan | None:
         """Replace a statement that stands on its own lines with `lines`, indented like it."""
         span = self.statement_lines(stmt)
@@ -246,7 +259,7 @@ class FixContext:
         body = newline.join(
             indent + line.replace("\t", unit) if i else line.replace("\t", unit) for i, line in enumerate(lines)
         )
-        return Plan(((start, end, body),), imports, **kw)  # type: ignore[arg-type]  # as above
+        return Plan((Edit(start, end, body),), imports, **kw)  # type: ignore[arg-type]  # as above
 
     def with_rewrite(
         self, plan: Plan | None, node: ast.AST, function: str | Callable[..., Any], **options: str
@@ -292,156 +305,5 @@ FixFn = Callable[[FixContext, Match], Plan | None]
 CST_FIXES = "neuron_migrate.checks.cst_fixes:"  # bare transform names (plugins); imported only when fixing
 
 
-# -- arguments and calls -------------------------------------------------------------------
-def keyword_of(call: ast.Call, name: str) -> ast.keyword | None:
-    return next((k for k in call.keywords if k.arg == name), None)
-
-
-def argument(call: ast.Call, name: str, pos: int) -> ast.expr | None:
-    if 0 <= pos < len(call.args):
-        return call.args[pos]
-    keyword = keyword_of(call, name)
-    return keyword.value if keyword else None
-
-
-def only_args(call: ast.Call, allowed: dict[str, int], match: Match | None = None) -> bool:
-    """True when the call passes only the named parameters (name -> position), or (given `match`) defaults."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        return False
-    if len(call.args) > len([p for p in allowed.values() if p >= 0]):
-        return False
-    positional = {name for name, pos in allowed.items() if 0 <= pos < len(call.args)}
-    known = [k for k in call.keywords if match is None or not is_default(match, k)]
-    return all(k.arg in allowed and k.arg not in positional for k in known)
-
-
-def is_default(match: Match, keyword: ast.keyword) -> bool:
-    """Whether `keyword` passes its parameter's default (`flush=False`, in rules/signatures.toml): as if absent."""
-    entry = match.entry
-    return entry is not None and keyword.arg is not None and default_argument(entry.old, keyword.arg, keyword.value)
-
-
-def plain_args(call: ast.Call) -> bool:
-    return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
-
-
-def matched_call(match: Match) -> ast.Call | None:
-    return match.node if isinstance(match.node, ast.Call) else None
-
-
-def literal(node: ast.AST | None) -> object:
-    try:
-        return ast.literal_eval(node) if node is not None else None
-    except ValueError:
-        return ...
-
-
-def operand(ctx: FixContext, node: ast.AST) -> str:
-    text = ctx.segment(node)
-    if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
-        return text
-    return f"({text})"
-
-
-def keyword_insertion(ctx: FixContext, call: ast.Call, keyword: str) -> tuple[int, int, str]:
-    """The text edit that appends `keyword` to a call's arguments (LibCST keeps the layout)."""
-    inner = ctx.args_text(call)
-    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
-    if "#" in inner and arguments:  # after the last argument, never inside a comment
-        end = ctx.src.node_span(max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset)))[1]
-        return end, end, f", {keyword}"
-    content_end = ctx.src.node_span(call)[1] - 1 - (len(inner) - len(inner.rstrip()))
-    stripped = inner.strip()
-    sep = "" if not stripped else " " if stripped.endswith(",") else ", "
-    return content_end, content_end, f"{sep}{keyword}"
-
-
-def entry_for(rule: RuleSpec, value: str) -> MapEntry | None:
-    """The rule's map entry for an exact value, or the longest matching `prefix` entry."""
-    best: MapEntry | None = None
-    for entry in rule.maps:
-        if entry.old == value:
-            return entry
-        if entry.prefix and value.startswith(entry.old) and (best is None or len(entry.old) > len(best.old)):
-            best = entry
-    return best
-
-
 def imports_module(bindings: list, module: str) -> bool:
     return bool(bindings) and all(b.kind == "import" and b.target == module for b in bindings)
-
-
-def line_length(text: str) -> int:
-    """The file's apparent line length: its longest line, but at least 79 (PEP 8)."""
-    return max([79, *(len(line) for line in text.splitlines())])
-
-
-# -- strings -------------------------------------------------------------------------------
-def string_value(node: ast.AST | None) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-STRING_LITERAL = re.compile(r"([rRuU]?)('''|\"\"\"|'|\")(.*)\2", re.DOTALL)
-
-
-def string_literal(ctx: FixContext, node: ast.AST, value: str) -> str | None:
-    """`value` as a string literal in the quote style of `node`, or None for f-strings and concatenation."""
-    found = STRING_LITERAL.fullmatch(ctx.segment(node))
-    return f"{found.group(1)}{found.group(2)}{value}{found.group(2)}" if found else None
-
-
-def replace_node(
-    ctx: FixContext, match: Match, node: ast.AST, template: str, safety: Safety | None = None
-) -> Plan | None:
-    rendered = ctx.render(template, match)
-    if rendered is None:
-        return None
-    return ctx.replace(node, rendered[0], rendered[1], safety=safety)
-
-
-# -- the current accelerator (`--target accelerator`) ---------------------------------------
-# The accelerator, or the CPU where there is none (a CUDA build without a GPU counts as none); torch 2.13 and 2.14.
-ACCEL_DEVICE = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
-ACCEL_TYPE = f"({ACCEL_DEVICE}).type"
-_AUTOCAST_CALLS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
-
-
-def wants_accelerator(ctx: FixContext, match: Match) -> bool:
-    return ctx.analysis.target == "accelerator"
-
-
-# -- a fix several concepts name (`fix = "replace_string"`) ---------------------------------
-def replace_string(ctx: FixContext, match: Match) -> Plan | None:
-    """Swap a string literal's value, keeping its prefix and quote style."""
-    new = dict(match.extra).get("new")
-    node = match.node
-    if new is None or not isinstance(node, ast.Constant):
-        return None
-    found = STRING_LITERAL.fullmatch(ctx.segment(node))
-    if found is None:
-        return None  # implicit concatenation or an f-string; a human edits it
-    prefix, quote, _ = found.groups()
-    plan = ctx.replace(node, f"{prefix}{quote}{new}{quote}")
-    call = _autocast_without_dtype(ctx, match)
-    if call is None or plan is None:
-        return plan
-    # torch_xla's autocast defaulted to bfloat16 on the device, `torch.autocast("neuron")` does not
-    dtype = ctx.render("{torch}.bfloat16", match)
-    if dtype is None:
-        return None
-    last = [*call.args, *call.keywords][-1]
-    end = ctx.src.node_span(last.value if isinstance(last, ast.keyword) else last)[1]
-    return dataclasses.replace(
-        plan, edits=(*plan.edits, (end, end, f", dtype={dtype[0]}")), imports=(*plan.imports, *dtype[1])
-    )
-
-
-def _autocast_without_dtype(ctx: FixContext, match: Match) -> ast.Call | None:
-    """The `torch.autocast(...)` call whose device type `match` is, when it passes no dtype."""
-    parent = ctx.analysis.parent(match.node)
-    call = ctx.analysis.parent(parent) if isinstance(parent, ast.keyword) else parent
-    if not isinstance(call, ast.Call) or not ctx.analysis.call_names(call, match.scope) & _AUTOCAST_CALLS:
-        return None
-    if len(call.args) > 1 or any(k.arg in ("dtype", None) for k in call.keywords):
-        return None  # a dtype is given (positionally, by keyword, or maybe in **kwargs)
-    return call

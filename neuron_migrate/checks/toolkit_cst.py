@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from neuron_migrate.analysis.analyze import Decline
+from neuron_migrate.analysis.values import Decline
 
 SIMPLE_OPERANDS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 

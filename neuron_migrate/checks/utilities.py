@@ -11,13 +11,11 @@ import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.checks import messages
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call
-from neuron_migrate.checks.toolkit import (
-    DetectorFn,
-    FixContext,
-    FixFn,
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import (
     argument,
     is_default,
     keyword_insertion,
@@ -38,7 +36,7 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     if rendered is None:
         return None
     start, end = ctx.src.node_span(call.func)
-    edits = [(start, end, rendered[0])]
+    edits = [Edit(start, end, rendered[0])]
     keyword = ""
     if keyword_of(call, "use_reentrant") is None and all(k.arg is not None for k in call.keywords):
         # torch's checkpoint also defaults to True (it warns); `**options` may choose, so none is added there

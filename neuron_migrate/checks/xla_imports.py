@@ -12,10 +12,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from neuron_migrate.analysis.analyze import XLA_ROOT, Analysis, Match, Plan, import_rule, needles
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import XLA_ROOT, import_rule, needles
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
+from neuron_migrate.analysis.values import Match, Plan
 from neuron_migrate.catalogue import RuleSpec
-from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn, entry_for
+from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
+from neuron_migrate.checks.toolkit_calls import entry_for
 from neuron_migrate.model import Safety
 
 # Modules imported for their side effect: they register the `xla` backend and init methods.
@@ -55,7 +58,7 @@ def import_scope(analysis: Analysis, stmt: ast.stmt) -> Scope:
 
 def _binding_scopes(analysis: Analysis) -> dict[int, Scope]:
     """Statement id -> the scope it binds names in (the first, as scopes are listed), once per module."""
-    return analysis.fact("binding_scopes", _find_binding_scopes)
+    return analysis.fact(_find_binding_scopes)
 
 
 def _find_binding_scopes(analysis: Analysis) -> dict[int, Scope]:
@@ -72,7 +75,7 @@ def _find_binding_scopes(analysis: Analysis) -> dict[int, Scope]:
 def _backend_strings(analysis: Analysis) -> tuple[tuple[ast.Constant, str], ...]:
     """Every string that still needs the `xla` backend (`"xla"`, `xla://`, `pjrt://`), with its
     text, in file order."""
-    return analysis.fact("backend_strings", _find_backend_strings)
+    return analysis.fact(_find_backend_strings)
 
 
 def _find_backend_strings(analysis: Analysis) -> tuple[tuple[ast.Constant, str], ...]:
@@ -166,7 +169,7 @@ _Strings = tuple[tuple[ast.Constant, frozenset[str]], ...]  # a string, and the 
 
 def _export_strings(analysis: Analysis) -> _Strings:
     """The strings of a module-level `__all__` (assigned or extended with literals)."""
-    return analysis.fact("export_strings", _find_export_strings)
+    return analysis.fact(_find_export_strings)
 
 
 def _find_export_strings(analysis: Analysis) -> _Strings:
@@ -200,7 +203,7 @@ def _annotations(analysis: Analysis) -> Iterator[ast.expr]:
 
 def _annotation_strings(analysis: Analysis) -> _Strings:
     """String annotations (`x: "xm.Device"`), with the names read inside, which the resolver cannot see."""
-    return analysis.fact("annotation_strings", _find_annotation_strings)
+    return analysis.fact(_find_annotation_strings)
 
 
 def _find_annotation_strings(analysis: Analysis) -> _Strings:
@@ -217,7 +220,7 @@ def _find_annotation_strings(analysis: Analysis) -> _Strings:
 
 def _patch_strings(analysis: Analysis) -> _Strings:
     """`mock.patch("pkg.mod.name.attr")` targets, with the names they reach through this module."""
-    return analysis.fact("patch_strings", _find_patch_strings)
+    return analysis.fact(_find_patch_strings)
 
 
 def _find_patch_strings(analysis: Analysis) -> _Strings:

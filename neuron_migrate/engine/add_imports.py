@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.values import Edit, HelperRequest, ImportRequest, Request
 
 
 def import_anchor(analysis: Analysis, before: int | None = None) -> int:
@@ -68,40 +70,34 @@ def import_placement(analysis: Analysis, before: int | None = None) -> ImportPla
 
 def import_edits(
     analysis: Analysis,
-    keys: tuple[str, ...],
+    requests: tuple[Request, ...],
     placement: ImportPlacement,
     mark_helpers: bool = False,
     before: int | None = None,
     inline: bool = False,
-) -> list[tuple[int, int, str]]:
-    """The insertions that add the imports (and helpers) `keys` ask for.
+) -> list[Edit]:
+    """The insertions that add the imports (and helpers) `requests` ask for.
 
     `import os` joins the standard-library imports and `import torch...` the torch ones when
     the file has such a group; the rest (and helpers) go after all the imports. All of them
     come before offset `before`, the first edit that uses them, even when imports follow it.
     """
-    if not keys:
+    if not requests:
         return []
     if before is not None and before < placement.anchor:
         placement = import_placement(analysis, before)  # code before the last import uses them
-    from neuron_migrate.analysis.analyze import IMPORTS
-
     newline = analysis.src.newline
     groups = dict(placement.groups)
-    by_offset: dict[int, list[str]] = {}
-    rest: list[str] = []
-    for key in keys:
-        module = IMPORTS[key][0] if key in IMPORTS else ""
-        root = module.split(".")[0]
-        offset = groups.get("stdlib" if root in sys.stdlib_module_names else root) if module else None
+    by_offset: dict[int, list[ImportRequest]] = {}
+    rest: list[Request] = []
+    for request in requests:
+        root = request.module.split(".")[0] if isinstance(request, ImportRequest) else ""
+        offset = groups.get("stdlib" if root in sys.stdlib_module_names else root) if root else None
         if offset is None or offset == placement.anchor:
-            rest.append(key)
+            rest.append(request)
         else:
-            by_offset.setdefault(offset, []).append(key)
-    edits = [
-        (at, at, "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in found))
-        for at, found in sorted(by_offset.items())
-    ]
+            by_offset.setdefault(offset, []).append(request)  # type: ignore[arg-type]  # only imports have a root
+    edits = [Edit(at, at, import_lines(found, newline)) for at, found in sorted(by_offset.items())]
     if rest:
         text = import_text(
             tuple(rest),
@@ -113,8 +109,14 @@ def import_edits(
             mark_helpers,
             inline,
         )
-        edits.append((placement.anchor, placement.anchor, text))
+        edits.append(Edit(placement.anchor, placement.anchor, text))
     return edits
+
+
+def import_lines(requests: Iterable[Request], newline: str) -> str:
+    """The import statements among `requests`, once each, in isort's order, each on its line."""
+    wanted = {r for r in requests if isinstance(r, ImportRequest)}
+    return "".join(r.statement + newline for r in sorted(wanted, key=lambda r: r.sort_key))
 
 
 def follows_imports(analysis: Analysis) -> bool:
@@ -135,11 +137,8 @@ def _after_header(analysis: Analysis) -> int:
         return offset
 
 
-IMPORT_ORDER = ("datetime", "os", "torch", "dist", "fsdp", "dist_optim", "checkpoint_wrapper")
-
-
 def import_text(
-    keys: tuple[str, ...],
+    requests: tuple[Request, ...],
     newline: str,
     text: str,
     anchor: int,
@@ -148,42 +147,40 @@ def import_text(
     mark_helpers: bool = False,
     inline: bool = False,
 ) -> str:
-    """The import lines (and helper definitions, indented by `unit`) that `keys` ask for, ready to insert.
+    """The import lines (and helper definitions, indented by `unit`) that `requests` ask for, ready to insert.
 
     With `mark_helpers`, a helper ends with `HELPER_END`, where `apply` makes two blank lines once
     every other edit is in (a statement deleted after the imports changes the gap).
     """
-    from neuron_migrate.analysis.analyze import IMPORTS
-
-    wanted = set(keys)
-    out = "".join(IMPORTS[k][1] + newline for k in IMPORT_ORDER if k in wanted)
-    for source in helper_sources(keys, inline):
+    out = import_lines(requests, newline)
+    for source in helper_sources(requests, inline):
         out += newline + newline + _reindent(source, unit).rstrip("\n").replace("\n", newline) + newline
     if anchor == len(text) and text and not text.endswith(("\n", "\r")):
         return newline + out
     if not after_imports and anchor < len(text) and not text.startswith(("\n", "\r"), anchor):
         gap = 2 if text.startswith(("def ", "class ", "async def ", "@"), anchor) else 1
         out += newline * gap  # keep the inserted block apart from the code after it
-    elif any(k.startswith("helper:") for k in wanted):
+    elif any(isinstance(r, HelperRequest) for r in requests):
         out += HELPER_END if mark_helpers else newline * max(0, 2 - _blank_lines_at(text, anchor))
     return out
 
 
-def helper_sources(keys: tuple[str, ...], inline: bool = False) -> list[str]:
-    """The source of each helper the `helper:<name>:<module name>` keys among `keys` ask for, in
-    the order `checks.helpers.HELPERS` lists the helpers (then by key). With `inline`, each helper
-    imports torch's module in its own body (a module whose torch imports are all local)."""
+def helper_sources(requests: tuple[Request, ...], inline: bool = False) -> list[str]:
+    """The source of each helper among `requests`, in the order `checks.helpers.HELPERS` lists
+    the helpers (then by module name). With `inline`, each helper imports torch's module in its
+    own body (a module whose torch imports are all local)."""
     from neuron_migrate.checks.helpers import HELPERS, helper_text
     from neuron_migrate.engine.scoped_imports import inline_imports
 
     order = {name: index for index, name in enumerate(HELPERS)}
-    helpers = [k for k in set(keys) if k.startswith("helper:")]
-    helpers.sort(key=lambda k: (order.get(k.split(":", 2)[1], len(order)), k))
+    helpers = sorted(
+        {r for r in requests if isinstance(r, HelperRequest)}, key=lambda r: (order.get(r.name, len(order)), r)
+    )
     out = []
-    for key in helpers:
-        source = helper_text(key)
+    for request in helpers:
+        source = helper_text(request)
         if source is not None and inline:
-            source = inline_imports(source, key.split(":", 2)[2]) or source
+            source = inline_imports(source, request.module) or source
         if source is not None:
             out.append(source)
     return out

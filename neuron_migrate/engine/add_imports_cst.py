@@ -1,7 +1,7 @@
 """Add a fixed file's new imports and helpers once, as LibCST statements placed after its imports.
 
 Imported only when a file is fixed (a plain check never imports LibCST). The fixes ask for
-imports by key (`analysis.analyze.IMPORTS`) and for helpers by name; once a round's text edits
+imports and helpers (`analysis.values.ImportRequest`, `HelperRequest`); once a round's text edits
 are in, `add_to_module` parses the module once and inserts:
 
 - each import after the last top-level import of its group (`import os` with the standard
@@ -28,16 +28,10 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from neuron_migrate.analysis.values import ImportRequest
+
 _BLANK = cst.EmptyLine()
 _COMPOUND_HEADS = (cst.FunctionDef, cst.ClassDef)
-
-
-@dataclass(frozen=True)
-class NewImport:
-    """An import statement a fix needs, and the module it imports (which names its group)."""
-
-    module: str
-    statement: str
 
 
 @dataclass(frozen=True)
@@ -55,7 +49,7 @@ def group_of(module: str) -> str:
 
 def add_to_module(
     text: str,
-    imports: Sequence[NewImport],
+    imports: Sequence[ImportRequest],
     helpers: Sequence[str],
     more: bool = False,
     indent: str = "",
@@ -206,18 +200,12 @@ class _Names(cst.CSTVisitor):
         return False
 
 
-def _bound(statement: str) -> str:
-    """The name an import statement binds: `import a.b as c` -> c, `import a.b` -> a, `from a import b` -> b."""
-    words = statement.split()
-    return words[-1] if " as " in statement or words[0] == "from" else words[1].split(".")[0]
-
-
-def _first_use(module: cst.Module, imports: Sequence[NewImport]) -> int | None:
+def _first_use(module: cst.Module, imports: Sequence[ImportRequest]) -> int | None:
     """The index of the first top-level statement that reads a name the new imports bind: they
     must come before it, even when more imports follow it (`d = torch.device(...); import json`)."""
     if not imports:
         return None
-    visitor = _Names(frozenset(_bound(new.statement) for new in imports))
+    visitor = _Names(frozenset(new.bound for new in imports))
     for index, statement in enumerate(module.body):
         if _imports_of(statement) is not None:
             continue

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from neuron_migrate.analysis.analyze import IMPORTS, Analysis, Plan
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.values import Edit, ImportRequest, Plan, Request
 from neuron_migrate.engine.add_imports import (
     HELPER_END,
-    IMPORT_ORDER,
     helper_sources,
     import_edits,
     import_placement,
@@ -26,8 +26,6 @@ from neuron_migrate.engine.empty_blocks import repair_empty_blocks
 from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding
 from neuron_migrate.settings import Settings
-
-Edit = tuple[int, int, str]
 
 
 @dataclass(frozen=True)
@@ -76,7 +74,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     edits.extend(_orphaned_comments(analysis.text, edits))
     scoped = scope_imports(analysis, [(e, item.plan.imports) for item, e in zip(accepted, planned_edits)])  # type: ignore[union-attr]
     edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
-    imports = scoped.module_keys
+    imports = scoped.module_requests
     fixed = tuple(item.finding for item in [*accepted, *shared])
     if imports and not text_only:
         text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports, scoped.inline)
@@ -93,8 +91,10 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     return Applied(text, fixed)
 
 
-def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...], inline: bool = False) -> str | None:
-    """The text with `edits` applied and the imports and helpers `keys` ask for added by LibCST;
+def _with_imports(
+    analysis: Analysis, edits: list[Edit], requests: tuple[Request, ...], inline: bool = False
+) -> str | None:
+    """The text with `edits` applied and the imports and helpers `requests` ask for added by LibCST;
     None when LibCST cannot parse it (the text edits then add them).
 
     New code goes before the module's first top-level `def` or `class`, so only the text up to
@@ -110,10 +110,10 @@ def _with_imports(analysis: Analysis, edits: list[Edit], keys: tuple[str, ...], 
         cut = len(analysis.text)
     cut += sum(len(content) - (end - start) for start, end, content in edits if start < cut and end <= cut)
     head, rest = text[:cut], text[cut:]
-    wanted = [imports.NewImport(*IMPORTS[key]) for key in IMPORT_ORDER if key in keys]
+    wanted = sorted({r for r in requests if isinstance(r, ImportRequest)}, key=lambda r: r.sort_key)
     follows = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in analysis.tree.body)
     new = imports.add_to_module(
-        head, wanted, helper_sources(keys, inline), bool(rest.strip()), analysis.indent_unit(), follows
+        head, wanted, helper_sources(requests, inline), bool(rest.strip()), analysis.indent_unit(), follows
     )
     return None if new is None else new + rest
 
@@ -157,7 +157,7 @@ def _effective_edits(analysis: Analysis, item: Planned) -> tuple[Edit, ...]:
     if new is None:
         return plan.edits
     outside = tuple(e for e in plan.edits if not (start <= e[0] and e[1] <= end))
-    return ((start, end, new), *outside)
+    return (Edit(start, end, new), *outside)
 
 
 def splice(text: str, edits: list[Edit]) -> str:
@@ -297,7 +297,7 @@ def _collapse_blank_lines(text: str, edits: list[Edit]) -> list[Edit]:
             stop += len(after[1]) + len(after[0])
             before -= 1
         if stop > end:
-            extra.append((end, stop, ""))
+            extra.append(Edit(end, stop, ""))
     return edits + extra
 
 
@@ -350,7 +350,7 @@ def _orphaned_comments(text: str, edits: list[Edit]) -> list[Edit]:
         ends_paragraph = not below.strip() or (indent is not None and len(_indent(below)) < len(indent))
         untouched = not _edit_at(ordered, starts, offsets[top]) and not any(offsets[top] < s < start for s in starts)
         if starts_paragraph and ends_paragraph and untouched:
-            extra.append((offsets[top], start, ""))
+            extra.append(Edit(offsets[top], start, ""))
     return extra
 
 

@@ -12,7 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from neuron_migrate import compat
-from neuron_migrate.analysis.analyze import Analysis, Match, Plan, RuleIndex, walk, walk_imports
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.index import RuleIndex
+from neuron_migrate.analysis.values import Match, Plan
+from neuron_migrate.analysis.walk import walk, walk_imports
 from neuron_migrate.catalogue import MapEntry, load_catalogue
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.checks.toolkit import FixContext
@@ -105,15 +108,16 @@ def _preview(match: Match, target: str = "neuron") -> str:
         return template
 
 
-def _message(match: Match, new: str, path: str, target: str = "neuron", fixed: bool = True) -> str:
+def _message(analysis: Analysis, match: Match, new: str, path: str, fixed: bool = True) -> str:
+    target = analysis.target
     entry = match.entry
     accel = entry.accelerator_message if entry is not None and target == "accelerator" else None
     manual = entry.manual_message if entry is not None and not fixed else None
     template = accel or manual or (entry.message if entry and entry.message else None) or match.rule.message
     file = path.replace("\\", "/").rsplit("/", 1)[-1]
-    values = {"old": match.written, "new": new or _preview(match, target), "file": file, **dict(match.extra)}
+    values = {"old": match.written, "new": new or _preview(match, target), "file": file, **dict(match.values)}
     values.update(
-        (key, value(match).replace("{file}", file))
+        (key, value(analysis, match).replace("{file}", file))
         for key, value in MESSAGE_VALUES.items()
         if "{" + key + "}" in template
     )
@@ -151,7 +155,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
         blocker = match.rule.blocker if match.entry is None or match.entry.blocker is None else match.entry.blocker
-        message = _message(match, new, path, analysis.target, fixed=fix is not None)
+        message = _message(analysis, match, new, path, fixed=fix is not None)
         spread = None if stopped or ambiguous or plan else spread_reason(match.entry, match.node, analysis.segment)
         spread = spread if spread is None or _spread_stopped(ctx, match) else None
         if stopped is not None and fix is None:
@@ -213,7 +217,7 @@ def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, placement: ImportPla
     edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
     scoped = scope_imports(analysis, [(plan.edits, plan.imports)])
     first = min((s for s, _, _ in plan.edits), default=None)
-    module_edits = import_edits(analysis, scoped.module_keys, placement, before=first, inline=scoped.inline)
+    module_edits = import_edits(analysis, scoped.module_requests, placement, before=first, inline=scoped.inline)
     for start, end, text in [*scoped.local_edits, *module_edits]:
         edits.append(TextEdit(src.position(start), src.position(end), text))
     edits.sort(key=lambda e: (e.start, e.end))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from neuron_migrate.analysis.analyze import Match, Plan
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.checks.toolkit import FixContext
 
 _LITERALS = {"True": True, "False": False}
@@ -49,7 +49,7 @@ def folded(ctx: FixContext, match: Match, plan: Plan) -> Plan | None:
     return Plan((edit,), plan.imports, plan.safety, plan.description, deletes)
 
 
-def _fold(ctx: FixContext, stmt: ast.If, value: bool) -> tuple[int, int, str] | None:
+def _fold(ctx: FixContext, stmt: ast.If, value: bool) -> Edit | None:
     src = ctx.src
     span = ctx.statement_lines(stmt)
     if span is None or src.line_text(stmt.lineno).lstrip().startswith("elif") or stmt.body[0].lineno == stmt.lineno:
@@ -57,18 +57,16 @@ def _fold(ctx: FixContext, stmt: ast.If, value: bool) -> tuple[int, int, str] | 
     if value:
         return _kept(ctx, stmt, stmt.body, stmt.lineno + 1, span)
     if not stmt.orelse:
-        return (*span, "")
+        return Edit(*span, "")
     first = stmt.orelse[0]
     if isinstance(first, ast.If) and src.line_text(first.lineno).lstrip().startswith("elif"):
         elif_at = src.line_start(first.lineno) + len(src.indent_of(first.lineno))
-        return span[0], elif_at + len("elif"), src.indent_of(stmt.lineno) + "if"
+        return Edit(span[0], elif_at + len("elif"), src.indent_of(stmt.lineno) + "if")
     line = src.else_line(stmt)
     return None if line is None else _kept(ctx, stmt, stmt.orelse, line + 1, span)  # None: `else: x`
 
 
-def _kept(
-    ctx: FixContext, stmt: ast.If, block: list[ast.stmt], first_line: int, span: tuple[int, int]
-) -> tuple[int, int, str] | None:
+def _kept(ctx: FixContext, stmt: ast.If, block: list[ast.stmt], first_line: int, span: tuple[int, int]) -> Edit | None:
     """The edit that replaces `stmt` with the lines `first_line`.. of `block`, one level out."""
     src = ctx.src
     for node in (n for s in block for n in ast.walk(s)):
@@ -86,4 +84,4 @@ def _kept(
             rest = line[len(outer) :]
             line = outer + rest[min(extra, len(rest) - len(rest.lstrip(" \t"))) :]
         lines.append(line)
-    return span[0], span[1], "".join(lines)
+    return Edit(span[0], span[1], "".join(lines))

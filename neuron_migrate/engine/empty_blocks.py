@@ -7,9 +7,9 @@ import ast
 from bisect import bisect_left
 
 from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.values import Edit
 from neuron_migrate.engine.check import Planned
 
-Edit = tuple[int, int, str]
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
@@ -47,8 +47,8 @@ def repair_empty_blocks(
         span = _guard_span(analysis, parent, block, starts, len(entries)) if isinstance(parent, ast.If) else None
         if isinstance(parent, ast.If) and span is not None:
             for index in entries:
-                edits[index] = (edits[index][0], edits[index][0], "")
-            edits.append((*span, ""))  # its comments were about the code that went
+                edits[index] = Edit(edits[index][0], edits[index][0], "")
+            edits.append(Edit(*span, ""))  # its comments were about the code that went
             outer = _block_holding(analysis, parent, where)
             if outer is not None:
                 deleted.setdefault(id(outer), []).append(len(edits) - 1)
@@ -59,13 +59,13 @@ def repair_empty_blocks(
         inverted = _inverted_if(analysis, parent, block, starts, len(entries)) if isinstance(parent, ast.If) else None
         if inverted is not None:
             for index in entries:
-                edits[index] = (edits[index][0], edits[index][0], "")
+                edits[index] = Edit(edits[index][0], edits[index][0], "")
             edits.append(inverted)
             continue
         index = entries[-1]
         start, end, kept = edits[index]
         indent = analysis.src.indent_of(block[-1].lineno)
-        edits[index] = (start, end, f"{kept}{indent}pass{analysis.src.newline}")
+        edits[index] = Edit(start, end, f"{kept}{indent}pass{analysis.src.newline}")
     return edits
 
 
@@ -108,7 +108,7 @@ def _inverted_if(
     # The `else:` line's comment is about the block that stays, so it moves to the new `if` line.
     _, hash_mark, comment = src.line_text(line).partition("#")
     tail = f"  #{comment.rstrip()}" if hash_mark else ""
-    return start, end, f"{src.indent_of(parent.lineno)}if {_negated(analysis, parent.test)}:{tail}{src.newline}"
+    return Edit(start, end, f"{src.indent_of(parent.lineno)}if {_negated(analysis, parent.test)}:{tail}{src.newline}")
 
 
 # A comparison's natural inverse. `is`/`is not` and `in`/`not in` are exact by definition (the

@@ -53,8 +53,8 @@ from typing import Any
 
 import libcst as cst
 
-from neuron_migrate.analysis.analyze import EXPRESSION, STATEMENT, Decline, Rewrite
 from neuron_migrate.analysis.source import fit_quotes, kept_comments
+from neuron_migrate.analysis.values import EXPRESSION, STATEMENT, Decline, Rewrite
 
 __all__ = ["EXPRESSION", "STATEMENT", "Decline", "Rewrite", "apply_rewrite"]
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from neuron_migrate.analysis.analyze import IMPORT_RULE, RESOLVED_ONLY, Plan, RuleIndex
+from neuron_migrate.analysis.index import IMPORT_RULE, RESOLVED_ONLY, RuleIndex
+from neuron_migrate.analysis.values import Plan
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.registry import CATCH_ALL, FILE_DETECTORS, RUNTIME_DETECTORS, registry
 from neuron_migrate.registry import enabled_codes as registry_codes

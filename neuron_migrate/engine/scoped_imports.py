@@ -18,10 +18,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from neuron_migrate.analysis.analyze import IMPORTS, Analysis
+from neuron_migrate.analysis.analyze import Analysis
+from neuron_migrate.analysis.values import IMPORTS, Edit, HelperRequest, ImportRequest, Request
 
-Edit = tuple[int, int, str]
-_TORCH_KEYS = frozenset({"torch", "dist", "fsdp"})  # keys of IMPORTS whose module is torch's
+_TORCH = (IMPORTS["torch"], IMPORTS["dist"], IMPORTS["fsdp"])  # the imports of torch's modules, in this order
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -29,7 +29,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 class Scoped:
     """What a round's imports become in a module whose torch imports are all local."""
 
-    module_keys: tuple[str, ...]  # still added at the module's head (the standard library, helpers)
+    module_requests: tuple[Request, ...]  # still added at the module's head (the standard library, helpers)
     local_edits: tuple[Edit, ...] = ()  # imports inserted inside functions
     inline: bool = False  # helpers import torch's modules in their own bodies
 
@@ -37,7 +37,7 @@ class Scoped:
 def torch_is_local(analysis: Analysis) -> bool:
     """Whether nothing that runs when the module is imported imports torch or torch_xla, while a
     function does (module-level code, class bodies, `if`/`try` blocks; not function bodies)."""
-    return analysis.fact("torch-imports-local", _torch_is_local)
+    return analysis.fact(_torch_is_local)
 
 
 def _torch_is_local(analysis: Analysis) -> bool:
@@ -62,46 +62,51 @@ def _imports_torch(node: ast.Import | ast.ImportFrom) -> bool:
     return any(m.split(".")[0] in ("torch", "torch_xla") for m in modules)
 
 
-def scope_imports(analysis: Analysis, plans: Sequence[tuple[Sequence[Edit], Sequence[str]]]) -> Scoped:
-    """Split the import keys of `plans` (each: its edits, its import keys) for a module whose
-    torch imports are local: torch's keys go into the functions whose edits use them, and
+def scope_imports(analysis: Analysis, plans: Sequence[tuple[Sequence[Edit], Sequence[Request]]]) -> Scoped:
+    """Split the imports `plans` request (each: its edits, its requests) for a module whose
+    torch imports are local: torch's imports go into the functions whose edits use them, and
     helpers import what they need themselves (`helper_sources(..., inline=True)` writes them)."""
-    every = tuple(sorted({key for _, keys in plans for key in keys}))
-    if not any(key in _TORCH_KEYS for key in every) or not torch_is_local(analysis):
+    every = _ordered({request for _, requests in plans for request in requests})
+    if not any(request in _TORCH for request in every) or not torch_is_local(analysis):
         return Scoped(every)
-    if not all(helper_inlines(key) for key in every if key.startswith("helper:")):
+    if not all(helper_inlines(r) for r in every if isinstance(r, HelperRequest)):
         return Scoped(every)
     taken = [(s, e) for edits, _ in plans for s, e, _ in edits]
-    module_keys: set[str] = set()
-    local: dict[int, set[str]] = {}  # insertion offset -> keys
+    module_requests: set[Request] = set()
+    local: dict[int, set[ImportRequest]] = {}  # insertion offset -> imports
     indents: dict[int, str] = {}
-    for edits, keys in plans:
-        for key in keys:
-            if key not in _TORCH_KEYS:
-                module_keys.add(key)
+    for edits, requests in plans:
+        for request in requests:
+            if not isinstance(request, ImportRequest) or request not in _TORCH:
+                module_requests.add(request)
                 continue
-            users = [start for start, _, text in edits if _uses(text, key)]
+            users = [start for start, _, text in edits if _uses(text, request.bound)]
             if not users:
                 continue  # only a helper needed it; helpers import it themselves
             for start in users:
                 where = _insertion_point(analysis, start, taken)
                 if where is None:
-                    module_keys.add(key)
+                    module_requests.add(request)
                     continue
-                local.setdefault(where[0], set()).add(key)
+                local.setdefault(where[0], set()).add(request)
                 indents[where[0]] = where[1]
     newline = analysis.src.newline
-    order = [k for k in IMPORTS if k in _TORCH_KEYS]
     inserted = tuple(
-        (at, at, "".join(f"{indents[at]}{IMPORTS[k][1]}{newline}" for k in order if k in keys))
-        for at, keys in sorted(local.items())
+        Edit(at, at, "".join(f"{indents[at]}{r.statement}{newline}" for r in _TORCH if r in wanted))
+        for at, wanted in sorted(local.items())
     )
-    return Scoped(tuple(sorted(module_keys)), inserted, inline=True)
+    return Scoped(_ordered(module_requests), inserted, inline=True)
 
 
-def _uses(text: str, key: str) -> bool:
-    """Whether the new text uses the name that import `key` binds (`torch.`, `dist.`)."""
-    return re.search(rf"(?<![\w.]){re.escape(key)}\b", text) is not None
+def _ordered(requests: Iterable[Request]) -> tuple[Request, ...]:
+    """Imports (in isort's order), then helpers (by name)."""
+    imports = sorted((r for r in requests if isinstance(r, ImportRequest)), key=lambda r: r.sort_key)
+    return (*imports, *sorted(r for r in requests if isinstance(r, HelperRequest)))
+
+
+def _uses(text: str, name: str) -> bool:
+    """Whether the new text uses `name`, which an import binds (`torch.`, `dist.`)."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}\b", text) is not None
 
 
 def _insertion_point(analysis: Analysis, offset: int, taken: Iterable[tuple[int, int]]) -> tuple[int, str] | None:
@@ -150,19 +155,19 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
-def helper_inlines(key: str) -> bool:
-    """Whether the helper a `helper:<name>:<module name>` key asks for can import its module itself."""
+def helper_inlines(request: HelperRequest) -> bool:
+    """Whether the helper `request` asks for can import its module itself."""
     from neuron_migrate.checks.helpers import helper_text
 
-    source = helper_text(key)
-    name = key.split(":", 2)[2]
-    return source is not None and (name not in _TORCH_KEYS or inline_imports(source, name) is not None)
+    source = helper_text(request)
+    torch_module = any(r.bound == request.module for r in _TORCH)
+    return source is not None and (not torch_module or inline_imports(source, request.module) is not None)
 
 
 def inline_imports(source: str, name: str) -> str | None:
     """A helper's `source` (written with four-space steps) with `import <name>` in each top-level
     function that uses `name`, after its docstring; None when code outside those functions uses it."""
-    statement = next((text for key, (_, text) in IMPORTS.items() if key == name and key in _TORCH_KEYS), None)
+    statement = next((r.statement for r in _TORCH if r.bound == name), None)
     if statement is None:
         return None
     tree = ast.parse(source)

@@ -10,7 +10,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass
 
-from neuron_migrate.analysis.analyze import Analysis, parent_of
+from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.checks.xla_imports import REMOVE_IMPORT, lasting_keep
 from neuron_migrate.engine import suppress
 from neuron_migrate.engine.apply import apply_once, choose
@@ -47,7 +47,7 @@ def may_go(
     fixing = [p.plan for p in planned if p.plan is not None and p.applicability in allowed]
     spans = [(start, end) for plan in fixing for start, end, _ in plan.edits]
     # A block a fix empties goes with its `if` (engine/apply.py): what the `if` holds may go too.
-    spans += [analysis.src.node_span(_outermost_block(stmt)) for plan in fixing for stmt in plan.deletes]
+    spans += [analysis.src.node_span(_outermost_block(analysis, stmt)) for plan in fixing for stmt in plan.deletes]
     for p in planned:
         match = p.match
         if match is None or p.finding.code in import_codes or (p.plan is not None and p.applicability in allowed):
@@ -65,7 +65,9 @@ def may_go(
     # An import fixed in a later round may take its block with it (a `try` around an optional
     # import, an `if` it empties): the strings in those blocks may go too.
     imports = [p.match.node for p in planned if p.match is not None and p.finding.code in import_codes]
-    spans += [analysis.src.node_span(_outermost_block(node)) for node in imports if isinstance(node, ast.stmt)]
+    spans += [
+        analysis.src.node_span(_outermost_block(analysis, node)) for node in imports if isinstance(node, ast.stmt)
+    ]
     return not lasting_keep(analysis, stmt, spans)  # a string no fix edits keeps it through every round
 
 
@@ -119,12 +121,12 @@ def fixed_by_round_two(
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _outermost_block(stmt: ast.stmt) -> ast.AST:
+def _outermost_block(analysis: Analysis, stmt: ast.stmt) -> ast.AST:
     """The outermost compound statement around `stmt` in its function (or `stmt` itself)."""
     node: ast.AST = stmt
-    parent = parent_of(node)
+    parent = analysis.parent(node)
     while parent is not None and not isinstance(parent, _SCOPES):
-        node, parent = parent, parent_of(parent)
+        node, parent = parent, analysis.parent(parent)
     return node
 
 
