@@ -32,7 +32,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("neuron_migrate.engine",),
     ("neuron_migrate.output", "neuron_migrate.config", "neuron_migrate.report.model"),
     ("neuron_migrate.run",),
-    ("neuron_migrate.docs", "neuron_migrate.guide", "neuron_migrate.smoke", "neuron_migrate.report"),
+    (
+        "neuron_migrate.docs",
+        "neuron_migrate.sources",
+        "neuron_migrate.api_coverage",
+        "neuron_migrate.guide",
+        "neuron_migrate.smoke",
+        "neuron_migrate.report",
+    ),
     ("neuron_migrate.cli", "neuron_migrate.__main__"),
 )
 # The only code that imports torch: the smoke run's child process (see smoke/child/__init__.py).
@@ -50,7 +57,7 @@ ALIASES = frozenset(
         "neuron_migrate.checks.helper_code",
     }
 )
-MAX_LINES = 450  # for checks/ and engine/ (the issue "one room per concept")
+MAX_LINES = 450  # every module of the package (STYLE §6: split along a seam, never trim to fit)
 
 
 def module_name(path: Path) -> str:
@@ -187,12 +194,11 @@ def test_nothing_in_the_package_imports_an_alias() -> None:
     assert sorted(f"{name} -> {t}" for name, targets in GRAPH.items() for t in targets if t in ALIASES) == []
 
 
-def test_no_engine_or_checks_module_is_over_the_limit() -> None:
+def test_no_module_is_over_the_limit() -> None:
     long = {
         name: lines
         for name, path in MODULES.items()
-        if room_of(name) in {"neuron_migrate.engine", "neuron_migrate.checks"}
-        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES
 
-from neuron_migrate import docs
+from neuron_migrate import sources
 from neuron_migrate.catalogue import load_catalogue
 from neuron_migrate.cli import main
 from neuron_migrate.docs import render_rules
@@ -179,12 +179,12 @@ def test_rules_listing_shows_severity_and_source(fmt: str) -> None:
             if fmt != "json"
             else None
         )
-        readable = docs.readable_source(spec.source)  # public source ids, never fact-sheet sections (issue 12)
+        readable = sources.readable_source(spec.source)  # public source ids, never fact-sheet sections (issue 12)
         if fmt == "json":
             row = next(r for r in json.loads(listing) if r["code"] == spec.code)
             assert (row["severity"], row["source"]) == (spec.severity.value, readable)
         elif fmt == "markdown":
-            assert spec.severity.value in line and docs._markdown_source(spec.source) in line
+            assert spec.severity.value in line and sources.markdown_source(spec.source) in line
         else:
             assert spec.severity.value in line and f"[sources: {readable}]" in " ".join(
                 " ".join(listing.split()).split()

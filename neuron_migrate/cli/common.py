@@ -25,7 +25,8 @@ def write_output(text: str, options: dict[str, Any], fmt: str = "text", target: 
     if target is None:
         click.echo(data, nl=False)
         return
-    from neuron_migrate.engine.writeback import OutputRefused, write_output as write_file
+    from neuron_migrate.engine.writeback import OutputRefused
+    from neuron_migrate.engine.writeback import write_output as write_file
 
     try:
         write_file(Path(target), data)
