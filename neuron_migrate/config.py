@@ -19,7 +19,7 @@ from typing import Any
 
 from neuron_migrate.data import available_versions
 from neuron_migrate.effort import CONCEPTS
-from neuron_migrate.output import FORMATS
+from neuron_migrate.output_formats import NAMES as FORMATS
 from neuron_migrate.settings import (
     DEFAULT_EXCLUDES,
     FAMILIES,

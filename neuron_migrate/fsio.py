@@ -15,6 +15,8 @@ import re
 import stat
 from pathlib import Path
 
+from neuron_migrate.output_formats import Escaping
+
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _CHUNK = 1 << 20
 
@@ -113,8 +115,6 @@ INDEX_LIMIT = 1024 * 1024 * 1024
 # `\udcXX` escape (valid JSON that decodes back to the same name), XML and HTML a visible `\xNN`,
 # and plain text the original bytes (as `ls` and `git` print them).
 _SURROGATES = re.compile("[\udc80-\udcff]")
-JSON_FORMATS = frozenset({"json", "json-lines", "sarif", "gitlab", "rdjson"})
-MARKUP_FORMATS = frozenset({"junit", "html", "md"})
 
 
 def json_escape_surrogates(text: str) -> str:
@@ -127,10 +127,10 @@ def visible_name(name: str) -> str:
     return _SURROGATES.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", name)
 
 
-def report_bytes(text: str, fmt: str) -> bytes:
+def report_bytes(text: str, escaping: Escaping) -> bytes:
     """A rendered report as the bytes to print or write, whatever its file names hold."""
-    if fmt in JSON_FORMATS:
+    if escaping is Escaping.JSON:
         text = json_escape_surrogates(text)
-    elif fmt in MARKUP_FORMATS:
+    elif escaping is Escaping.MARKUP:
         text = visible_name(text)
     return text.encode("utf-8", "surrogateescape")

@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 # `catalogue`, so the command line can offer them without loading the rules.
 FAMILIES = ("xla", "cuda")
 TARGETS = ("neuron", "accelerator")
-# Every value `--output-format` and the `output-format` config key accept (`output/` renders them).
-OUTPUT_FORMATS = ("text", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit", "rdjson")
 
 DEFAULT_EXCLUDES = (
     ".git",

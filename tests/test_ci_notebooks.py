@@ -21,7 +21,7 @@ from test_notebook import STYLES, cell, notebook
 
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.model import FileResult, Position
-from neuron_migrate.output import github, gitlab, rdjson, sarif
+from neuron_migrate.output import RenderOptions, github, gitlab, rdjson, sarif
 from neuron_migrate.output.raw_notebook import RawNotebook
 from neuron_migrate.settings import Settings
 
@@ -153,14 +153,14 @@ def test_every_ci_format_points_at_the_code_in_the_raw_file(style: str) -> None:
     assert sorted(found) == expected
 
     found = []
-    for issue in json.loads(gitlab.render([result], root="/repo", cwd="/repo")):
+    for issue in json.loads(gitlab.render([result], RenderOptions(root="/repo", cwd="/repo"))):
         p = issue["location"]["positions"]
         start, end = (p["begin"]["line"], p["begin"]["column"]), (p["end"]["line"], p["end"]["column"])
         code, message = issue["description"].split(" ", 1)
         found.append(seen(code, message, _quoted(text, start, end)))
     assert sorted(found) == expected
 
-    commands = parse_commands(github.render([result], root="/repo", cwd="/repo"))
+    commands = parse_commands(github.render([result], RenderOptions(root="/repo", cwd="/repo")))
     summary = github.summary([result], root="/repo", cwd="/repo")
     rows = re.findall(r"^\| `nb/train\.ipynb:(\d+):(\d+)` \| (NM\d+) \|", summary, re.MULTILINE)
     assert sorted(rows) == sorted((c["line"], c["col"], c["title"].split()[0]) for c in commands)  # agree

@@ -19,7 +19,7 @@ from neuron_migrate.config import (
     parse_config,
 )
 from neuron_migrate.engine.ruleset import enabled_codes
-from neuron_migrate.output import FORMATS
+from neuron_migrate.output_formats import NAMES as FORMATS
 from neuron_migrate.settings import DEFAULT_EXCLUDES, Settings
 
 CODE = """import torch_xla.core.xla_model as xm

@@ -22,7 +22,6 @@ from neuron_migrate.catalogue import load_catalogue
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.model import FileResult, Finding, Position, Severity
 from neuron_migrate.output import (
-    FORMATS,
     RenderOptions,
     full,
     github,
@@ -35,7 +34,10 @@ from neuron_migrate.output import (
     sarif,
 )
 from neuron_migrate.output import json as json_output
+from neuron_migrate.output_formats import NAMES as FORMATS
 from neuron_migrate.settings import Settings
+
+REPO = RenderOptions(root="/repo", cwd="/repo")
 
 SCHEMA = SHARED / "data" / "sarif-schema-2.1.0.json"
 # Non-ASCII text (2- and 3-byte UTF-8, and wide characters) before the finding on line 4.
@@ -78,7 +80,7 @@ def _validate(document: dict[str, Any], schema: dict[str, Any]) -> None:
 
 def test_sarif_validates_against_the_schema(sarif_schema: dict[str, Any]) -> None:
     for results in (sample_results(), [checked()], []):
-        text = sarif.render(results, root="/repo", cwd="/repo", rules=load_catalogue())
+        text = sarif.render(results, RenderOptions(root="/repo", cwd="/repo", rules=load_catalogue()))
         _validate(json.loads(text), sarif_schema)
 
 
@@ -209,7 +211,7 @@ def test_sarif_fingerprints_survive_line_moves_and_keep_duplicates_apart() -> No
 
 def test_github_commands_parse_back_to_the_findings() -> None:
     findings = [f for r in sample_results() for f in r.findings]
-    parsed = parse_commands(github.render(sample_results(), root="/repo", cwd="/repo"))
+    parsed = parse_commands(github.render(sample_results(), REPO))
     assert len(parsed) == len(findings)
     kinds = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
     expected = sorted(
@@ -316,7 +318,7 @@ GITLAB_SEVERITIES = {"info", "minor", "major", "critical", "blocker"}
 
 
 def test_gitlab_columns_count_code_points_on_a_non_ascii_line() -> None:
-    issues = json.loads(gitlab.render([checked()], root="/repo", cwd="/repo"))
+    issues = json.loads(gitlab.render([checked()], REPO))
     (issue,) = [i for i in issues if i["check_name"] == "NM101"]
     begin, end = issue["location"]["positions"]["begin"], issue["location"]["positions"]["end"]
     assert begin["line"] == end["line"] == 4
@@ -325,7 +327,7 @@ def test_gitlab_columns_count_code_points_on_a_non_ascii_line() -> None:
 
 
 def test_gitlab_issues_have_the_fields_gitlab_requires() -> None:
-    issues = json.loads(gitlab.render(sample_results(), root="/repo", cwd="/repo/sub"))
+    issues = json.loads(gitlab.render(sample_results(), RenderOptions(root="/repo", cwd="/repo/sub")))
     assert len(issues) == 9
     for issue in issues:
         assert isinstance(issue["description"], str) and issue["description"]

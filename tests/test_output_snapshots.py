@@ -11,24 +11,18 @@ import pytest
 from conftest import expect
 from output_sample import sample_results, sample_rules
 
-from neuron_migrate.output import FORMATS, RenderOptions, render, show_fixes, statistics
+from neuron_migrate.output import RenderOptions, render, show_fixes, statistics
 from neuron_migrate.output import github as github_output
+from neuron_migrate.output_formats import NAMES as FORMATS
+from neuron_migrate.output_formats import output_format
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 OPTIONS = RenderOptions(root="/repo", cwd="/repo", rules=sample_rules())
-SUFFIX = {
-    "json": ".json",
-    "json-lines": ".jsonl",
-    "sarif": ".sarif",
-    "gitlab": ".json",
-    "junit": ".xml",
-    "rdjson": ".json",
-}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_format_snapshot(fmt: str, update_fixtures: bool) -> None:
-    expect(SNAPSHOTS / f"{fmt}{SUFFIX.get(fmt, '.txt')}", render(fmt, sample_results(), OPTIONS), update_fixtures)
+    expect(SNAPSHOTS / f"{fmt}{output_format(fmt).suffix}", render(fmt, sample_results(), OPTIONS), update_fixtures)
 
 
 def test_text_unsafe_fixes_snapshot(update_fixtures: bool) -> None:

@@ -19,7 +19,8 @@ from neuron_migrate.cli.options import (
     SCOPE_OPTIONS,
     shard_option,
 )
-from neuron_migrate.settings import OUTPUT_FORMATS as FORMATS
+from neuron_migrate.output_formats import NAMES as FORMATS
+from neuron_migrate.output_formats import output_format
 
 
 @click.command("check")
@@ -161,7 +162,7 @@ def _show(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
     text = "\n".join(lines) + ("\n" if lines else "")
     if options["show_settings"]:
         text += settings_toml.render(workflow.settings_for(request))
-    write_output(text, options)
+    write_output(text, options["output_file"])
     sys.exit(EXIT_CLEAN)
 
 
@@ -180,8 +181,7 @@ def _smoke(results: list[Any], options: dict[str, Any], request: Any, cwd: Path)
         fail(INSTALL_HINT)
     version = options["target_version"] or config_for(cwd, request.config_file).target_version or "2.14"
     report = run_smoke(options["smoke_script"], (), SmokeOptions(target_version=version, base_dir=cwd))
-    human = options["output_format"] in ("text", "full")
-    click.echo(render_text(report), nl=False, err=not human)
+    click.echo(render_text(report), nl=False, err=not output_format(options["output_format"]).for_people)
     return join_findings(results, report_findings(report)), report.ok
 
 

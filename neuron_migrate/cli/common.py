@@ -11,17 +11,18 @@ from typing import Any, NoReturn
 
 import click
 
+from neuron_migrate.output_formats import Escaping
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def write_output(text: str, options: dict[str, Any], fmt: str = "text", target: Path | None = None) -> None:
-    """The report: to `--output-file` (or `target`) when given, else stdout. Bytes either way:
+def write_output(text: str, target: Path | None, escaping: Escaping = Escaping.TERMINAL) -> None:
+    """The report: to `target` (`--output-file`) when given, else stdout. Bytes either way:
     file names that are not UTF-8 never stop a report (`fsio.report_bytes`). Colour (ANSI) is in
     the text only when it was asked for (`emit._color`)."""
     from neuron_migrate.fsio import report_bytes
 
-    data = report_bytes(text, fmt)
-    target = target if target is not None else options.get("output_file")
+    data = report_bytes(text, escaping)
     if target is None:
         click.echo(data, nl=False)
         return

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from neuron_migrate.cli.common import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, write_output
+from neuron_migrate.output_formats import output_format
 
 
 def would_fix(results: Sequence[Any]) -> str:
@@ -26,7 +27,8 @@ def would_fix(results: Sequence[Any]) -> str:
 def emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) -> None:
     """The report on stdout (stderr when stdout carries fixed code), then optional extras."""
     fmt = options["output_format"]
-    human = fmt in ("text", "full")
+    row = output_format(fmt)
+    human = row.for_people
     report = None
     if options.get("fix_only"):
         report = "" if options["quiet"] else _fixed_summary(results)
@@ -44,9 +46,9 @@ def emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) -> 
         if err:
             from neuron_migrate.fsio import report_bytes
 
-            click.echo(report_bytes(report, fmt), nl=False, err=True)
+            click.echo(report_bytes(report, row.escaping), nl=False, err=True)
         else:
-            write_output(report, options, fmt)
+            write_output(report, options.get("output_file"), row.escaping)
     if options["show_fixes"]:
         from neuron_migrate.output import show_fixes
 
@@ -74,7 +76,7 @@ def _report(fmt: str, results: Sequence[Any], options: dict[str, Any]) -> str:
         quiet=options["quiet"],
         root=_repository_root(cwd).as_posix(),
         cwd=cwd.as_posix(),
-        rules=_catalogue() if fmt == "sarif" else (),  # only SARIF describes the rules
+        rules=_catalogue() if output_format(fmt).describes_rules else (),
         color=_color(options),
     )
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")

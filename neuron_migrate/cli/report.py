@@ -9,6 +9,7 @@ import click
 
 from neuron_migrate.cli.common import fail, progress, shown, write_output
 from neuron_migrate.cli.options import ALLOW_PLUGINS, CACHE_OPTIONS, JOBS_OPTION, RULE_OPTIONS, SCOPE_OPTIONS
+from neuron_migrate.output_formats import Escaping
 
 
 @click.command("report")
@@ -87,7 +88,7 @@ def report_command(
             text = report.render(fmt, built)
     except (*workflow.USER_ERRORS, CompareError) as exc:
         fail(str(exc))
-    write_output(text, {}, fmt, output)
+    write_output(text, output, Escaping.JSON if fmt == "json" else Escaping.MARKUP)
     if output is not None and not quiet:
         click.echo(f"Wrote the {fmt} report to {shown(output)}", err=True)
 

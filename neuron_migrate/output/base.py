@@ -10,13 +10,11 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from neuron_migrate.model import FileResult, Finding, Safety
-from neuron_migrate.settings import OUTPUT_FORMATS
 
 if TYPE_CHECKING:
     from neuron_migrate.analysis.source import SourceText
     from neuron_migrate.catalogue import RuleSpec
 
-FORMATS = OUTPUT_FORMATS  # the one list `--output-format` and the `output-format` config key accept
 TOOL_NAME = "neuron-migrate"
 TOOL_URL = "https://github.com/neuron-migrate/neuron-migrate"
 
@@ -31,6 +29,9 @@ class RenderOptions:
     cwd: str | None = None  # the folder the results' paths are relative to, absolute
     rules: tuple[RuleSpec, ...] = ()  # the catalogue, for rule metadata (SARIF)
     color: bool = False  # ANSI colour in the text report (output/color.py decides)
+
+
+PLAIN = RenderOptions()  # no root, no rules, no colour: what a renderer draws when given nothing
 
 
 def printable_path(path: str) -> str:

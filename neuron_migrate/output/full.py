@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Position
 from neuron_migrate.output import text as text_output
-from neuron_migrate.output.base import all_findings, sources
+from neuron_migrate.output.base import PLAIN, RenderOptions, all_findings, sources
 
 CONTEXT = 1  # lines shown above and below the finding
 MAX_SPAN = 4  # lines of a long finding shown before eliding the rest
@@ -110,11 +110,11 @@ def block(finding: Finding, texts: Mapping[str, SourceText], unsafe_fixes: bool)
     return out
 
 
-def render(results: Sequence[FileResult], unsafe_fixes: bool = False, quiet: bool = False) -> str:
+def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
     texts = sources(results)
     out: list[str] = []
     for finding in all_findings(results):
-        out += [*block(finding, texts, unsafe_fixes), ""]
-    if not quiet:
-        out.extend(text_output.summary(results, unsafe_fixes))
+        out += [*block(finding, texts, options.unsafe_fixes), ""]
+    if not options.quiet:
+        out.extend(text_output.summary(results, options.unsafe_fixes))
     return "\n".join(out) + ("\n" if out else "")

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from neuron_migrate.fsio import visible_name
 from neuron_migrate.model import FileResult, Finding, Severity
 from neuron_migrate.output.base import (
+    PLAIN,
+    RenderOptions,
     all_findings,
     applicable,
     code_span,
@@ -55,11 +57,11 @@ def annotation(finding: Finding, path: str) -> str:
     return f"::{_COMMAND[finding.severity]} {rendered}::{escape_data(located_message(finding))}"
 
 
-def render(results: Sequence[FileResult], root: str | None = None, cwd: str | None = None) -> str:
+def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
     """Every finding as an annotation, most important first."""
     placed = raw_findings(all_findings(results), notebook_texts(results))
     findings = sorted(placed, key=priority)
-    return "".join(annotation(f, repo_path(f.path, root, cwd)) + "\n" for f in findings)
+    return "".join(annotation(f, repo_path(f.path, options.root, options.cwd)) + "\n" for f in findings)
 
 
 def _cell(text: str) -> str:

@@ -13,6 +13,8 @@ from typing import Any
 
 from neuron_migrate.model import FileResult, Finding, Severity
 from neuron_migrate.output.base import (
+    PLAIN,
+    RenderOptions,
     all_findings,
     line_hashes,
     located_message,
@@ -49,12 +51,12 @@ def issue(finding: Finding, path: str, print_id: str) -> dict[str, Any]:
     }
 
 
-def render(results: Sequence[FileResult], root: str | None = None, cwd: str | None = None) -> str:
+def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
     findings = all_findings(results)
     hashes = line_hashes(findings, sources(results))
     issues = []
     placed = raw_findings(findings, notebook_texts(results))
     for finding, (digest, occurrence) in zip(placed, hashes):
-        path = repo_path(finding.path, root, cwd)
+        path = repo_path(finding.path, options.root, options.cwd)
         issues.append(issue(finding, path, fingerprint(path, finding.code, digest, occurrence)))
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuron_migrate.model import FileResult, Finding, Position
-from neuron_migrate.output.base import all_findings
+from neuron_migrate.output.base import PLAIN, RenderOptions, all_findings
 
 
 def _location(position: Position) -> dict[str, int]:
@@ -41,5 +41,5 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
     }
 
 
-def render(results: Sequence[FileResult], **_: object) -> str:
+def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
     return json.dumps([finding_to_dict(f) for f in all_findings(results)], indent=2) + "\n"

@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult
-from neuron_migrate.output.base import all_findings
+from neuron_migrate.output.base import PLAIN, RenderOptions, all_findings
 from neuron_migrate.output.json import finding_to_dict
 
 
-def render(results: Sequence[FileResult]) -> str:
+def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
     return "".join(json.dumps(finding_to_dict(f)) + "\n" for f in all_findings(results))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from itertools import groupby
 
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.output.base import TOOL_NAME
+from neuron_migrate.output.base import PLAIN, TOOL_NAME, RenderOptions
 
 CLEAN_CASE = "all rules"
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # characters XML 1.0 cannot hold
@@ -60,7 +60,7 @@ def _suite(parent: ET.Element, result: FileResult) -> tuple[int, int, int]:
     return tests, failures, errors
 
 
-def render(results: Sequence[FileResult]) -> str:
+def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
     root = ET.Element("testsuites", name=TOOL_NAME)
     totals = [0, 0, 0]
     for result in sorted(results, key=lambda r: r.path):

@@ -13,8 +13,10 @@ from typing import Any
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Position, Severity
 from neuron_migrate.output.base import (
+    PLAIN,
     TOOL_NAME,
     TOOL_URL,
+    RenderOptions,
     all_findings,
     byte_column,
     line_of,
@@ -49,7 +51,7 @@ def diagnostic(finding: Finding, texts: Mapping[str, SourceText]) -> dict[str, A
     return out
 
 
-def render(results: Sequence[FileResult]) -> str:
+def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
     texts = sources(results)
     notebooks = notebook_texts(results)
     texts.update((path, SourceText(text)) for path, text in notebooks.items())

@@ -16,8 +16,10 @@ from neuron_migrate import __version__
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.model import FileResult, Finding, Position, Severity
 from neuron_migrate.output.base import (
+    PLAIN,
     TOOL_NAME,
     TOOL_URL,
+    RenderOptions,
     all_findings,
     line_hashes,
     located_message,
@@ -206,10 +208,6 @@ def document(
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(
-    results: Sequence[FileResult],
-    root: str | None = None,
-    cwd: str | None = None,
-    rules: Sequence[RuleSpec] = (),
-) -> str:
-    return json.dumps(document(results, root, cwd, rules), indent=2, ensure_ascii=False) + "\n"
+def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
+    document_ = document(results, options.root, options.cwd, options.rules)
+    return json.dumps(document_, indent=2, ensure_ascii=False) + "\n"

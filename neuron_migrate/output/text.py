@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.output.base import all_findings, all_fixed, applicable, needs_unsafe, printable_path
+from neuron_migrate.output.base import (
+    PLAIN,
+    RenderOptions,
+    all_findings,
+    all_fixed,
+    applicable,
+    needs_unsafe,
+    printable_path,
+)
 from neuron_migrate.output.color import paint
 
 
@@ -47,8 +55,8 @@ def summary(results: Sequence[FileResult], unsafe_fixes: bool = False) -> list[s
     return lines
 
 
-def render(results: Sequence[FileResult], unsafe_fixes: bool = False, quiet: bool = False, color: bool = False) -> str:
-    out = [line(f, unsafe_fixes, color) for f in all_findings(results)]
-    if not quiet:
-        out.extend(summary(results, unsafe_fixes))
+def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
+    out = [line(f, options.unsafe_fixes, options.color) for f in all_findings(results)]
+    if not options.quiet:
+        out.extend(summary(results, options.unsafe_fixes))
     return "\n".join(out) + ("\n" if out else "")
