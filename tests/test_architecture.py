@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "neuron_migrate.guide",
         "neuron_migrate.smoke",
         "neuron_migrate.report",
+        "neuron_migrate.generate",
     ),
     ("neuron_migrate.cli", "neuron_migrate.__main__"),
 )

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, ROOT
 
-from neuron_migrate import docs
 from neuron_migrate.catalogue import (
     RuleSpecError,
     load_catalogue,
@@ -79,12 +78,6 @@ def test_every_fixture_folder_has_a_rule() -> None:
     codes = {s.code for s in SPECS}
     folders = {p.name for p in FIXTURES.glob("NM*") if p.is_dir()}
     assert folders <= codes, folders - codes
-
-
-def test_generated_rules_readme_is_fresh() -> None:
-    expected = docs.render_rules("markdown")
-    actual = (rules_dir() / "README.md").read_text(encoding="utf-8")
-    assert actual == expected, "run `neuron-migrate rules --format markdown > rules/README.md`"
 
 
 @pytest.mark.parametrize(

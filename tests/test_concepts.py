@@ -123,7 +123,7 @@ BASIC = "# The process index under PJRT.\nimport torch_xla.runtime as xr\n\nrank
 OK = "# A function of the user's own with the same name.\ndef process_index():\n    return 0\n\n\nrank = process_index()\n"
 FIXED = "# The process index under PJRT.\nimport torch_xla.runtime as xr\nimport torch.distributed as dist\n\nrank = dist.get_rank()\n"
 FINDINGS = "4:8 NM314 [unsafe] Replace `xr.process_index()` with `dist.get_rank()`\n"
-COPIED = ("neuron_migrate", "rules", "fixtures", "tests", "docs", "pyproject.toml")
+COPIED = ("neuron_migrate", "rules", "fixtures", "tests", "docs", "README.md", "pyproject.toml")
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -173,11 +173,9 @@ def test_a_data_only_rule_touches_only_rules_and_fixtures_and_works_end_to_end(t
     assert update.returncode == 0, update.stdout + update.stderr
     assert (copy / "fixtures" / "NM314" / "basic.fixed.py").read_text(encoding="utf-8") == FIXED
     assert (copy / "fixtures" / "NM314" / "basic.findings").read_text(encoding="utf-8") == FINDINGS
-    for command, target in ((["rules", "--format", "markdown"], "rules/README.md"), ([], "docs/migration-guide.md")):
-        args = ["-m", "neuron_migrate", *command] if command else ["-m", "neuron_migrate.guide"]
-        generated = _run(copy, *args)
-        assert generated.returncode == 0, generated.stderr
-        (copy / target).write_text(generated.stdout, encoding="utf-8")
+    generated = _run(copy, "-m", "neuron_migrate", "dev", "generate")
+    assert generated.returncode == 0, generated.stderr
+    assert generated.stdout == "Wrote: rules/README.md\nWrote: docs/migration-guide.md\n"
 
     changed = {path for path, data in _tree(copy).items() if before.get(path) != data}
     assert changed == {
@@ -193,6 +191,7 @@ def test_a_data_only_rule_touches_only_rules_and_fixtures_and_works_end_to_end(t
 
     # The project's own checks pass in the copy: fixtures, catalogue, generated docs, guide chapters.
     tests = ["tests/test_fixtures.py", "tests/test_catalogue.py", "tests/test_guide.py", "tests/test_concepts.py"]
+    tests += ["tests/test_generated.py"]
     suite = _run(copy, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "not slow", *tests)
     assert suite.returncode == 0, suite.stdout[-3000:] + suite.stderr[-3000:]
 

@@ -13,7 +13,10 @@ import click
 
 from neuron_migrate.cli.common import EXIT_CLEAN, fail
 
-_LAZY_COMMANDS = {"smoke": ("neuron_migrate.smoke.command", "smoke_command")}
+_LAZY_COMMANDS = {
+    "smoke": ("neuron_migrate.smoke.command", "smoke_command"),
+    "dev": ("neuron_migrate.cli.dev", "dev_command"),
+}
 
 
 class DefaultCheckGroup(click.Group):

@@ -1,0 +1,147 @@
+"""Every generated file of the repository, and what writes them all: `neuron-migrate dev generate`
+(as Ruff's `cargo dev generate-all`). tests/test_generated.py fails while one is stale.
+
+A generated file is written whole, or is a named block inside a hand-written file (the README's
+list of output formats), between a `<!-- generated: NAME ... -->` line and `<!-- end: NAME -->`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+COMMAND = "neuron-migrate dev generate"
+
+
+@dataclass(frozen=True)
+class Generated:
+    """One generated file, or one generated block of a hand-written file."""
+
+    path: str  # relative to the repository root, with forward slashes
+    render: Callable[[], str]  # the file's text, or the block's lines between the markers
+    block: str = ""  # the block's name; "" when the whole file is generated
+
+
+class GenerateError(Exception):
+    """A hand-written file lost the markers of its generated block, or is not a checkout."""
+
+
+def _rules_readme() -> str:
+    from neuron_migrate import docs
+
+    return docs.render_rules("markdown")
+
+
+def _guide() -> str:
+    from neuron_migrate import guide
+
+    return guide.render()
+
+
+def _api_coverage() -> str:
+    from neuron_migrate import api_coverage
+
+    return api_coverage.render_api_coverage()
+
+
+def _sources() -> str:
+    from neuron_migrate import sources
+
+    return sources.render_sources()
+
+
+def _ops(version: str) -> Callable[[], str]:
+    def render() -> str:
+        from neuron_migrate.generate import ops
+
+        return ops.render(version)
+
+    return render
+
+
+def _output_formats() -> str:
+    """The README's list of output formats, from the table `--output-format` reads."""
+    from neuron_migrate.output_formats import OUTPUT_FORMATS
+
+    rows = ["| format | what it is | saved as | fixes as edits |", "|---|---|---|---|"]
+    rows += [
+        f"| `{f.name}` | {f.summary} | `report{f.suffix}` | {'yes' if f.carries_fixes else 'no'} |"
+        for f in OUTPUT_FORMATS
+    ]
+    return "\n".join(rows) + "\n"
+
+
+GENERATED: tuple[Generated, ...] = (
+    Generated("rules/README.md", _rules_readme),
+    Generated("docs/migration-guide.md", _guide),
+    Generated("docs/api-coverage.md", _api_coverage),
+    Generated("docs/sources.md", _sources),
+    Generated("rules/compat/2.13/ops.toml", _ops("2.13")),
+    Generated("rules/compat/2.14/ops.toml", _ops("2.14")),
+    Generated("README.md", _output_formats, block="output-formats"),
+)
+
+
+def begin_marker(block: str) -> str:
+    return f"<!-- generated: {block} (`{COMMAND}`; do not edit) -->"
+
+
+def end_marker(block: str) -> str:
+    return f"<!-- end: {block} -->"
+
+
+def expected(entry: Generated, current: str | None) -> str:
+    """What the file at `entry.path` must hold, given what it holds now (`None`: no file)."""
+    if not entry.block:
+        return entry.render()
+    begin, end = begin_marker(entry.block), end_marker(entry.block)
+    if current is None or current.count(begin) != 1 or current.count(end) != 1:
+        raise GenerateError(f"{entry.path}: needs one `{begin}` line and one `{end}` line around its block")
+    head, rest = current.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{entry.render()}{end}{tail}"
+
+
+def checkout_root() -> Path:
+    """The source checkout this package runs from: the folder holding `pyproject.toml`, `rules/`
+    and this package. An installed wheel has none of them beside it."""
+    root = Path(__file__).resolve().parents[2]
+    if not ((root / "pyproject.toml").is_file() and (root / "rules").is_dir() and (root / "docs").is_dir()):
+        raise GenerateError(
+            f"{COMMAND} writes into a source checkout of neuron-migrate; this one runs from {root.parent}"
+        )
+    return root
+
+
+def stale(root: Path) -> list[str]:
+    """The generated files under `root` that differ from what they must hold, in table order."""
+    return [entry.path for entry, _ in _changes(root)]
+
+
+def write(root: Path) -> list[str]:
+    """Write every stale generated file under `root`; the paths written, in table order."""
+    changes = _changes(root)  # every block's markers checked before the first write
+    for entry, text in changes:
+        path = root / entry.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+    return [entry.path for entry, _ in changes]
+
+
+def _changes(root: Path) -> list[tuple[Generated, str]]:
+    """Each stale entry with the text its file must hold."""
+    changes = []
+    for entry in GENERATED:
+        current = _read(root / entry.path)
+        text = expected(entry, current)
+        if text != current:
+            changes.append((entry, text))
+    return changes
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
