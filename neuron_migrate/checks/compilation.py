@@ -111,8 +111,17 @@ def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
 @resolved_only
 @needles(names=COMPILE)  # the call, or a decorator (in the definition's span)
 def dynamic_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`torch.compile(...)` (or `@torch.compile`) that leaves `dynamic` to Dynamo's default."""
-    yield from _missing_keyword(rule, analysis, node, scope, "dynamic", "dynamic=False")
+    """`torch.compile(...)` (or `@torch.compile`) that leaves `dynamic` to Dynamo's default, where
+    the Neuron backend may compile it: a call that names a backend, in any module, or any call in
+    a module that sets a default backend. A call that compiles with the default backend is NM507's
+    finding first (one finding per call); once it names `backend="neuron"`, this one follows."""
+    found = list(_missing_keyword(rule, analysis, node, scope, "dynamic", "dynamic=False"))
+    if found and (_names_backend(node) or _sets_default_backend(analysis)):
+        yield from found
+
+
+def _names_backend(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and keyword_of(node, "backend") is not None
 
 
 @resolved_only
