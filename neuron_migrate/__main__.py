@@ -14,9 +14,8 @@ def run() -> None:
     """Run the CLI, then end the process without tearing the interpreter down.
 
     A check keeps its rules, caches and results alive to the end, and Python's own exit then
-    frees them and every module one by one, after the last line was printed: about 0.02 s, 12%
-    of a check of five small files (a pre-commit run) and 3% of a one-second check of a real
-    package (0.09-0.16 s before trees held no reference cycles). So once the command has
+    frees them and every module one by one, after the last line was printed: a noticeable share
+    of a short run such as a pre-commit hook's (docs/performance.md). So once the command has
     finished and said all it has to say, the process flushes its output, runs the exit handlers
     (what `atexit` and `weakref.finalize` registered) and leaves with `os._exit`, as mypy does.
     Any other ending (a crash, a message as the exit code, a thread or child process still

@@ -2,8 +2,8 @@
 (`neuron_migrate/rules/parsed.json`, written by hatch_build.py), so a run does not parse 100
 TOML files again.
 
-Parsing them took about 20 ms of every cold run (a check of five small files takes about
-0.17 s); reading the JSON takes about 2 ms. The tables are used only for rule files whose
+Reading JSON is a small part of the cost of parsing TOML, which would otherwise weigh on every
+cold run of a few files (a pre-commit hook). The tables are used only for rule files whose
 names and bytes are exactly those the JSON was made from (a digest of both), so an edited,
 added or removed rule file is parsed as before. A source checkout has no such file and parses
 the rules each run. Project rule folders (`extend-rules`) are always parsed.

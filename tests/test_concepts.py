@@ -123,7 +123,7 @@ BASIC = "# The process index under PJRT.\nimport torch_xla.runtime as xr\n\nrank
 OK = "# A function of the user's own with the same name.\ndef process_index():\n    return 0\n\n\nrank = process_index()\n"
 FIXED = "# The process index under PJRT.\nimport torch_xla.runtime as xr\nimport torch.distributed as dist\n\nrank = dist.get_rank()\n"
 FINDINGS = "4:8 NM314 [unsafe] Replace `xr.process_index()` with `dist.get_rank()`\n"
-COPIED = ("neuron_migrate", "rules", "fixtures", "tests", "docs", "README.md", "pyproject.toml")
+COPIED = ("neuron_migrate", "rules", "fixtures", "tests", "docs", "README.md", "CONTRIBUTING.md", "pyproject.toml")
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -175,13 +175,14 @@ def test_a_data_only_rule_touches_only_rules_and_fixtures_and_works_end_to_end(t
     assert (copy / "fixtures" / "NM314" / "basic.findings").read_text(encoding="utf-8") == FINDINGS
     generated = _run(copy, "-m", "neuron_migrate", "dev", "generate")
     assert generated.returncode == 0, generated.stderr
-    assert generated.stdout == "Wrote: rules/README.md\nWrote: docs/migration-guide.md\n"
+    assert generated.stdout == "Wrote: rules/README.md\nWrote: docs/migration-guide.md\nWrote: CONTRIBUTING.md\n"
 
     changed = {path for path, data in _tree(copy).items() if before.get(path) != data}
     assert changed == {
         "rules/NM314.toml",
         "rules/README.md",
         "docs/migration-guide.md",
+        "CONTRIBUTING.md",  # the table of concepts: NM314 joins `ranks`
         *(f"fixtures/NM314/{n}" for n in ("basic.py", "basic.fixed.py", "basic.findings", "ok_own_function.py")),
         "fixtures/NM314/ok_own_function.findings",
     }

@@ -32,7 +32,7 @@ from neuron_migrate.output.base import PLAIN, RenderOptions, all_findings
 def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
     return "".join(f"{f.path}:{f.start.line}: [{f.code}] {f.message}\\n" for f in all_findings(results))
 '''
-COPIED = ("neuron_migrate", "rules", "fixtures", "tests", "docs", "README.md", "pyproject.toml")
+COPIED = ("neuron_migrate", "rules", "fixtures", "tests", "docs", "README.md", "CONTRIBUTING.md", "pyproject.toml")
 
 
 def test_the_table_names_each_format_once_with_its_module() -> None:

@@ -53,7 +53,9 @@ def _generate(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_dev_generate_rewrites_what_is_stale_and_nothing_else(tmp_path: Path) -> None:
-    copy = _copy(tmp_path, ("neuron_migrate", "rules", "docs", "fixtures", "README.md", "pyproject.toml"))
+    copy = _copy(
+        tmp_path, ("neuron_migrate", "rules", "docs", "fixtures", "README.md", "CONTRIBUTING.md", "pyproject.toml")
+    )
     readme = (copy / "README.md").read_text(encoding="utf-8")
     block = readme.split(begin_marker("output-formats"))[1].split(end_marker("output-formats"))[0]
     (copy / "README.md").write_text(readme.replace(block, "\n| stale |\n"), encoding="utf-8")
@@ -81,7 +83,9 @@ def test_dev_generate_rewrites_what_is_stale_and_nothing_else(tmp_path: Path) ->
 
 
 def test_dev_generate_refuses_a_readme_without_its_markers(tmp_path: Path) -> None:
-    copy = _copy(tmp_path, ("neuron_migrate", "rules", "docs", "fixtures", "README.md", "pyproject.toml"))
+    copy = _copy(
+        tmp_path, ("neuron_migrate", "rules", "docs", "fixtures", "README.md", "CONTRIBUTING.md", "pyproject.toml")
+    )
     (copy / "README.md").write_text("# no markers\n", encoding="utf-8")
     (copy / "docs" / "sources.md").write_text("edited by hand\n", encoding="utf-8")
     done = _generate(copy)

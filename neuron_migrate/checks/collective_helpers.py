@@ -1,4 +1,4 @@
-"""Templates of the helpers the collective fixes (NM401-NM413) write into migrated files: torch_xla's
+"""Templates of the helpers the collective fixes (NM306) write into migrated files: torch_xla's
 `all_reduce`, `all_gather` (plain and differentiable), `collective_broadcast` and `reduce_scatter`
 with their meaning kept, on `torch.distributed`.
 

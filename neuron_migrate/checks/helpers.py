@@ -186,8 +186,8 @@ _HELPER_MODULES: Mapping[str, str] = MappingProxyType({"zero_redundancy_optimize
 
 
 # What `xm.optimizer_step` did, written into the migrated file once: average, then step. The
-# gradients go in flat buckets (one all-reduce each, as DDP does: one per tensor is 20x slower
-# on 160 tensors), and the first call copies rank 0's parameters, as DDP's constructor does.
+# gradients go in flat buckets (one all-reduce each, as DDP does: one per tensor is much slower
+# for a model of many tensors), and the first call copies rank 0's parameters, as DDP's constructor does.
 OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
     """Average gradients over the default process group, then step (as torch_xla's optimizer_step did)."""
     # The gradients travel in flat buckets of about 25 MB, one all-reduce each, as in DDP. The first

@@ -240,13 +240,10 @@ def shard_metadata(ctx: FixContext, match: Match) -> Plan | None:
 
 
 # torch_xla ZeRO-1's parameters besides `params`, `optimizer_class` and the optimizer's own
-# `**defaults`: the helper keeps `grad_clipping`/`max_norm` (torch_xla clipped the gradient norm
-# to 1.0 by default) and drops what only shapes its XLA collectives; sharding groups, a master
-# weight dtype other than float32, lazy initialisation and gradient accumulation hooks decline.
-ZERO_DROPPED = frozenset(
-    {"pin_layout", "bucket_cap_mb_all_gather", "bucket_cap_mb_reduce_scatter", "save_master_weights",
-     "higher_cc_precision", "coalesce_cc", "grad_clipping", "max_norm"}
-)  # fmt: skip
+# `**defaults` go to the helper as written: it keeps `grad_clipping`/`max_norm` (torch_xla clipped
+# the gradient norm to 1.0 by default) and ignores what only shapes XLA collectives (`pin_layout`,
+# the bucket sizes, `coalesce_cc`, ...). Sharding groups, a master weight dtype other than
+# float32, lazy initialisation and gradient accumulation hooks decline.
 ZERO_DECLINED = {"optimizer_dtype": (None, "torch.float32"), "sharding_groups": (None,), "grad_norm_groups": (None,)}
 ZERO_DECLINED_FLAGS = ("lazy_init", "use_grad_acc_hook")
 

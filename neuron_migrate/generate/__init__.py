@@ -2,7 +2,7 @@
 (as Ruff's `cargo dev generate-all`). tests/test_generated.py fails while one is stale.
 
 A generated file is written whole, or is a named block inside a hand-written file (the README's
-list of output formats), between a `<!-- generated: NAME ... -->` line and `<!-- end: NAME -->`.
+list of output formats, CONTRIBUTING's table of concepts), between a `<!-- generated: NAME ... -->` line and `<!-- end: NAME -->`.
 """
 
 from __future__ import annotations
@@ -72,6 +72,47 @@ def _output_formats() -> str:
     return "\n".join(rows) + "\n"
 
 
+# Where the Python of the concepts that have no `checks/<concept>.py` lives.
+_OTHER_HOMES = {
+    "packaging": "`engine/formats/textfiles.py`",
+    "shell": "`engine/formats/textfiles.py`",
+    "smoke": "`smoke/`",
+    "engine": "`engine/`",
+}
+
+
+def _concepts() -> str:
+    """CONTRIBUTING's table of concepts: each concept's rules (by code) and its Python."""
+    from neuron_migrate.catalogue import CONCEPTS, MODULE_CONCEPTS, load_catalogue
+
+    checks = Path(__file__).resolve().parents[1] / "checks"
+    rows = ["| Concept | Rules | Python |", "|---|---|---|"]
+    for concept in CONCEPTS:
+        codes = [spec.code for spec in load_catalogue() if spec.concept == concept and not spec.retired]
+        if concept in MODULE_CONCEPTS:
+            halves = [
+                f"checks/{concept}.py",
+                *([f"{concept}_cst.py"] if (checks / f"{concept}_cst.py").is_file() else []),
+            ]
+            home = ", ".join(f"`{half}`" for half in halves)
+        else:
+            home = _OTHER_HOMES[concept]
+        rows.append(f"| `{concept}` | {_ranges(codes)} | {home} |")
+    return "\n".join(rows) + "\n"
+
+
+def _ranges(codes: list[str]) -> str:
+    """`NM101, NM102, NM103, NM105` -> `NM101-NM103, NM105`."""
+    numbers = sorted(int(code[2:]) for code in codes)
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ", ".join(f"NM{run[0]}" + (f"-NM{run[-1]}" if len(run) > 1 else "") for run in runs)
+
+
 GENERATED: tuple[Generated, ...] = (
     Generated("rules/README.md", _rules_readme),
     Generated("docs/migration-guide.md", _guide),
@@ -80,6 +121,7 @@ GENERATED: tuple[Generated, ...] = (
     Generated("rules/compat/2.13/ops.toml", _ops("2.13")),
     Generated("rules/compat/2.14/ops.toml", _ops("2.14")),
     Generated("README.md", _output_formats, block="output-formats"),
+    Generated("CONTRIBUTING.md", _concepts, block="concepts"),
 )
 
 

@@ -146,13 +146,11 @@ def _report(item: _Done, on_done: OnDone | None) -> _Done:
 def fewer_collections() -> Iterator[None]:
     """Run the garbage collector less often while checking, then restore its thresholds.
 
-    Every parsed tree is cyclic garbage (nodes link to their parents), and results pile up as
-    files are checked; with the default thresholds full collections kept rescanning those
-    results, so the time per file grew with the number of files (10-18 % from 300 to 1,200).
-    Reading cached results is the same story without the garbage: the collections it set off
-    took two thirds of the decoding time, and, with the default thresholds restored, rescanning
-    those results while the report was rendered took twice as long as rendering it (corpus (a),
-    10,000 findings); so the CLI keeps these thresholds until it has printed the report.
+    Results pile up as files are checked, and with the default thresholds full collections keep
+    rescanning them, so the time per file would grow with the number of files. Reading cached
+    results allocates many objects and no garbage, which sets collections off for nothing, and
+    rescanning the results while the report is rendered would cost more than rendering it; so
+    the CLI keeps these thresholds until it has printed the report.
     """
     before = gc.get_threshold()
     gc.set_threshold(*_GC_THRESHOLDS)
