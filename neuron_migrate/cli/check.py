@@ -20,7 +20,7 @@ from neuron_migrate.cli.options import (
     shard_option,
 )
 from neuron_migrate.output_formats import NAMES as FORMATS
-from neuron_migrate.output_formats import output_format
+from neuron_migrate.output_formats import Escaping, output_format
 
 
 @click.command("check")
@@ -141,7 +141,7 @@ def _check(paths: tuple[Path, ...], options: dict[str, Any]) -> None:
     if options["add_noqa"]:
         _report_noqa(results)
     if options["diff"]:
-        click.echo(diff(results), nl=False)
+        write_output(diff(results), None)  # bytes: click would strip escape sequences from a str
         if not options["quiet"]:
             click.echo(would_fix(results), err=True)
     smoke_ok = True
@@ -222,7 +222,7 @@ def _check_stdin(request: Any, options: dict[str, Any], cwd: Path) -> NoReturn:
         stdout.flush()
         emit([result], options, err=True)
     elif options["diff"]:
-        click.echo(diff([result], on_disk=False), nl=False)
+        write_output(diff([result], on_disk=False), None)
     else:
         emit([result], options)
     sys.exit(exit_code([result], options))
@@ -242,11 +242,13 @@ def _report_noqa(results: Sequence[Any]) -> NoReturn:
     (unreadable, unparseable) are listed on stderr and make the exit code 1."""
     from neuron_migrate.engine.formats.textfiles import NOQA_KINDS, file_kind
     from neuron_migrate.output import text as text_output
+    from neuron_migrate.output.escape import escaped
 
     def annotatable(path: str) -> bool:
         kind = file_kind(path)
         return kind is None or kind == "setup_py" or kind in NOQA_KINDS
 
+    results = escaped(results, Escaping.TERMINAL)  # the lines below go to a terminal
     count = sum(1 for r in results if r.changed for f in r.findings if f.category != "tool")
     files = sum(1 for r in results if r.changed)
     problems = [f for r in results for f in r.findings if f.category == "tool"]

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from neuron_migrate.cli.common import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, write_output
-from neuron_migrate.output_formats import output_format
+from neuron_migrate.output_formats import Escaping, output_format
 
 
 def would_fix(results: Sequence[Any]) -> str:
@@ -131,8 +131,10 @@ def _append_step_summary(path: Path, results: Sequence[Any], options: Any) -> No
 def _emit_suppressed(results: Sequence[Any], to_stderr: bool) -> None:
     """The suppressed findings, after the report (on stderr when stdout is machine-readable)."""
     from neuron_migrate.output import text as text_output
+    from neuron_migrate.output.escape import escaped
 
-    suppressed = sorted((f for r in results for f in r.suppressed), key=lambda f: f.sort_key)
+    shown = escaped(results, Escaping.TERMINAL)
+    suppressed = sorted((f for r in shown for f in r.suppressed), key=lambda f: f.sort_key)
     lines = [f"Suppressed {len(suppressed)} finding{'s' if len(suppressed) != 1 else ''}:"]
     lines.extend(text_output.line(f) for f in suppressed)
     click.echo("\n".join(lines), err=to_stderr)

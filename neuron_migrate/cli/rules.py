@@ -44,7 +44,8 @@ def rules_command(fmt: str, config_file: Path | None) -> None:
     """List every rule (the project's own too): code, name, severity, fix safety and summary."""
     from neuron_migrate import docs
 
-    click.echo(docs.render_rules(fmt, _project_rules(config_file)), nl=False)
+    text = docs.render_rules(fmt, _project_rules(config_file))
+    click.echo(text if fmt == "json" else _visible_lines(text), nl=False)
 
 
 @click.command("explain")
@@ -61,7 +62,14 @@ def explain(code: str, config_file: Path | None) -> None:
         close = docs.similar(code, rules)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
         fail(f"unknown rule code {code!r}; {hint}run `neuron-migrate rules` to list them")
-    click.echo(text, nl=False)
+    click.echo(_visible_lines(text), nl=False)
+
+
+def _visible_lines(text: str) -> str:
+    """Text for a terminal: a project rule's docs cannot send it control characters."""
+    from neuron_migrate.output.escape import visible
+
+    return "\n".join(visible(line) for line in text.split("\n"))
 
 
 @click.command("version")

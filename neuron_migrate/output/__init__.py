@@ -27,6 +27,7 @@ from neuron_migrate.output.base import (
     repo_path,
     sources,
 )
+from neuron_migrate.output.escape import escaped
 from neuron_migrate.output_formats import NAMES, output_format
 
 __all__ = [
@@ -49,11 +50,11 @@ __all__ = [
 
 def render(fmt: str, results: Sequence[FileResult], options: RenderOptions) -> str:
     """The report for `results` in output format `fmt` (a name of `output_formats.OUTPUT_FORMATS`),
-    drawn by the module its row names."""
+    drawn by the module its row names, from messages escaped as its row says."""
     try:
         row = output_format(fmt)
     except KeyError:
         raise ValueError(f"unknown output format {fmt!r}; choose one of {', '.join(NAMES)}") from None
     module = importlib.import_module(f"neuron_migrate.output.{row.module}")
     draw: Callable[[Sequence[FileResult], RenderOptions], str] = module.render
-    return draw(results, options)
+    return draw(escaped(results, row.escaping), options)

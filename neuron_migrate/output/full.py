@@ -25,6 +25,7 @@ from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Position
 from neuron_migrate.output import text as text_output
 from neuron_migrate.output.base import PLAIN, RenderOptions, all_findings, sources
+from neuron_migrate.output.escape import visible
 
 CONTEXT = 1  # lines shown above and below the finding
 MAX_SPAN = 4  # lines of a long finding shown before eliding the rest
@@ -43,7 +44,19 @@ def _width(text: str) -> int:
 
 
 def _shown(line: str) -> str:
-    return line.replace("\t", TAB)
+    """A source line for the terminal: tabs as spaces, control characters as their Unicode
+    pictures (`␛`, `␇`, as Ruff shows them) and other unprintable ones (a bidi override) as
+    escapes, so the code shown can neither drive the terminal nor break the layout."""
+    line = line.replace("\t", TAB)
+    if line.isprintable():
+        return line
+    return "".join(_picture(c) for c in line)
+
+
+def _picture(char: str) -> str:
+    if char < " " or char == "\x7f":
+        return chr(0x2421) if char == "\x7f" else chr(0x2400 + ord(char))
+    return visible(char)
 
 
 def _underline(line: str, start: int, end: int | None) -> str:
