@@ -37,6 +37,8 @@ def test_pre_commit_all_files_passes_with_both_hooks(project_copy: tuple[Path, s
     init_repo(repo)
     (repo / "train.py").write_text(TRAIN, encoding="utf-8")
     (repo / "clean.py").write_text("print('ok')\n", encoding="utf-8")
+    (repo / "-ovictim.py").write_text(TRAIN, encoding="utf-8")  # a file, never the option `-o victim.py`
+    (repo / "victim.py").write_text("print('keep me')\n", encoding="utf-8")
     (repo / "explore.ipynb").write_text(NOTEBOOK, encoding="utf-8")
     (repo / ".gitignore").write_text("generated/\n", encoding="utf-8")
     (repo / "generated").mkdir()
@@ -51,6 +53,8 @@ def test_pre_commit_all_files_passes_with_both_hooks(project_copy: tuple[Path, s
     assert re.search(r"neuron-migrate \(fix\)\.+Failed", out) and "- files were modified by this hook" in out, out
     assert re.search(r"^neuron-migrate\.+Passed", out, re.MULTILINE), out  # nothing left for the check hook
     assert (repo / "train.py").read_text(encoding="utf-8") == TRAIN_FIXED
+    assert (repo / "-ovictim.py").read_text(encoding="utf-8") == TRAIN_FIXED
+    assert (repo / "victim.py").read_text(encoding="utf-8") == "print('keep me')\n"
     assert "xm.mark_step()" not in (repo / "explore.ipynb").read_text(encoding="utf-8")
     assert (repo / "generated" / "model.py").read_text(encoding="utf-8") == TRAIN
 
