@@ -9,20 +9,31 @@ file's selection.
 
 from __future__ import annotations
 
-import os
-import posixpath
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from neuron_migrate.config_values import (
+    CODE_LISTS,
+    GLOB_LISTS,
+    KEYS,
+    ConfigError,
+    anchor_glob,
+    choice,
+    codes,
+    did_you_mean,
+    effort,
+    parse_families,
+    per_file_ignores,
+    rule_sources,
+    strings,
+    type_name,
+)
 from neuron_migrate.data import available_versions
-from neuron_migrate.effort import CONCEPTS
 from neuron_migrate.output_formats import NAMES as FORMATS
 from neuron_migrate.settings import (
     DEFAULT_EXCLUDES,
-    FAMILIES,
     TARGETS,
     RuleSources,
     Settings,
@@ -31,23 +42,6 @@ from neuron_migrate.settings import (
 CONFIG_FILE = "neuron-migrate.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "tool.neuron-migrate"
-_SELECTOR = re.compile(r"^(ALL|NM\d{0,3}|NM[A-Z]\d{0,3})$")  # NMX001: a project's own rules
-_CODE_LISTS = ("select", "ignore", "extend-select")
-_GLOB_LISTS = ("exclude", "extend-exclude")
-KEYS = (
-    *_CODE_LISTS, *_GLOB_LISTS, "per-file-ignores", "respect-gitignore", "target-version", "unsafe-fixes", "output-format",
-    "extend-rules", "plugins", "from", "target", "report-effort",
-)  # fmt: skip
-
-
-def _close_matches(word: str, options: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
-    import difflib  # only for error messages: start-up skips it
-
-    return difflib.get_close_matches(word, list(options), n=n, cutoff=cutoff)
-
-
-class ConfigError(ValueError):
-    """The configuration is wrong; the message names the file and the key."""
 
 
 @dataclass(frozen=True)
@@ -167,184 +161,39 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     where = shown(path)
     for key in data:
         if key not in KEYS:
-            raise ConfigError(f"{where}: unknown key `{key}`{_did_you_mean(key)}")
+            raise ConfigError(f"{where}: unknown key `{key}`{did_you_mean(key)}")
     values: dict[str, Any] = {"path": path}
-    for key in _CODE_LISTS:
+    for key in CODE_LISTS:
         if key in data:
-            values[key.replace("-", "_")] = _codes(data[key], where, key)
-    for key in _GLOB_LISTS:
+            values[key.replace("-", "_")] = codes(data[key], where, key)
+    for key in GLOB_LISTS:
         if key in data:
-            values[key.replace("-", "_")] = tuple(anchor_glob(g, path.parent) for g in _strings(data[key], where, key))
+            values[key.replace("-", "_")] = tuple(anchor_glob(g, path.parent) for g in strings(data[key], where, key))
     if "respect-gitignore" in data:
         if not isinstance(data["respect-gitignore"], bool):
             raise ConfigError(
-                f"{where}: `respect-gitignore` must be true or false, not {_type(data['respect-gitignore'])}"
+                f"{where}: `respect-gitignore` must be true or false, not {type_name(data['respect-gitignore'])}"
             )
         values["respect_gitignore"] = data["respect-gitignore"]
     if "per-file-ignores" in data:
-        values["per_file_ignores"] = _per_file_ignores(data["per-file-ignores"], where, path.parent)
+        values["per_file_ignores"] = per_file_ignores(data["per-file-ignores"], where, path.parent)
     if "target-version" in data:
-        values["target_version"] = _choice(data["target-version"], available_versions(), where, "target-version")
+        values["target_version"] = choice(data["target-version"], available_versions(), where, "target-version")
     if "unsafe-fixes" in data:
         if not isinstance(data["unsafe-fixes"], bool):
-            raise ConfigError(f"{where}: `unsafe-fixes` must be true or false, not {_type(data['unsafe-fixes'])}")
+            raise ConfigError(f"{where}: `unsafe-fixes` must be true or false, not {type_name(data['unsafe-fixes'])}")
         values["unsafe_fixes"] = data["unsafe-fixes"]
     if "output-format" in data:
-        values["output_format"] = _choice(data["output-format"], FORMATS, where, "output-format")
+        values["output_format"] = choice(data["output-format"], FORMATS, where, "output-format")
     if "report-effort" in data:
-        values["report_effort"] = _effort(data["report-effort"], where)
+        values["report_effort"] = effort(data["report-effort"], where)
     if "extend-rules" in data or "plugins" in data:
-        values["rule_sources"] = _rule_sources(data, where, path.parent)
+        values["rule_sources"] = rule_sources(data, where, path.parent)
     if "from" in data:
         values["families"] = parse_families(data["from"], where)
     if "target" in data:
-        values["target"] = _choice(data["target"], TARGETS, where, "target")
+        values["target"] = choice(data["target"], TARGETS, where, "target")
     return Config(**values)
-
-
-def _effort(value: object, where: str) -> tuple[tuple[str, int], ...]:
-    """`[report-effort]`: concept = minutes per manual finding (see docs/report.md)."""
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: `report-effort` must be a table of concept = minutes, not {_type(value)}")
-    entries = []
-    for concept, minutes in value.items():
-        if concept not in CONCEPTS:
-            close = _close_matches(concept, CONCEPTS, n=1)
-            hint = f" (did you mean `{close[0]}`?)" if close else f"; concepts: {', '.join(CONCEPTS)}"
-            raise ConfigError(f"{where}: `report-effort` has unknown concept `{concept}`{hint}")
-        if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 0:
-            raise ConfigError(f"{where}: `report-effort.{concept}` must be a whole number of minutes, not {minutes!r}")
-        entries.append((concept, minutes))
-    return tuple(entries)
-
-
-def parse_families(value: object, where: str) -> tuple[str, ...]:
-    """`from`: a non-empty list drawn from `xla` and `cuda` (the CLI splits `xla,cuda`)."""
-    given = _strings(value, where, "from")
-    if not given or any(f not in FAMILIES for f in given):
-        raise ConfigError(f"{where}: `from` must list one or more of {', '.join(FAMILIES)}, not {list(given)!r}")
-    return tuple(dict.fromkeys(given))
-
-
-def _rule_sources(data: Mapping[str, Any], where: str, root: Path) -> RuleSources:
-    """`extend-rules` folders (relative to the config file) and `plugins` modules, loaded and checked."""
-    folders = tuple(
-        str((root / folder).resolve()) for folder in _strings(data.get("extend-rules", []), where, "extend-rules")
-    )
-    project = root.resolve()
-    for folder in folders:
-        inside = Path(folder) == project or project in Path(folder).parents
-        if not inside:  # a config must not pull rule files (and their example code) from elsewhere
-            raise ConfigError(
-                f"{where}: `extend-rules` folder {folder} is outside the project ({project}); "
-                "keep the project's rules in a folder under its config file"
-            )
-    plugins = _strings(data.get("plugins", []), where, "plugins")
-    for name in plugins:
-        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", name):
-            raise ConfigError(f"{where}: `plugins` has {name!r}, which is not an importable module name")
-    sources = RuleSources(folders, plugins, str(root.resolve()) if plugins else "")
-    if not (folders or plugins):
-        return sources
-    from neuron_migrate.trust import refusal
-
-    refused = refusal(plugins)
-    if refused is not None:
-        raise ConfigError(f"{where}: {refused}")
-    from neuron_migrate.catalogue import RuleSpecError
-    from neuron_migrate.registry import registry
-
-    try:
-        registry(sources)
-    except RuleSpecError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    return sources
-
-
-def _did_you_mean(key: str) -> str:
-    close = _close_matches(key.replace("_", "-"), KEYS, n=1)
-    return f" (did you mean `{close[0]}`?)" if close else f"; known keys: {', '.join(KEYS)}"
-
-
-def _type(value: object) -> str:
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "a table",
-    }.get(type(value), type(value).__name__)
-
-
-def _strings(value: object, where: str, key: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"{where}: `{key}` must be a list of strings, not {_type(value)}")
-    return tuple(value)
-
-
-def _codes(value: object, where: str, key: str) -> tuple[str, ...]:
-    return check_selectors(_strings(value, where, key), f"{where}: `{key}`")
-
-
-def check_selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
-    """Rule codes or prefixes (`NM2`, `NM201`, `ALL`), upper-cased; the one check that config
-    keys and the `--select` / `--ignore` / `--extend-select` flags share.
-
-    A selector must look like a code and match at least one rule, so a typo (`NM2O1`) or another
-    tool's code (`E501`) stops the run instead of silently selecting nothing.
-    """
-    codes = tuple(code.strip().upper() for code in values)
-    if not codes:
-        return codes
-    from neuron_migrate.catalogue import rule_codes
-
-    known = rule_codes()
-    for code in codes:
-        if _SELECTOR.match(code) and (code in ("ALL", "NM") or any(k.startswith(code) for k in known)):
-            continue
-        if _SELECTOR.match(code) and not code[2:3].isdigit():
-            continue  # a project's own rules (NMX001), loaded from `extend-rules` / `plugins` later
-        close = _close_matches(code.replace("O", "0"), known, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]}?)" if close and code.startswith("NM") else ""
-        what = (
-            "which is not a rule code or prefix like NM2 or NM201"
-            if not _SELECTOR.match(code)
-            else "which matches no rule"
-        )
-        raise ConfigError(f"{where} has {code!r}, {what}{hint}")
-    return codes
-
-
-def _choice(value: object, choices: Iterable[str], where: str, key: str) -> str:
-    allowed = tuple(choices)
-    if not isinstance(value, str) or value not in allowed:
-        raise ConfigError(f"{where}: `{key}` must be one of {', '.join(allowed)}, not {value!r}")
-    return value
-
-
-def _per_file_ignores(value: object, where: str, root: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes], not {_type(value)}")
-    entries = []
-    for glob, codes in value.items():
-        entries.append((anchor_glob(glob, root), _codes(codes, where, f"per-file-ignores.{glob}")))
-    return tuple(entries)
-
-
-def anchor_glob(glob: str, root: Path) -> str:
-    """A settings glob (`exclude`, `per-file-ignores`) made absolute against the config's folder.
-
-    A glob without `/` matches a file or folder name anywhere (as in Ruff); a leading `!` negates
-    it (per-file-ignores). The glob is matched as git's wildmatch (`neuron_migrate.patterns`).
-    """
-    negate = glob.startswith("!")
-    body = glob[1:] if negate else glob
-    if "/" in body.rstrip("/") and not os.path.isabs(body):
-        body = posixpath.normpath(Path(os.path.abspath(root)).as_posix() + "/" + body) + (
-            "/" if body.endswith("/") else ""
-        )
-    return ("!" if negate else "") + body
 
 
 def _apply_layer(

@@ -55,7 +55,7 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True  # skip what `.gitignore` (and `.git/info/exclude`) ignore, in a walk
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes); see config.anchor_glob
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes); see config_values.anchor_glob
     add_noqa: bool = False  # write a noqa comment (`noqa: CODE`) for each finding instead of reporting it
     max_file_bytes: int = 10 * 1024 * 1024
     max_fix_iterations: int = 10

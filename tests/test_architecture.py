@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("neuron_migrate.checks",),
     ("neuron_migrate.registry",),
     ("neuron_migrate.engine",),
-    ("neuron_migrate.output", "neuron_migrate.config", "neuron_migrate.report.model"),
+    ("neuron_migrate.output", "neuron_migrate.config", "neuron_migrate.config_values", "neuron_migrate.report.model"),
     ("neuron_migrate.run",),
     (
         "neuron_migrate.docs",

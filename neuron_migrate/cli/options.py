@@ -23,7 +23,7 @@ def shard_option(ctx: click.Context, param: click.Parameter, value: str | None) 
 
 
 def families_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
-    from neuron_migrate.config import ConfigError, parse_families
+    from neuron_migrate.config_values import ConfigError, parse_families
 
     if value is None:
         return None

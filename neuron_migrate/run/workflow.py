@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from neuron_migrate.config import (
     ConfigError,
     Overrides,
-    check_selectors,
     config_for,
     output_format,
     plan_runs,
 )
+from neuron_migrate.config_values import check_selectors
 from neuron_migrate.model import FileResult
 from neuron_migrate.run.cache import CACHE_DIR_NAME, open_cache
 from neuron_migrate.run.discover import Target, discover, display_path, resolve
