@@ -24,6 +24,7 @@ from torch.nn.modules.module import (
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils._pytree import tree_leaves
 
+from neuron_migrate.smoke.child.values import full_tensor
 from neuron_migrate.smoke.sites import Site, UserFiles, site_from_stack
 
 MAX_OUTPUT_VALUES = 4096
@@ -135,7 +136,8 @@ def _forward_hook(state: RunState) -> Any:
         if state.depth == 0 and output is not None and _is_top_module(state, module):
             state.forwards += 1
             leaves = tree_leaves(output)
-            state.last_output = [t.detach() for t in leaves if isinstance(t, torch.Tensor)]
+            with state.quiet():
+                state.last_output = [full_tensor(t.detach()) for t in leaves if isinstance(t, torch.Tensor)]
 
     return hook
 
@@ -160,7 +162,7 @@ def _wrap_backward(state: RunState) -> None:
         state.backwards += 1
         if self.numel() == 1:
             with state.quiet():
-                value = float(self.detach().float().cpu().item())
+                value = float(full_tensor(self.detach()).float().cpu().item())
             state.losses.append((value, site_from_stack(sys._getframe(1), state.files)))
         return original(self, *args, **kwargs)
 
