@@ -13,6 +13,7 @@ from neuron_migrate.smoke import compat, xla_imports
 from neuron_migrate.smoke.causes import likely_cause
 from neuron_migrate.smoke.hints import with_hint
 from neuron_migrate.smoke.parity import compare
+from neuron_migrate.smoke.rank_parity import ParityRequest, compare_ranks
 from neuron_migrate.smoke.ranks import compare_replicas, count_by_op, merge_collectives
 from neuron_migrate.smoke.report import (
     EMULATED,
@@ -64,8 +65,15 @@ class ReportContext:
     base_dir: Path | None = None
 
 
-def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> SmokeReport:
-    """Merge the ranks of `main`, add fallbacks from compat data and parity from `reference`."""
+def build_report(
+    ctx: ReportContext,
+    main: Launch,
+    reference: Launch | None,
+    single: Launch | None = None,
+    request: ParityRequest | None = None,
+) -> SmokeReport:
+    """Merge the ranks of `main`, add fallbacks from compat data, parity with the CPU run
+    `reference` and, for `--parity` (`request`), parity with the 1-rank run `single`."""
     ops_compat = compat.load_ops(ctx.target_version)
     datas = [r.data for r in main.ranks if r.data is not None]
     first: Mapping[str, Any] = datas[0] if datas else {}
@@ -97,6 +105,7 @@ def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> 
         replicas=compare_replicas(datas, ctx.nproc) if status == OK else None,
         step_site=Site.from_json(first["step_site"]) if first.get("step_site") else None,
         xla_imports=xla_imports.merge(datas),
+        rank_parity=_rank_parity(main, single, request),
     )
     return relativize(report, ctx.base_dir)
 
@@ -199,6 +208,13 @@ def _parity(first: Mapping[str, Any], reference: Launch) -> Any:
     return compare(first, ref)
 
 
+def _rank_parity(main: Launch, single: Launch | None, request: ParityRequest | None) -> Any:
+    if request is None:
+        return None
+    alone = single.ranks[0].data if single is not None and single.ranks else None
+    return compare_ranks([r.data for r in main.ranks], alone, request)
+
+
 def _output_tail(launch: Launch) -> str:
     failing = [r for r in launch.ranks if r.exit_code not in (0, None)]
     chosen = failing[0] if failing else (launch.ranks[0] if launch.ranks else None)
@@ -237,5 +253,11 @@ def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
             steps=tuple(replace(s, site=site(s.site)) for s in report.parity.steps),
         )
         if report.parity
+        else None,
+        rank_parity=replace(
+            report.rank_parity,
+            steps=tuple(replace(s, site=site(s.site)) for s in report.rank_parity.steps),
+        )
+        if report.rank_parity
         else None,
     )

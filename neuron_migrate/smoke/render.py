@@ -37,6 +37,7 @@ def render_text(report: SmokeReport) -> str:
     lines += _event_lines("float64 use (Neuron computes float64 as float32)", report, "float64")
     lines += _event_lines("device mixing (an error on real `neuron` hardware)", report, "device-mixing")
     lines += _parity_lines(report)
+    lines += _rank_parity_lines(report)
     lines += _rank_lines(report)
     lines += _xla_import_lines(report)
     lines += _op_lines(report)
@@ -143,11 +144,28 @@ def _parity_lines(report: SmokeReport) -> list[str]:
     return lines
 
 
-def _pair(value: Any, reference: Any) -> str:
+def _pair(value: Any, reference: Any, names: tuple[str, str] = ("neuron", "cpu")) -> str:
     def fmt(x: Any) -> str:
         return "-" if x is None else f"{x:.6g}"
 
-    return f"neuron {fmt(value)}, cpu {fmt(reference)}"
+    return f"{names[0]} {fmt(value)}, {names[1]} {fmt(reference)}"
+
+
+def _rank_parity_lines(report: SmokeReport) -> list[str]:
+    parity = report.rank_parity
+    if parity is None:
+        return []
+    ranks = f"every one of {parity.nproc} ranks" if parity.ranks == "each" else f"the mean of {parity.nproc} ranks"
+    tolerance = f"{parity.precision}, rtol={parity.rtol:g}, atol={parity.atol:g}"
+    lines = [f"parity with 1 rank: {parity.status} ({ranks}; {parity.value}; {tolerance})"]
+    if parity.message:
+        lines.append(f"  {parity.message}")
+    for step in parity.steps:
+        mark = "ok" if step.ok else "MISMATCH"
+        who = f"rank {step.rank}" if step.rank is not None else "mean"
+        pair = _pair(step.value, step.reference, (who, "1 rank"))
+        lines.append(f"  {step.label}: max |diff| {step.max_abs_diff:.3e} {mark} ({pair})")
+    return lines
 
 
 def _rank_lines(report: SmokeReport) -> list[str]:

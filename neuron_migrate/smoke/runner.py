@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from neuron_migrate.smoke.assemble import (
     relativize,
 )
 from neuron_migrate.smoke.protocol import ChildConfig, rank_report_name
+from neuron_migrate.smoke.rank_parity import ParityRequest
 from neuron_migrate.smoke.report import EMULATED, ERROR, NEURON, Failure, SmokeReport
 
 INSTALL_HINT = "`smoke` needs torch, which is not installed; install torch with `pip install 'neuron-migrate[smoke]'` (or `pip install torch`)"
@@ -64,6 +65,7 @@ class SmokeOptions:
     env: Mapping[str, str] | None = None  # the children's environment; None inherits ours
     python: str | None = None  # interpreter for the children; None is this one
     kill_grace_s: float = 10.0  # after the children's own time limit, before they are killed
+    parity: ParityRequest | None = None  # `--parity`: also run 1 rank and compare (nproc > 1)
 
 
 def torch_available() -> bool:
@@ -86,10 +88,14 @@ def run_smoke(script: Path, args: Sequence[str], options: SmokeOptions) -> Smoke
         return _device_error(ctx, problem)
     with tempfile.TemporaryDirectory(prefix="neuron-migrate-smoke-") as tmp:
         main = _launch(script, args, options, env, device, Path(tmp, "main"), reference=False)
-        reference = None
-        if options.compare_cpu and all(r.exit_code == 0 for r in main.ranks):
+        finished = all(r.exit_code == 0 for r in main.ranks)
+        reference = single = None
+        if options.compare_cpu and finished:
             reference = _launch(script, args, options, env, EMULATED, Path(tmp, "ref"), reference=True)
-    return build_report(ctx, main, reference)
+        if options.parity is not None and finished:
+            alone = replace(options, nproc=1)
+            single = _launch(script, args, alone, env, device, Path(tmp, "single"), reference=False)
+    return build_report(ctx, main, reference, single, options.parity)
 
 
 def resolve_device(options: SmokeOptions, env: Mapping[str, str]) -> tuple[str | None, str]:
@@ -167,6 +173,7 @@ def _launch(
         steps=options.steps, timeout_s=options.timeout_s, report_dir=str(workdir),
         reference=reference, seed=options.seed, device_count=max(1, options.nproc),
         user_roots=(str(options.base_dir),) if options.base_dir else (),
+        same_seed=options.parity is not None, parity_value=options.parity.value if options.parity else "",
     )  # fmt: skip
     config_path = workdir / "config.json"
     config_path.write_text(config.to_json())

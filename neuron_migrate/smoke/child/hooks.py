@@ -24,7 +24,7 @@ from torch.nn.modules.module import (
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils._pytree import tree_leaves
 
-from neuron_migrate.smoke.child.values import full_tensor
+from neuron_migrate.smoke.child.values import Missing, full_tensor, named_value, numbers
 from neuron_migrate.smoke.sites import Site, UserFiles, site_from_stack
 
 MAX_OUTPUT_VALUES = 4096
@@ -58,6 +58,9 @@ class RunState:
     last_output: list[torch.Tensor] = field(default_factory=list)
     forward_site: Site | None = None
     quiet: Any = contextlib.nullcontext  # context that pauses op recording
+    value_name: str = ""  # `--parity-value`: the variable read at each counted optimizer step
+    named: list[list[float]] = field(default_factory=list)  # its values, one list per step
+    named_problem: str = ""  # why it could not be read (then no more reads)
     triggered_by: Any = lambda site: contextlib.nullcontext()  # collectives belong to `site`
 
     @property
@@ -107,11 +110,26 @@ def _step_hook(state: RunState) -> Any:
         if id(optimizer) != state.reference_optimizer:
             return
         state.steps += 1
+        if state.value_name:
+            _capture(state, sys._getframe(1))
         if state.steps >= state.max_steps:
             state.stop_reason = f"stopped after {state.steps} optimizer steps"
             raise StopRun
 
     return hook
+
+
+def _capture(state: RunState, frame: Any) -> None:
+    """Read the value `--parity-value` names, as the user's code sees it at this step."""
+    if state.named_problem:
+        return
+    try:
+        with state.quiet():
+            state.named.append(numbers(named_value(frame, state.value_name, state.files)))
+    except Missing as exc:
+        state.named_problem = str(exc)
+    except Exception as exc:  # noqa: BLE001 - reading the value must not change what the script does
+        state.named_problem = f"`{state.value_name}` could not be read: {type(exc).__name__}: {exc}"
 
 
 def _wraps(outer: Any, inner: Any) -> bool:
