@@ -69,6 +69,18 @@ def readable_source(text: str) -> str:
     return "; ".join(parts + notes[:1])
 
 
+def public_source(text: str) -> str:
+    """`readable_source` with each public source by its title (`rules/sources.toml`), not its
+    id, for listings a user reads without docs/sources.md at hand."""
+    ids = source_ids(text)
+    titles = [load_sources()[i][0] for i in ids]
+    rest = [_SOURCE_MENTION.sub("", part).strip() for part in readable_source(text).split("; ")[1 if ids else 0 :]]
+    return "; ".join(titles + [part for part in rest if part])
+
+
+_SOURCE_MENTION = re.compile(r"\s*\(?\bS\d+\b\)?")
+
+
 _FENCES = {".toml": "toml", ".cfg": "ini", ".txt": "text", ".sh": "bash"}
 
 
@@ -142,7 +154,7 @@ def render_rules(fmt: str, rules: Registry | None = None) -> str:
                 "severity": s.severity.value,
                 "fix": s.safety.value,
                 "summary": summary(s),
-                "source": readable_source(s.source),
+                "source": public_source(s.source),
                 "sources": [
                     {"id": i, "title": load_sources()[i][0], "url": load_sources()[i][1]} for i in source_ids(s.source)
                 ],
@@ -160,16 +172,21 @@ def render_rules(fmt: str, rules: Registry | None = None) -> str:
     lines = []
     for s in specs:
         head = f"{s.code}  {s.name:<{width}}  {s.severity.value:<7}  {s.safety.value:<6}  "
-        source = readable_source(s.source)
+        source = public_source(s.source)
         text = summary(s) + (f" [sources: {source}]" if source else "")
         if columns - len(head) >= 40:
-            wrapped = textwrap.wrap(text, columns - len(head), break_on_hyphens=False) or [""]
+            wrapped = textwrap.wrap(text, columns - len(head), break_on_hyphens=False, break_long_words=False) or [""]
             lines.append(head + wrapped[0])
             lines += [" " * len(head) + more for more in wrapped[1:]]
         else:  # a narrow terminal: the summary goes under the row, indented
             lines.append(head.rstrip())
             lines += textwrap.wrap(
-                text, max(columns, 20), initial_indent="    ", subsequent_indent="    ", break_on_hyphens=False
+                text,
+                max(columns, 20),
+                initial_indent="    ",
+                subsequent_indent="    ",
+                break_on_hyphens=False,
+                break_long_words=False,
             )
     return "\n".join(lines) + "\n"
 

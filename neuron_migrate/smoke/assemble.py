@@ -168,7 +168,7 @@ def _fallbacks(
                 op.op,
                 False,
                 op.status,
-                compat.citation(ops_compat[compat.base_op_name(op.op)].source),
+                ops_compat[compat.base_op_name(op.op)].source,
                 op.count,
                 op.sites,
             )

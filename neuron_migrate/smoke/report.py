@@ -210,10 +210,11 @@ class SmokeReport:
     @property
     def problems(self) -> tuple[str, ...]:
         """Why the smoke test fails; empty when it passes."""
-        found = [] if self.status == OK else [f"the run ended with status `{self.status}`"]
+        found = [] if self.status == OK else [self._ending_problem()]
         mixing = sum(1 for e in self.events if e.kind == "device-mixing")
         if mixing:
-            found.append(f"device mixing at {mixing} place(s), an error on real `neuron` hardware")
+            places = "1 place" if mixing == 1 else f"{mixing} places"
+            found.append(f"device mixing at {places}, an error on real `neuron` hardware")
         if self.parity is not None and self.parity.status == "mismatch":
             found.append("the numbers differ from the CPU run")
         if self.rank_parity is not None and self.rank_parity.problem:
@@ -227,6 +228,20 @@ class SmokeReport:
             for i in self.caught_xla_imports
         ]
         return tuple(found)
+
+    def _ending_problem(self) -> str:
+        """Why a run that did not end well failed, in one clause."""
+        failure = self.failure
+        if failure is None:
+            return f"the run ended with status `{self.status}`"
+        if self.status == TIMEOUT:
+            return f"the run timed out ({failure.message})"
+        if self.status == ERROR:
+            return f"smoke could not run the script: {failure.message}"
+        if failure.type in ("Exit", "SystemExit"):
+            return failure.message
+        where = f" at {failure.site.path}:{failure.site.line}" if failure.site is not None else ""
+        return f"the script raised `{failure.type}`{where}"
 
     @property
     def ok(self) -> bool:

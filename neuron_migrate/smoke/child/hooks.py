@@ -113,7 +113,7 @@ def _step_hook(state: RunState) -> Any:
         if state.value_name:
             _capture(state, sys._getframe(1))
         if state.steps >= state.max_steps:
-            state.stop_reason = f"stopped after {state.steps} optimizer steps"
+            state.stop_reason = f"stopped after {state.steps} optimizer step{'s' if state.steps != 1 else ''}"
             raise StopRun
 
     return hook
@@ -140,7 +140,7 @@ def _pre_forward_hook(state: RunState) -> Any:
     def hook(module: Any, args: Any) -> None:
         if state.depth == 0 and _is_top_module(state, module):
             if not state.training and state.forwards >= state.max_steps:
-                state.stop_reason = f"stopped after {state.forwards} forward calls"
+                state.stop_reason = f"stopped after {state.forwards} forward call{'s' if state.forwards != 1 else ''}"
                 raise StopRun
             state.forward_site = site_from_stack(sys._getframe(1), state.files)
         state.depth += 1
