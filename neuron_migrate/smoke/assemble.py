@@ -42,6 +42,7 @@ class RankOutcome:
     exit_code: int | None
     data: Mapping[str, Any] | None
     log_tail: str = ""
+    report_problem: str = ""  # why its report file could not be used ("": fine, or none written)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,11 @@ def _status(launch: Launch, timeout_s: float) -> tuple[str, Failure | None]:
 
 def _rank_status(outcome: RankOutcome) -> tuple[str, Failure | None]:
     data = outcome.data
+    if data is None and outcome.report_problem:
+        message = f"rank {outcome.rank} wrote a report smoke cannot use: it {outcome.report_problem}"
+        return ERROR, Failure(
+            "BadReport", message, outcome.log_tail, likely_cause("BadReport", message), rank=outcome.rank
+        )
     if data is None:
         message = f"rank {outcome.rank} exited with code {outcome.exit_code} without a report"
         return FAILED, Failure(

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from neuron_migrate.compat import available_versions
+from neuron_migrate.smoke.containment import SmokeInterrupted
 from neuron_migrate.smoke.rank_parity import EACH, MEAN, ParityRequest
 from neuron_migrate.smoke.render import render_json, render_text
 from neuron_migrate.smoke.runner import (
@@ -18,6 +19,8 @@ from neuron_migrate.smoke.runner import (
     run_smoke,
     torch_available,
 )
+
+STOPPED = "the script's processes were ended and smoke's temporary folder removed"
 
 
 @click.command("smoke", context_settings={"ignore_unknown_options": False})
@@ -125,7 +128,11 @@ def smoke_command(
         device=device, steps=steps, timeout_s=timeout_s, nproc=nproc, compare_cpu=compare_cpu,
         target_version=target_version, base_dir=Path.cwd(), parity=request,
     )  # fmt: skip
-    report = run_smoke(script, args, options)
+    try:
+        report = run_smoke(script, args, options)
+    except SmokeInterrupted as stop:  # exits 128 + the signal's number, as a killed command does
+        click.echo(f"neuron-migrate: smoke stopped by {stop.name}; {STOPPED}", err=True)
+        raise
     click.echo(
         render_json(report) if output_format == "json" else render_text(report),
         nl=False,
