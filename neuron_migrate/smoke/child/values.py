@@ -6,6 +6,7 @@ into its whole value first, so the N-rank run and the 1-rank run compare like fo
 
 from __future__ import annotations
 
+import sys
 from types import FrameType
 from typing import Any
 
@@ -14,12 +15,6 @@ import torch
 from neuron_migrate.smoke.sites import UserFiles
 
 MAX_VALUES = 1024  # numbers kept per captured value
-
-_DTensor: Any
-try:
-    from torch.distributed.tensor import DTensor as _DTensor
-except ImportError:  # torch built without distributed
-    _DTensor = None
 
 
 class Missing(LookupError):
@@ -33,9 +28,17 @@ def full_tensor(tensor: torch.Tensor) -> torch.Tensor:
     backward or optimizer step that made the value ran collectives on all of them), so the
     all-gather inside cannot wait for a rank that never comes.
     """
-    if _DTensor is not None and isinstance(tensor, _DTensor):
+    dtensor = dtensor_type()
+    if dtensor is not None and isinstance(tensor, dtensor):
         return tensor.full_tensor()
     return tensor
+
+
+def dtensor_type() -> Any:
+    """The DTensor class once the script has imported it, else None: no value can be one then,
+    and importing `torch.distributed.tensor` for nothing would slow the start of every run."""
+    module = sys.modules.get("torch.distributed.tensor")
+    return getattr(module, "DTensor", None)
 
 
 def named_value(frame: FrameType | None, name: str, files: UserFiles) -> Any:
