@@ -59,6 +59,18 @@ def readable_source(text: str) -> str:
     return "; ".join(parts + notes[:1])
 
 
+def public_source(text: str) -> str:
+    """`readable_source` with each public source by its title (`rules/sources.toml`), not its
+    id, for listings a user reads without docs/sources.md at hand."""
+    ids = source_ids(text)
+    titles = [load_sources()[i][0] for i in ids]
+    rest = [_SOURCE_MENTION.sub("", part).strip() for part in readable_source(text).split("; ")[1 if ids else 0 :]]
+    return "; ".join(titles + [part for part in rest if part])
+
+
+_SOURCE_MENTION = re.compile(r"\s*\(?\bS\d+\b\)?")
+
+
 def source_lines(text: str) -> list[str]:
     """`explain`'s Sources block: each public source with its title and URL."""
     ids = source_ids(text)

@@ -4,6 +4,9 @@ the prefilter, discovery of packaging files and shell scripts, setup.py, the CLI
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -179,7 +182,8 @@ def test_rules_listing_shows_severity_and_source(fmt: str) -> None:
             if fmt != "json"
             else None
         )
-        readable = sources.readable_source(spec.source)  # public source ids, never fact-sheet sections (issue 12)
+        readable = sources.public_source(spec.source)  # public titles, never fact-sheet sections (issues 12, 39)
+        assert not re.search(r"\bS\d+\b|§|torchneuron-facts", readable), readable
         if fmt == "json":
             row = next(r for r in json.loads(listing) if r["code"] == spec.code)
             assert (row["severity"], row["source"]) == (spec.severity.value, readable)
@@ -189,3 +193,16 @@ def test_rules_listing_shows_severity_and_source(fmt: str) -> None:
             assert spec.severity.value in line and f"[sources: {readable}]" in " ".join(
                 " ".join(listing.split()).split()
             )
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_the_installed_rules_listing_names_every_source_by_its_title(fmt: str, tmp_path: Path) -> None:
+    """Issue 39: `[sources: S1, S11]` named internal tags; a user opens titles and URLs."""
+    script = Path(sys.executable).with_name("neuron-migrate")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200"}
+    done = subprocess.run(
+        [str(script), "rules", "--format", fmt], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    )
+    shown = done.stdout if fmt == "text" else "\n".join(row["source"] for row in json.loads(done.stdout))
+    assert not re.findall(r"\bS\d+\b|§|torchneuron-facts", shown)
+    assert "How to use torch.distributed on Neuron" in shown

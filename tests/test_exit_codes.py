@@ -112,5 +112,5 @@ def test_smoke_exits_1_on_a_run_that_did_not_use_neuron(
     (tmp_path / script).write_text((ROOT / "fixtures" / "_smoke" / script).read_text())
     done = run("smoke", script, *args, cwd=tmp_path)
     assert done.returncode == 1, (done.stdout[-2000:], done.stderr[-2000:])
-    verdict = done.stdout.rstrip().splitlines()[-1]
+    verdict = done.stdout.splitlines()[0]  # the verdict comes first (issue 39)
     assert verdict.startswith(f"smoke FAILED: {script}:") and problem in verdict, verdict

@@ -93,3 +93,20 @@ def test_help_lists_the_contract_options() -> None:
     ):
         assert option in result.output
     assert smoke_command.name == "smoke"
+
+
+def test_parity_flags_are_checked_before_anything_runs(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("neuron-migrate")
+    (tmp_path / "train.py").write_text("raise SystemExit('must not run')\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [str(script), "smoke", "train.py", *args]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+
+    alone = run("--parity-value", "loss", "--rtol", "0.1")
+    assert alone.returncode == 2 and "--parity-value, --rtol only applies with `--parity`" in alone.stderr
+    one = run("--parity", "--nproc", "1")
+    assert one.returncode == 2 and "`--parity` compares N ranks with 1: pass `--nproc N` with N >= 2" in one.stderr
+    bad = run("--parity", "--parity-value", "loss[0]")
+    assert bad.returncode == 2 and "'loss[0]' is not a variable name" in bad.stderr
+    assert alone.stdout == one.stdout == bad.stdout == ""

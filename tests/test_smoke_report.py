@@ -353,7 +353,7 @@ def test_finding_messages_follow_the_style_guide() -> None:
     findings += report_findings(full_report(ops=(), events=(), parity=None, xla_imports=(probe,)))
     measured = Fallback("aten::_fft_r2c", True, "cpu-fallback", "torch_neuronx.get_fallback_ops()")
     findings += report_findings(full_report(fallbacks=(measured,), events=(), parity=None))
-    assert {r.code for r in RULES} == {f"NM7{i:02}" for i in range(1, 11)}
+    assert {r.code for r in RULES} == {f"NM7{i:02}" for i in range(1, 12)}
     for finding in findings:
         message = finding.message
         assert "\n" not in message and not message.endswith(".")
@@ -365,11 +365,24 @@ def test_finding_messages_follow_the_style_guide() -> None:
 
 def test_render_text_shows_every_section_and_the_verdict() -> None:
     text = render_text(full_report())
-    assert "CPU fallbacks predicted (not measured) from the 2.14 compat data" in text
+    assert text.splitlines()[0].startswith("smoke FAILED: train.py: device mixing at 1 place, an error on real")
+    assert "CPU fallbacks (predicted, not measured): 1" in text
     assert "train.py:11: q, r = torch.linalg.qr(w)" in text
     assert "train.py:12 aten::add x2: z = y + b" in text
-    assert "parity vs CPU: mismatch" in text and "loss 2: max |diff| 1.000e+00 MISMATCH" in text
-    assert text.rstrip().splitlines()[-1].startswith("smoke FAILED: train.py: device mixing at 1 place(s)")
+    assert "parity with the CPU: mismatch" in text and "loss 2: max |diff| 1.000e+00 MISMATCH" in text
+    assert [line for line in text.splitlines() if line.startswith("smoke ")] == [text.splitlines()[0]]
+
+
+def test_the_verdict_comes_first_and_no_line_contradicts_it() -> None:
+    """Issue 39: `status: ok` above `smoke FAILED` read both ways; counts said "1 forward calls"."""
+    report = full_report(steps=1, forwards=1, backwards=1, stop_reason="stopped after 1 optimizer steps")
+    lines = render_text(report).splitlines()
+    assert lines[0].startswith("smoke FAILED: train.py: ")
+    assert not [line for line in lines if line.startswith("status:")]
+    (run,) = [i for i, line in enumerate(lines) if line.startswith("run: ")]
+    assert lines[run].startswith("run: 1 optimizer step, 1 forward call, 1 backward call, ")
+    assert lines[run + 1].startswith("end: ")
+    assert max(map(len, lines)) <= 160, max(lines, key=len)
 
 
 def test_unknown_ops_are_counted_where_the_report_says_none() -> None:
@@ -377,39 +390,47 @@ def test_unknown_ops_are_counted_where_the_report_says_none() -> None:
     unknown = tuple(OpRecord(f"aten::mystery_{i}", 1, "unknown", ()) for i in range(5))
     report = full_report(ops=(OpRecord("aten::add", 3, "native", ()), *unknown), fallbacks=(), events=(), parity=None)
     text = render_text(report)
-    assert "ops on `neuron`: 6 distinct, 8 calls; 5 of unknown status (not in the compat data)" in text
-    (line,) = [x for x in text.splitlines() if x.startswith("CPU fallbacks predicted")]
-    assert line.endswith(": none known") and "5 ops of unknown status (aten::mystery_0, " in line
-    assert text.rstrip().splitlines()[-1] == "smoke PASSED: train.py (5 ops of unknown compat status)"
+    assert "ops on `neuron`: 6 distinct, 8 calls; 5 not in the compat data" in text
+    assert "CPU fallbacks (predicted, not measured): none\n" in text
+    assert "  not in that data, so not predicted: 5 ops (aten::mystery_0, " in text
+    assert "none known" not in text
+    assert text.splitlines()[0] == "smoke PASSED: train.py (5 ops of unknown compat status)"
     data = json.loads(render_json(report))
     assert data["unknown_ops"] == 5
     from neuron_migrate.report.model import fallback_text
     from neuron_migrate.report.plan import _smoke_summary
 
     assert fallback_text(_smoke_summary(report)) == "none known (5 ops of unknown status)"  # `report --smoke`
-    assert "none known" not in render_text(full_report(ops=unknown[:0], fallbacks=(), events=(), parity=None))
+    one = full_report(ops=unknown[:1], fallbacks=(), events=(), parity=None)
+    assert render_text(one).splitlines()[0] == "smoke PASSED: train.py (1 op of unknown compat status)"
 
 
 def test_the_compat_data_is_labelled_with_what_it_was_made_from() -> None:
     made = compat.made_from("2.14")
     assert "snapshot" in made and "torch ~2.10" in made and "2.14 install" in made
     text = render_text(full_report(compat_made_from=made))
-    assert f"from the 2.14 compat data, made from {made}" in text
+    assert f"predicted from the 2.14 compat data, made from {made}" in text
 
 
-def test_no_confidence_tags_in_user_output() -> None:
+def test_sources_are_public_titles_and_urls_never_internal_tags() -> None:
+    """Issue 39: a fallback's source read `torchneuron-facts §8.3, S24`, notes no user can open."""
     tagged = "torchneuron-facts §8.3, S24 python_ops/cpu_fallback_registrations.py [C-old]"
     qr = Fallback("aten::linalg_qr", False, "cpu-fallback", tagged, 1, ())
     report = full_report(fallbacks=(qr,))
     for text in (render_text(report), render_json(report)):
-        assert not re.search(r"\[[A-D](-[a-z]+)?\]", text), text
-    assert compat.citation("torchneuron-facts §5 (S24 [C-old]); smoke") == "torchneuron-facts §5 (S24); smoke"
+        assert not re.search(r"\[[A-D](-[a-z]+)?\]|torchneuron-facts|§|\bS\d+\b", text), text
+    assert compat.citation(tagged) == (
+        "torch-neuronx native source, April-2026 snapshot (a public mirror, commit 98154b8), "
+        "python_ops/cpu_fallback_registrations.py: https://github.com/parmoham-aws/test-repo-parmoham"
+    )
+    assert compat.citation("torch_neuronx.get_fallback_ops()") == "torch_neuronx.get_fallback_ops()"
     for version in compat.available_versions():  # every source the data can put in a report
         for entry in compat.load_ops(version).values():
-            assert "[" not in compat.citation(entry.source)
+            cited = compat.citation(entry.source)
+            assert "https://" in cited and not re.search(r"\[|§|\bS\d+\b|torchneuron-facts", cited), cited
 
 
-def test_render_text_puts_the_failure_first() -> None:
+def test_render_text_puts_the_verdict_then_the_failure() -> None:
     failure = Failure(
         "ValueError",
         "boom",
@@ -418,7 +439,10 @@ def test_render_text_puts_the_failure_first() -> None:
         Site("a.py", 3, "f", 1, "raise"),
     )
     text = render_text(full_report(status="failed", failure=failure, events=(), parity=None))
-    assert text.startswith("Traceback ...")
+    lines = text.splitlines()
+    assert lines[0] == "smoke FAILED: train.py: the script raised `ValueError` at a.py:3"
+    assert "end: the script failed with `ValueError` (below)" in lines
+    assert lines.index("error: ValueError: boom") < lines.index("    Traceback ...")
     assert "  at a.py:3: raise" in text and "likely cause: The script raised" in text
 
 

@@ -94,7 +94,10 @@ def test_fft_and_linalg_get_predicted_fallbacks_at_their_lines() -> None:
     codes = {(f.code, f.start.line) for f in report_findings(report)}
     assert ("NM701", marker_line("fft_linalg.py", "qr")) in codes
     assert ("NM703", marker_line("fft_linalg.py", "float64")) in codes
-    assert "CPU fallbacks predicted (not measured) from the 2.14 compat data" in render_text(report)
+    text = render_text(report)
+    assert "CPU fallbacks (predicted, not measured): 2\n" in text
+    assert "  predicted from the 2.14 compat data, made from the April-2026" in text
+    assert "    source: torch-neuronx native source, April-2026 snapshot" in text and "§" not in text
 
 
 def test_a_tensor_left_on_the_cpu_is_device_mixing() -> None:

@@ -13,6 +13,7 @@ from neuron_migrate.smoke import compat, xla_imports
 from neuron_migrate.smoke.causes import likely_cause
 from neuron_migrate.smoke.hints import with_hint
 from neuron_migrate.smoke.parity import compare
+from neuron_migrate.smoke.rank_parity import ParityRequest, compare_ranks
 from neuron_migrate.smoke.ranks import compare_replicas, count_by_op, merge_collectives
 from neuron_migrate.smoke.report import (
     EMULATED,
@@ -41,6 +42,7 @@ class RankOutcome:
     exit_code: int | None
     data: Mapping[str, Any] | None
     log_tail: str = ""
+    report_problem: str = ""  # why its report file could not be used ("": fine, or none written)
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,15 @@ class ReportContext:
     base_dir: Path | None = None
 
 
-def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> SmokeReport:
-    """Merge the ranks of `main`, add fallbacks from compat data and parity from `reference`."""
+def build_report(
+    ctx: ReportContext,
+    main: Launch,
+    reference: Launch | None,
+    single: Launch | None = None,
+    request: ParityRequest | None = None,
+) -> SmokeReport:
+    """Merge the ranks of `main`, add fallbacks from compat data, parity with the CPU run
+    `reference` and, for `--parity` (`request`), parity with the 1-rank run `single`."""
     ops_compat = compat.load_ops(ctx.target_version)
     datas = [r.data for r in main.ranks if r.data is not None]
     first: Mapping[str, Any] = datas[0] if datas else {}
@@ -97,6 +106,7 @@ def build_report(ctx: ReportContext, main: Launch, reference: Launch | None) -> 
         replicas=compare_replicas(datas, ctx.nproc) if status == OK else None,
         step_site=Site.from_json(first["step_site"]) if first.get("step_site") else None,
         xla_imports=xla_imports.merge(datas),
+        rank_parity=_rank_parity(main, single, request),
     )
     return relativize(report, ctx.base_dir)
 
@@ -117,6 +127,11 @@ def _status(launch: Launch, timeout_s: float) -> tuple[str, Failure | None]:
 
 def _rank_status(outcome: RankOutcome) -> tuple[str, Failure | None]:
     data = outcome.data
+    if data is None and outcome.report_problem:
+        message = f"rank {outcome.rank} wrote a report smoke cannot use: it {outcome.report_problem}"
+        return ERROR, Failure(
+            "BadReport", message, outcome.log_tail, likely_cause("BadReport", message), rank=outcome.rank
+        )
     if data is None:
         message = f"rank {outcome.rank} exited with code {outcome.exit_code} without a report"
         return FAILED, Failure(
@@ -159,7 +174,7 @@ def _fallbacks(
                 op.op,
                 False,
                 op.status,
-                compat.citation(ops_compat[compat.base_op_name(op.op)].source),
+                ops_compat[compat.base_op_name(op.op)].source,
                 op.count,
                 op.sites,
             )
@@ -197,6 +212,13 @@ def _merge_events(datas: Sequence[Mapping[str, Any]]) -> tuple[Event, ...]:
 def _parity(first: Mapping[str, Any], reference: Launch) -> Any:
     ref = next((r.data for r in reference.ranks if r.data is not None), None)
     return compare(first, ref)
+
+
+def _rank_parity(main: Launch, single: Launch | None, request: ParityRequest | None) -> Any:
+    if request is None:
+        return None
+    alone = single.ranks[0].data if single is not None and single.ranks else None
+    return compare_ranks([r.data for r in main.ranks], alone, request)
 
 
 def _output_tail(launch: Launch) -> str:
@@ -237,5 +259,11 @@ def relativize(report: SmokeReport, base: Path | None) -> SmokeReport:
             steps=tuple(replace(s, site=site(s.site)) for s in report.parity.steps),
         )
         if report.parity
+        else None,
+        rank_parity=replace(
+            report.rank_parity,
+            steps=tuple(replace(s, site=site(s.site)) for s in report.rank_parity.steps),
+        )
+        if report.rank_parity
         else None,
     )

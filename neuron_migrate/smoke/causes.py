@@ -8,6 +8,10 @@ from types import MappingProxyType
 # (pattern on "Type: message", cause). First match wins; order from specific to general.
 _CAUSES: tuple[tuple[str, str], ...] = (
     (
+        r"^BadReport",
+        "The script or a process it started wrote over smoke's report file, or the rank died writing it",
+    ),
+    (
         r"No module named '?torch_xla",
         "The script still imports `torch_xla`; run `neuron-migrate --fix` on it first",
     ),

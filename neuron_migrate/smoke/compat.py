@@ -81,11 +81,32 @@ def made_from(version: str) -> str:
 
 
 _TAG = re.compile(r"\s*\[[A-D](?:-[a-z]+)?\]")
+_FACTS = re.compile(r"torchneuron-facts(?:\s*§[\d.]+,?)*\s*")
+_SOURCE_ID = re.compile(r"\bS(\d+)\b(.*)", re.DOTALL)
 
 
 def citation(source: str) -> str:
-    """A source as users read it: without the confidence tags of the facts file (`[C-old]`, `[B]`)."""
-    return _TAG.sub("", source).replace("( ", "(").replace(" )", ")").replace("()", "").strip()
+    """A compat entry's `source` as users can open it: the public source's title, the part of it
+    the entry rests on, and its URL (`rules/sources.toml`), in one line."""
+    title, *rest = citation_parts(source)
+    detail = [part for part in rest if not part.startswith("https://")]
+    url = [part for part in rest if part.startswith("https://")]
+    return ", ".join([title, *detail]) + "".join(f": {u}" for u in url)
+
+
+def citation_parts(source: str) -> tuple[str, ...]:
+    """(title, what in it, URL), the parts of `citation` that are known; just the text when it
+    names no public source. The internal notes' section numbers and confidence tags
+    (`torchneuron-facts §8.3`, `S24`, `[C-old]`) never reach the user."""
+    from neuron_migrate.docs import load_sources
+
+    text = _FACTS.sub("", _TAG.sub("", source)).strip(" ,;")
+    match = _SOURCE_ID.search(text)
+    known = load_sources().get(f"S{match[1]}") if match else None
+    if match is None or known is None:
+        return (text,)
+    title, url = known
+    return tuple(part for part in (title, match[2].strip(" ,;()"), url) if part)
 
 
 def base_op_name(name: str) -> str:

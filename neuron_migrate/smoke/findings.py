@@ -39,10 +39,11 @@ SMOKE_TIMEOUT = SmokeRule.declared("NM707")
 INDEPENDENT_RANKS = SmokeRule.declared("NM708")
 DEVICE_UNUSED = SmokeRule.declared("NM709")
 XLA_IMPORT_CAUGHT = SmokeRule.declared("NM710")
+RANK_PARITY_MISMATCH = SmokeRule.declared("NM711")
 RULES = (
     PREDICTED_FALLBACK, MEASURED_FALLBACK, FLOAT64, DEVICE_MIXING,
     PARITY_MISMATCH, SCRIPT_FAILURE, SMOKE_TIMEOUT, INDEPENDENT_RANKS,
-    DEVICE_UNUSED, XLA_IMPORT_CAUGHT,
+    DEVICE_UNUSED, XLA_IMPORT_CAUGHT, RANK_PARITY_MISMATCH,
 )  # fmt: skip
 
 
@@ -54,6 +55,7 @@ def report_findings(report: SmokeReport) -> list[Finding]:
             *_fallbacks(report),
             *_events(report),
             *_parity(report),
+            *_rank_parity(report),
             *_failure(report),
             *_independent(report),
             *_device_unused(report),
@@ -131,6 +133,22 @@ def _parity(report: SmokeReport) -> Iterator[Finding]:
                 f"Check the numerics on `neuron`: {step.label} differs from the CPU run by {step.max_abs_diff:.1e}"
             )
             yield _finding(PARITY_MISMATCH, step.site, report.script, message)
+
+
+def _rank_parity(report: SmokeReport) -> Iterator[Finding]:
+    parity = report.rank_parity
+    if parity is None or parity.status == OK:
+        return
+    wrong = [step for step in parity.steps if not step.ok]
+    if not wrong:
+        message = f"Make `--parity` comparable on 1 and {parity.nproc} ranks; {_detail(parity.message)}"
+        yield _finding(RANK_PARITY_MISMATCH, report.step_site, report.script, message)
+    for step in wrong:
+        who = f"rank {step.rank}" if step.rank is not None else "the ranks' mean"
+        message = (
+            f"Fix the parallel plan; `--parity`: {step.label} on {who} differs from 1 rank by {step.max_abs_diff:.1e}"
+        )
+        yield _finding(RANK_PARITY_MISMATCH, step.site, report.script, message)
 
 
 def _failure(report: SmokeReport) -> Iterator[Finding]:

@@ -20,6 +20,8 @@ class ChildConfig:
     seed: int = 0
     device_count: int = 1
     user_roots: tuple[str, ...] = ()
+    same_seed: bool = False  # `--parity`: every rank gets `seed` (else rank N gets seed + N)
+    parity_value: str = ""  # `--parity-value`: the variable read at each optimizer step
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

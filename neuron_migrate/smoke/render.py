@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
-from neuron_migrate.smoke.compat import citation
-from neuron_migrate.smoke.report import EMULATED, OK, Event, Fallback, SmokeReport
+from neuron_migrate.smoke.compat import citation, citation_parts
+from neuron_migrate.smoke.render_parity import parity_lines, rank_parity_lines
+from neuron_migrate.smoke.report import EMULATED, FAILED, OK, TIMEOUT, Event, SmokeReport
 from neuron_migrate.smoke.sites import Site
 
 MAX_TEXT_OPS = 60
@@ -28,93 +28,114 @@ def render_json(report: SmokeReport) -> str:
 
 
 def render_text(report: SmokeReport) -> str:
-    """A human-readable summary; the failure's traceback comes first when the run failed."""
-    lines: list[str] = []
+    """The verdict in one line first, then the evidence: the run, its failure, what ran where."""
+    lines = [verdict(report), *_summary_lines(report)]
     if report.failure is not None:
         lines += _failure_lines(report)
-    lines += _summary_lines(report)
     lines += _fallback_lines(report)
     lines += _event_lines("float64 use (Neuron computes float64 as float32)", report, "float64")
     lines += _event_lines("device mixing (an error on real `neuron` hardware)", report, "device-mixing")
-    lines += _parity_lines(report)
+    lines += parity_lines(report)
+    lines += rank_parity_lines(report)
     lines += _rank_lines(report)
     lines += _xla_import_lines(report)
     lines += _op_lines(report)
     lines += [f"note: {note}" for note in report.notes]
-    if report.ok:
-        unknown = len(report.unknown_ops)
-        caveat = f" ({unknown} op{'s' if unknown != 1 else ''} of unknown compat status)" if unknown else ""
-        lines.append(f"smoke PASSED: {report.script}{caveat}")
-    else:
-        lines.append(f"smoke FAILED: {report.script}: {'; '.join(report.problems)}")
     return "\n".join(lines) + "\n"
+
+
+def verdict(report: SmokeReport) -> str:
+    """`smoke PASSED: SCRIPT` or `smoke FAILED: SCRIPT: why`, the one line that judges the run."""
+    if not report.ok:
+        return f"smoke FAILED: {report.script}: {'; '.join(report.problems)}"
+    unknown = len(report.unknown_ops)
+    caveat = f" ({plural(unknown, 'op')} of unknown compat status)" if unknown else ""
+    return f"smoke PASSED: {report.script}{caveat}"
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 forward call`, `2 forward calls`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _where(site: Site | None) -> str:
     return f"{site.path}:{site.line}" if site else "<no user line>"
 
 
-def _failure_lines(report: SmokeReport) -> list[str]:
-    failure = report.failure
-    assert failure is not None
-    lines = [failure.traceback.rstrip()] if failure.traceback.strip() else []
-    lines.append(f"error: {failure.type}: {failure.message}".rstrip())
-    if failure.site is not None:
-        lines.append(f"  at {_where(failure.site)}: {failure.site.code}")
-    if report.nproc > 1:
-        lines.append(f"  on rank {failure.rank}")
-    lines.append(f"  likely cause: {failure.likely_cause}")
-    if report.status != OK and report.output_tail.strip() and not failure.traceback.strip():
-        lines += [
-            "  output (last lines):",
-            *("    " + line for line in report.output_tail.splitlines()[-20:]),
-        ]
-    return lines + [""]
-
-
 def _summary_lines(report: SmokeReport) -> list[str]:
     device = "emulated `neuron` (computed on the CPU)" if report.device == EMULATED else report.device
-    steps = f"{report.steps} optimizer steps, {report.forwards} forward calls, {report.backwards} backward calls"
+    counts = ", ".join(
+        plural(n, noun)
+        for n, noun in (
+            (report.steps, "optimizer step"),
+            (report.forwards, "forward call"),
+            (report.backwards, "backward call"),
+        )
+    )
     lines = [
         f"script: {report.script}",
-        f"status: {report.status}",
         f"device: {device}" + (f", {report.nproc} ranks" if report.nproc > 1 else ""),
-        f"run: {steps}, {report.wall_time_s:.1f} s",
+        f"run: {counts}, {report.wall_time_s:.1f} s",
+        f"end: {_ending(report)}",
     ]
-    if report.stop_reason:
-        lines.append(f"stop: {report.stop_reason}")
-    calls = sum(op.count for op in report.ops)
     unknown = len(report.unknown_ops)
-    known = f"; {unknown} of unknown status (not in the compat data)" if unknown else ""
-    lines.append(f"ops on `neuron`: {len(report.ops)} distinct, {calls} calls{known}")
+    known = f"; {unknown} not in the compat data" if unknown else ""
+    calls = plural(sum(op.count for op in report.ops), "call")
+    lines.append(f"ops on `neuron`: {len(report.ops)} distinct, {calls}{known}")
     if report.measured_executed_ops:
         executed = ", ".join(report.measured_executed_ops)
         lines.append(f"ops torch_neuronx.get_executed_ops() reports: {executed}")
     return lines
 
 
+def _ending(report: SmokeReport) -> str:
+    """How the script's run ended, in words (the verdict judges it; this only says what happened)."""
+    failure = report.failure
+    if report.status == OK:
+        return report.stop_reason or "the script finished by itself"
+    if report.status == TIMEOUT:
+        return f"killed: {failure.message}" if failure else "killed at the time limit"
+    kind = "the script failed" if report.status == FAILED else "smoke could not run the script"
+    return f"{kind} with `{failure.type}` (below)" if failure else kind
+
+
+def _failure_lines(report: SmokeReport) -> list[str]:
+    failure = report.failure
+    assert failure is not None
+    lines = ["", f"error: {failure.type}: {failure.message}".rstrip()]
+    if failure.site is not None:
+        lines.append(f"  at {_where(failure.site)}: {failure.site.code}")
+    if report.nproc > 1:
+        lines.append(f"  on rank {failure.rank}")
+    lines.append(f"  likely cause: {failure.likely_cause}")
+    if failure.traceback.strip():
+        lines += ["  traceback:", *("    " + line for line in failure.traceback.rstrip().splitlines())]
+    elif report.status != OK and report.output_tail.strip():
+        lines += ["  output (last lines):", *("    " + line for line in report.output_tail.splitlines()[-20:])]
+    return lines + [""]
+
+
 def _fallback_lines(report: SmokeReport) -> list[str]:
+    if not report.fallbacks_predicted:
+        head = "CPU fallbacks (measured by torch_neuronx.get_fallback_ops())"
+        return [f"{head}: {len(report.fallbacks) or 'none'}", *_fallback_entries(report)]
+    lines = [f"CPU fallbacks (predicted, not measured): {len(report.fallbacks) or 'none'}", *_fallback_entries(report)]
+    made = f", made from {report.compat_made_from}" if report.compat_made_from else ""
+    lines.append(f"  predicted from the {report.target_version} compat data{made}")
     unknown = report.unknown_ops
-    if report.fallbacks_predicted:
-        made = f", made from {report.compat_made_from}" if report.compat_made_from else ""
-        title = f"CPU fallbacks predicted (not measured) from the {report.target_version} compat data{made}"
-        if unknown:  # the prediction cannot speak for ops the data does not list
-            names = ", ".join(op.op for op in unknown[:8]) + (", ..." if len(unknown) > 8 else "")
-            title += f"; {len(unknown)} op{'s' if len(unknown) != 1 else ''} of unknown status ({names})"
-    else:
-        title = "CPU fallbacks measured by torch_neuronx.get_fallback_ops()"
-    if not report.fallbacks:
-        return [f"{title}: {'none known' if report.fallbacks_predicted and unknown else 'none'}"]
-    lines = [f"{title}:"]
-    for fallback in report.fallbacks:
-        lines += _fallback_entry(fallback)
+    if unknown:  # the prediction cannot speak for ops the data does not list
+        names = ", ".join(op.op for op in unknown[:8]) + (", ..." if len(unknown) > 8 else "")
+        lines.append(f"  not in that data, so not predicted: {plural(len(unknown), 'op')} ({names})")
     return lines
 
 
-def _fallback_entry(fallback: Fallback) -> list[str]:
-    head = f"  {fallback.op} [{fallback.status}] x{fallback.count}"
-    lines = [head, f"    source: {citation(fallback.source)}"]
-    lines += [f"    {_where(s)}: {s.code}" for s in fallback.sites]
+def _fallback_entries(report: SmokeReport) -> list[str]:
+    lines = []
+    for fallback in report.fallbacks:
+        first, *rest = citation_parts(fallback.source)
+        lines += [f"  {fallback.op} [{fallback.status}] x{fallback.count}", f"    source: {first}"]
+        lines += [f"            {part}" for part in rest]
+        lines += [f"    {_where(s)}: {s.code}" for s in fallback.sites]
     return lines
 
 
@@ -127,27 +148,6 @@ def _event_lines(title: str, report: SmokeReport, kind: str) -> list[str]:
         code = f": {event.site.code}" if event.site else ""
         lines.append(f"  {_where(event.site)} {event.op} x{event.count}{code}")
     return lines
-
-
-def _parity_lines(report: SmokeReport) -> list[str]:
-    parity = report.parity
-    if parity is None:
-        return []
-    head = f"parity vs CPU: {parity.status} ({parity.precision}, rtol={parity.rtol:g}, atol={parity.atol:g})"
-    lines = [head]
-    if parity.message:
-        lines.append(f"  {parity.message}")
-    for step in parity.steps:
-        mark = "ok" if step.ok else "MISMATCH"
-        lines.append(f"  {step.label}: max |diff| {step.max_abs_diff:.3e} {mark} ({_pair(step.value, step.reference)})")
-    return lines
-
-
-def _pair(value: Any, reference: Any) -> str:
-    def fmt(x: Any) -> str:
-        return "-" if x is None else f"{x:.6g}"
-
-    return f"neuron {fmt(value)}, cpu {fmt(reference)}"
 
 
 def _rank_lines(report: SmokeReport) -> list[str]:
@@ -163,7 +163,7 @@ def _rank_lines(report: SmokeReport) -> list[str]:
             lines.append(f"  {coll.op} x{coll.count} at {where}")
     replicas = report.replicas
     if replicas is not None:
-        counted = f"{replicas.compared} parameters compared, {replicas.sharded} sharded"
+        counted = f"{plural(replicas.compared, 'parameter')} compared, {replicas.sharded} sharded"
         detail = f"; {replicas.detail}" if replicas.detail else ""
         lines.append(f"replicas after the steps: {replicas.status} ({counted}){detail}")
     return lines

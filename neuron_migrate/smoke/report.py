@@ -59,6 +59,7 @@ class ParityStep:
     max_abs_diff: float
     ok: bool
     site: Site | None = None
+    rank: int | None = None  # `--parity`: the rank farthest from the 1-rank run (None: their mean)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,37 @@ class Parity:
     atol: float
     steps: tuple[ParityStep, ...] = ()
     message: str = ""
+
+
+@dataclass(frozen=True)
+class RankParity:
+    """The result of `--parity`: the N-rank run against the 1-rank run of the same script."""
+
+    status: str  # ok | mismatch | unproved (nothing could be compared: a failure)
+    nproc: int
+    ranks: str  # "each": every rank must match; "mean": the mean over the ranks must
+    value: str  # what was compared, in words
+    precision: str  # "bf16/fp16" or "fp32"
+    rtol: float
+    atol: float
+    steps: tuple[ParityStep, ...] = ()
+    message: str = ""
+
+    @property
+    def problem(self) -> str:
+        """Why the N-rank run is not proved equal to the 1-rank run; "" when it is."""
+        if self.status == "ok":
+            return ""
+        if self.status == "unproved":
+            return f"parity of {self.nproc} ranks with 1 rank is not proved: {self.message}"
+        first = next((s for s in self.steps if not s.ok), None)
+        if first is None:
+            return f"{self.nproc} ranks disagree with 1 rank: {self.message}"
+        where = f" on rank {first.rank}" if first.rank is not None else " in the mean over the ranks"
+        return (
+            f"{self.nproc} ranks disagree with 1 rank: {first.label} differs by {first.max_abs_diff:.2e}{where}"
+            f" (rtol={self.rtol:g}, atol={self.atol:g})"
+        )
 
 
 @dataclass(frozen=True)
@@ -139,6 +171,7 @@ class SmokeReport:
     step_site: Site | None = None  # the first optimizer step of the script
     xla_imports: tuple[XlaImport, ...] = ()  # the user's failed torch_xla imports, on any rank
     compat_made_from: str = ""  # what the compat data the predictions come from was made from
+    rank_parity: RankParity | None = None  # `--parity`: this N-rank run against a 1-rank run
 
     @property
     def unknown_ops(self) -> tuple[OpRecord, ...]:
@@ -177,12 +210,15 @@ class SmokeReport:
     @property
     def problems(self) -> tuple[str, ...]:
         """Why the smoke test fails; empty when it passes."""
-        found = [] if self.status == OK else [f"the run ended with status `{self.status}`"]
+        found = [] if self.status == OK else [self._ending_problem()]
         mixing = sum(1 for e in self.events if e.kind == "device-mixing")
         if mixing:
-            found.append(f"device mixing at {mixing} place(s), an error on real `neuron` hardware")
+            places = "1 place" if mixing == 1 else f"{mixing} places"
+            found.append(f"device mixing at {places}, an error on real `neuron` hardware")
         if self.parity is not None and self.parity.status == "mismatch":
             found.append("the numbers differ from the CPU run")
+        if self.rank_parity is not None and self.rank_parity.problem:
+            found.append(self.rank_parity.problem)
         if self.independent:
             found.append(self.independent)
         if self.device_unused:
@@ -192,6 +228,20 @@ class SmokeReport:
             for i in self.caught_xla_imports
         ]
         return tuple(found)
+
+    def _ending_problem(self) -> str:
+        """Why a run that did not end well failed, in one clause."""
+        failure = self.failure
+        if failure is None:
+            return f"the run ended with status `{self.status}`"
+        if self.status == TIMEOUT:
+            return f"the run timed out ({failure.message})"
+        if self.status == ERROR:
+            return f"smoke could not run the script: {failure.message}"
+        if failure.type in ("Exit", "SystemExit"):
+            return failure.message
+        where = f" at {failure.site.path}:{failure.site.line}" if failure.site is not None else ""
+        return f"the script raised `{failure.type}`{where}"
 
     @property
     def ok(self) -> bool:

@@ -10,16 +10,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import neuron_migrate
 from neuron_migrate.smoke.assemble import (
@@ -29,13 +29,17 @@ from neuron_migrate.smoke.assemble import (
     build_report,
     relativize,
 )
+from neuron_migrate.smoke.causes import likely_cause
+from neuron_migrate.smoke.containment import TOKEN_VARIABLE, end_all, new_token, signals_end_the_run
 from neuron_migrate.smoke.protocol import ChildConfig, rank_report_name
+from neuron_migrate.smoke.rank_parity import ParityRequest
 from neuron_migrate.smoke.report import EMULATED, ERROR, NEURON, Failure, SmokeReport
 
 INSTALL_HINT = "`smoke` needs torch, which is not installed; install torch with `pip install 'neuron-migrate[smoke]'` (or `pip install torch`)"
 PEER_GRACE_S = 10.0  # after one rank fails, before its peers (maybe stuck in a collective) are killed
 PROBE_TIMEOUT_S = 120.0
 LOG_TAIL_CHARS = 4000
+MAX_REPORT_BYTES = 64 * 2**20  # a rank's report holds counts and a few sites; far beyond is not one
 
 _PROBE = (
     "import importlib.util, sys\n"
@@ -64,6 +68,7 @@ class SmokeOptions:
     env: Mapping[str, str] | None = None  # the children's environment; None inherits ours
     python: str | None = None  # interpreter for the children; None is this one
     kill_grace_s: float = 10.0  # after the children's own time limit, before they are killed
+    parity: ParityRequest | None = None  # `--parity`: also run 1 rank and compare (nproc > 1)
 
 
 def torch_available() -> bool:
@@ -76,20 +81,30 @@ def run_smoke(script: Path, args: Sequence[str], options: SmokeOptions) -> Smoke
     if not torch_available():
         raise SmokeUnavailable(INSTALL_HINT)
     script = Path(script).resolve()
-    env = _child_env(options)
-    device, problem = resolve_device(options, env)
-    ctx = ReportContext(
-        script, device or "none", options.target_version, options.nproc, options.timeout_s,
-        options.base_dir.resolve() if options.base_dir else None,
-    )  # fmt: skip
-    if device is None:
-        return _device_error(ctx, problem)
-    with tempfile.TemporaryDirectory(prefix="neuron-migrate-smoke-") as tmp:
-        main = _launch(script, args, options, env, device, Path(tmp, "main"), reference=False)
-        reference = None
-        if options.compare_cpu and all(r.exit_code == 0 for r in main.ranks):
-            reference = _launch(script, args, options, env, EMULATED, Path(tmp, "ref"), reference=True)
-    return build_report(ctx, main, reference)
+    env = _child_env(options, new_token())
+    with signals_end_the_run():
+        device, problem = resolve_device(options, env)
+        ctx = ReportContext(
+            script, device or "none", options.target_version, options.nproc, options.timeout_s,
+            options.base_dir.resolve() if options.base_dir else None,
+        )  # fmt: skip
+        if device is None:
+            return _error(
+                ctx, "NoDevice", problem, "Install torch-neuronx on a Trn2/Trn3 host, or use `--device emulate`"
+            )
+        with tempfile.TemporaryDirectory(prefix="neuron-migrate-smoke-") as tmp:
+            main = _launch(script, args, options, env, device, Path(tmp, "main"), reference=False)
+            finished = all(r.exit_code == 0 for r in main.ranks)
+            reference = single = None
+            if options.compare_cpu and finished:
+                reference = _launch(script, args, options, env, EMULATED, Path(tmp, "ref"), reference=True)
+            if options.parity is not None and finished:
+                alone = replace(options, nproc=1)
+                single = _launch(script, args, alone, env, device, Path(tmp, "single"), reference=False)
+    try:
+        return build_report(ctx, main, reference, single, options.parity)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:  # a forged or torn report
+        return _error(ctx, "BadReport", f"a rank's report is malformed ({type(exc).__name__}: {exc})")
 
 
 def resolve_device(options: SmokeOptions, env: Mapping[str, str]) -> tuple[str | None, str]:
@@ -127,23 +142,20 @@ def _probe_neuron(options: SmokeOptions, env: Mapping[str, str]) -> int:
     return int(lines[-1])
 
 
-def _device_error(ctx: ReportContext, problem: str) -> SmokeReport:
-    failure = Failure(
-        "NoDevice",
-        problem,
-        "",
-        "Install torch-neuronx on a Trn2/Trn3 host, or use `--device emulate`",
-    )
+def _error(ctx: ReportContext, kind: str, problem: str, cause: str = "") -> SmokeReport:
+    """A report of a run smoke itself could not carry out or read."""
+    failure = Failure(kind, problem, "", cause or likely_cause(kind, problem))
     report = SmokeReport(
-        script=str(ctx.script), status=ERROR, device="none", target_version=ctx.target_version,
+        script=str(ctx.script), status=ERROR, device=ctx.device, target_version=ctx.target_version,
         nproc=ctx.nproc, steps=0, forwards=0, backwards=0, stop_reason="", wall_time_s=0.0,
         failure=failure,
     )  # fmt: skip
     return relativize(report, ctx.base_dir)
 
 
-def _child_env(options: SmokeOptions) -> dict[str, str]:
+def _child_env(options: SmokeOptions, token: str) -> dict[str, str]:
     env = dict(os.environ if options.env is None else options.env)
+    env[TOKEN_VARIABLE] = token  # every process of the run inherits it: see `containment`
     root = Path(neuron_migrate.__file__).resolve().parent.parent
     if not {"site-packages", "dist-packages"} & set(root.parts):
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
@@ -167,6 +179,7 @@ def _launch(
         steps=options.steps, timeout_s=options.timeout_s, report_dir=str(workdir),
         reference=reference, seed=options.seed, device_count=max(1, options.nproc),
         user_roots=(str(options.base_dir),) if options.base_dir else (),
+        same_seed=options.parity is not None, parity_value=options.parity.value if options.parity else "",
     )  # fmt: skip
     config_path = workdir / "config.json"
     config_path.write_text(config.to_json())
@@ -222,8 +235,10 @@ def _run_ranks(command: list[str], env: Mapping[str, str], options: SmokeOptions
                 )
         killed = _wait(procs, started + options.timeout_s + options.kill_grace_s)
     finally:
+        end_all([proc.pid for proc in procs], env[TOKEN_VARIABLE])
         for proc in procs:
-            _kill_group(proc)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
     ranks = tuple(_outcome(rank, proc, workdir) for rank, proc in enumerate(procs))
     return Launch(ranks, killed, time.monotonic() - started)
 
@@ -240,16 +255,38 @@ def _wait(procs: Sequence[subprocess.Popen[bytes]], deadline: float) -> bool:
     return False
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the rank's whole process group (it may have spawned workers), then reap it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=10)
-
-
 def _outcome(rank: int, proc: subprocess.Popen[bytes], workdir: Path) -> RankOutcome:
-    report = workdir / rank_report_name(rank)
-    data = json.loads(report.read_text()) if report.is_file() else None
-    log = (workdir / f"rank{rank}.log").read_bytes().decode("utf-8", "replace")
-    return RankOutcome(rank, proc.returncode, data, log[-LOG_TAIL_CHARS:])
+    data, problem = _read_report(workdir / rank_report_name(rank))
+    return RankOutcome(rank, proc.returncode, data, log_tail(workdir / f"rank{rank}.log"), problem)
+
+
+def _read_report(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """A rank's JSON report, or None and why it cannot be read ("" when there is none)."""
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(MAX_REPORT_BYTES + 1)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    if len(raw) > MAX_REPORT_BYTES:
+        return None, f"is over {MAX_REPORT_BYTES // 2**20} MiB"
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, f"is not valid JSON ({exc})"
+    if not isinstance(data, dict):
+        return None, f"is a JSON {type(data).__name__}, not an object"
+    return data, ""
+
+
+def log_tail(path: Path) -> str:
+    """The last LOG_TAIL_CHARS characters of a rank's log, reading only the end of the file."""
+    try:
+        with open(path, "rb") as file:
+            file.seek(0, os.SEEK_END)
+            file.seek(max(0, file.tell() - 4 * LOG_TAIL_CHARS))  # UTF-8: at most 4 bytes a character
+            tail = file.read()
+    except OSError:
+        return ""
+    return tail.decode("utf-8", "replace")[-LOG_TAIL_CHARS:]

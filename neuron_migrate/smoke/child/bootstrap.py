@@ -82,10 +82,13 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
     files = UserFiles.for_script(config.script, config.user_roots)
     session = setup_device(config)
     rec = recorder.EmulatedOpRecorder(files) if session.name == "emulated" else recorder.OpRecorder(files)
-    state = hooks.RunState(config.steps, files, quiet=rec.suspended, triggered_by=rec.triggered_by)
+    state = hooks.RunState(
+        config.steps, files, quiet=rec.suspended, triggered_by=rec.triggered_by, value_name=config.parity_value
+    )
     # Ranks get different seeds, as separate processes do: replicas that agree at the end agree
-    # because the ranks exchanged data, not because each drew the same numbers.
-    hooks.seed_everything(config.seed + rank)
+    # because the ranks exchanged data, not because each drew the same numbers. `--parity` seeds
+    # every rank alike, as the 1-rank run it is compared with.
+    hooks.seed_everything(config.seed + (0 if config.same_seed else rank))
     hooks.install(state)
     recorder.enable_forward_tracebacks(rec.finder)
     if session.name != "emulated":
@@ -107,6 +110,7 @@ def run(config: ChildConfig, rank: int) -> dict[str, Any]:
         **recorder.to_json(rec),
         "losses": [{"value": v, "site": s.to_json() if s else None} for v, s in state.losses],
         "output": hooks.output_values(state),
+        "named": {"values": state.named, "problem": state.named_problem} if config.parity_value else None,
         "checksums": checksums,
         "step_site": state.step_site.to_json() if state.step_site else None,
         "measured": _safe_measured(session),

@@ -24,6 +24,7 @@ from torch.nn.modules.module import (
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.utils._pytree import tree_leaves
 
+from neuron_migrate.smoke.child.values import Missing, full_tensor, named_value, numbers
 from neuron_migrate.smoke.sites import Site, UserFiles, site_from_stack
 
 MAX_OUTPUT_VALUES = 4096
@@ -57,6 +58,9 @@ class RunState:
     last_output: list[torch.Tensor] = field(default_factory=list)
     forward_site: Site | None = None
     quiet: Any = contextlib.nullcontext  # context that pauses op recording
+    value_name: str = ""  # `--parity-value`: the variable read at each counted optimizer step
+    named: list[list[float]] = field(default_factory=list)  # its values, one list per step
+    named_problem: str = ""  # why it could not be read (then no more reads)
     triggered_by: Any = lambda site: contextlib.nullcontext()  # collectives belong to `site`
 
     @property
@@ -106,11 +110,26 @@ def _step_hook(state: RunState) -> Any:
         if id(optimizer) != state.reference_optimizer:
             return
         state.steps += 1
+        if state.value_name:
+            _capture(state, sys._getframe(1))
         if state.steps >= state.max_steps:
-            state.stop_reason = f"stopped after {state.steps} optimizer steps"
+            state.stop_reason = f"stopped after {state.steps} optimizer step{'s' if state.steps != 1 else ''}"
             raise StopRun
 
     return hook
+
+
+def _capture(state: RunState, frame: Any) -> None:
+    """Read the value `--parity-value` names, as the user's code sees it at this step."""
+    if state.named_problem:
+        return
+    try:
+        with state.quiet():
+            state.named.append(numbers(named_value(frame, state.value_name, state.files)))
+    except Missing as exc:
+        state.named_problem = str(exc)
+    except Exception as exc:  # noqa: BLE001 - reading the value must not change what the script does
+        state.named_problem = f"`{state.value_name}` could not be read: {type(exc).__name__}: {exc}"
 
 
 def _wraps(outer: Any, inner: Any) -> bool:
@@ -121,7 +140,7 @@ def _pre_forward_hook(state: RunState) -> Any:
     def hook(module: Any, args: Any) -> None:
         if state.depth == 0 and _is_top_module(state, module):
             if not state.training and state.forwards >= state.max_steps:
-                state.stop_reason = f"stopped after {state.forwards} forward calls"
+                state.stop_reason = f"stopped after {state.forwards} forward call{'s' if state.forwards != 1 else ''}"
                 raise StopRun
             state.forward_site = site_from_stack(sys._getframe(1), state.files)
         state.depth += 1
@@ -135,7 +154,8 @@ def _forward_hook(state: RunState) -> Any:
         if state.depth == 0 and output is not None and _is_top_module(state, module):
             state.forwards += 1
             leaves = tree_leaves(output)
-            state.last_output = [t.detach() for t in leaves if isinstance(t, torch.Tensor)]
+            with state.quiet():
+                state.last_output = [full_tensor(t.detach()) for t in leaves if isinstance(t, torch.Tensor)]
 
     return hook
 
@@ -160,7 +180,7 @@ def _wrap_backward(state: RunState) -> None:
         state.backwards += 1
         if self.numel() == 1:
             with state.quiet():
-                value = float(self.detach().float().cpu().item())
+                value = float(full_tensor(self.detach()).float().cpu().item())
             state.losses.append((value, site_from_stack(sys._getframe(1), state.files)))
         return original(self, *args, **kwargs)
 

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from neuron_migrate.smoke.child.hooks import RunState
+from neuron_migrate.smoke.child.values import dtensor_type
 
 
 def parameter_checksums(state: RunState) -> list[dict[str, Any]] | None:
@@ -44,12 +45,11 @@ def _checksum(name: str, param: torch.Tensor) -> dict[str, Any]:
 
 def _replicated_local(param: torch.Tensor) -> torch.Tensor | None:
     """The rank's full copy of a parameter; None for a sharded DTensor (one copy in total)."""
-    try:
-        from torch.distributed.tensor import DTensor, Replicate
-    except ImportError:  # torch without distributed
+    dtensor = dtensor_type()
+    if dtensor is None or not isinstance(param, dtensor):
         return param
-    if not isinstance(param, DTensor):
-        return param
+    from torch.distributed.tensor import Replicate
+
     if all(isinstance(p, Replicate) for p in param.placements):
         return param.to_local()
     return None
