@@ -164,7 +164,7 @@ def test_fix_only_reports_only_what_it_fixed(project: Path) -> None:
     assert "NM306" not in result.output
     assert "xla_device" not in (project / "train.py").read_text(encoding="utf-8")
     hooks = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
-    assert "entry: neuron-migrate check --fix-only --allow-plugins\n" in hooks
+    assert "entry: neuron-migrate check --fix-only --allow-plugins --\n" in hooks
 
 
 # 3. noqa comments in requirements files and shell scripts; --add-noqa says what it could not suppress
