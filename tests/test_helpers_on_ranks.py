@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from neuron_migrate.analysis.values import HelperRequest
 from neuron_migrate.checks.helpers import helper_text
 
 pytest.importorskip("torch")
@@ -63,7 +64,7 @@ dist.destroy_process_group()
 
 @pytest.mark.slow
 def test_collective_helpers_match_torch_xla_on_four_ranks(tmp_path: Path) -> None:
-    texts = [helper_text(f"helper:{name}:{module}") for name, module in HELPERS.items()]
+    texts = [helper_text(HelperRequest(name, module)) for name, module in HELPERS.items()]
     assert all(texts)
     script = tmp_path / "helpers_program.py"
     script.write_text(PROGRAM.format(helpers="\n\n".join(t for t in texts if t)), encoding="utf-8")

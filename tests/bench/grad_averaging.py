@@ -30,6 +30,7 @@ import torch.multiprocessing as mp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from neuron_migrate.analysis.values import HelperRequest
 from neuron_migrate.checks.helpers import helper_text
 
 TARGET_RATIO = 1.5
@@ -38,7 +39,7 @@ TARGET_RATIO = 1.5
 def _helper() -> Any:
     """`_optimizer_step` as `--fix` writes it, defined in a namespace where `dist` is torch's."""
     namespace: dict[str, Any] = {"dist": dist, "torch": torch}
-    source = helper_text("helper:optimizer_step:dist")
+    source = helper_text(HelperRequest("optimizer_step", "dist"))
     assert source is not None
     exec(compile(source, "<_optimizer_step>", "exec"), namespace)
     return namespace["_optimizer_step"]
