@@ -160,7 +160,9 @@ class Plan:
     description: str = ""
     deletes: tuple[ast.stmt, ...] = ()  # whole statements removed (for empty-block repair)
     transform: Transform | None = None
-    new: str = ""  # the replacement in one line, for messages (`{new}`), where no one edit spells it
+    new: str = (
+        ""  # what the matched code becomes, in one line (`{new}`, the fix's description), where no one edit spells it
+    )
 
     @property
     def first(self) -> int:

@@ -15,6 +15,7 @@ from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import argument, literal, only_args, operand
+from neuron_migrate.checks.toolkit_layout import one_line
 
 
 def remove_statement(ctx: FixContext, match: Match) -> Plan | None:
@@ -91,7 +92,7 @@ def step_closure(ctx: FixContext, match: Match) -> Plan | None:
     edits = [Edit(start, closure_start, "" if simple else "("), *_closure_arguments(ctx, call, closure_end, args)]
     if not simple:
         edits[1] = edits[1]._replace(text=")" + edits[1].text)
-    return Plan(tuple(edits))
+    return Plan(tuple(edits), new=one_line(ctx, call, edits))
 
 
 def _closure_arguments(ctx: FixContext, call: ast.Call, after: int, args: ast.expr | None) -> list[Edit]:

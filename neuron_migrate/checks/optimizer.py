@@ -18,7 +18,7 @@ from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.checks.helpers import helper_imports
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import argument, literal, only_args, operand
-from neuron_migrate.checks.toolkit_layout import arguments, dropped, renamed
+from neuron_migrate.checks.toolkit_layout import arguments, dropped, one_line, renamed
 from neuron_migrate.model import Safety
 
 
@@ -50,14 +50,14 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
         start, next_start = ctx.src.node_span(holder)[0], ctx.src.node_span(kept[0])[0]
         moved_lines = [e for e in renamed(ctx, call, callee)[1:] if not start <= e.start < next_start]
         edits = [Edit(*ctx.src.node_span(call.func), callee), *moved_lines, Edit(start, next_start, ""), *rest]
-        return Plan(tuple(edits), safety=Safety.SAFE)
+        return Plan(tuple(edits), safety=Safety.SAFE, new=one_line(ctx, call, edits))
     needed = helper_imports(ctx, match, "optimizer_step")
     if needed is None:
         return None
     edits = renamed(ctx, call, "_optimizer_step")
     if isinstance(holder, ast.keyword):  # `optimizer=opt` -> `opt`
         edits.append(Edit(ctx.src.node_span(holder)[0], ctx.src.node_span(optimizer)[0], ""))
-    return Plan((*edits, *rest), needed, safety=Safety.SAFE)
+    return Plan((*edits, *rest), needed, safety=Safety.SAFE, new=one_line(ctx, call, [*edits, *rest]))
 
 
 def _kept(call: ast.Call, item: ast.expr | ast.keyword) -> bool:

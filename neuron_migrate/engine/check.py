@@ -211,7 +211,7 @@ def with_edits(analysis: Analysis, planned: list[Planned]) -> list[Planned]:
             continue
         made = replace(plan, edits=edits, transform=None)
         placement = placement or import_placement(analysis)
-        made_fix = replace(_to_fix(analysis, made, fix.applicability, placement, item.match), message=fix.message)
+        made_fix = _to_fix(analysis, made, fix.applicability, placement, item.match)
         out.append(replace(item, finding=replace(item.finding, fix=made_fix)))
     return out
 
