@@ -34,6 +34,7 @@ from neuron_migrate.data import available_versions
 from neuron_migrate.output_formats import NAMES as FORMATS
 from neuron_migrate.settings import (
     DEFAULT_EXCLUDES,
+    EDITLESS_FORMATS,
     TARGETS,
     RuleSources,
     Settings,
@@ -259,6 +260,7 @@ def merge(config: Config, cli: Overrides) -> Settings:
         enabled=enabled,
         families=families,
         target=cli.target or config.target or Settings.target,
+        fix_edits=output_format(config, cli) not in EDITLESS_FORMATS,
     )
 
 

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 # `catalogue`, so the command line can offer them without loading the rules.
 FAMILIES = ("xla", "cuda")
 TARGETS = ("neuron", "accelerator")
+# The formats that show no fix's edits: a check with them never runs a structural fix's LibCST
+# transform (`Settings.fix_edits`).
+EDITLESS_FORMATS = ("text", "concise", "junit")
 
 DEFAULT_EXCLUDES = (
     ".git",
@@ -57,6 +60,9 @@ class Settings:
     respect_gitignore: bool = True  # skip what `.gitignore` (and `.git/info/exclude`) ignore, in a walk
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes); see config_values.anchor_glob
     add_noqa: bool = False  # write a noqa comment (`noqa: CODE`) for each finding instead of reporting it
+    # Findings carry their structural fixes' edits (their transforms run): for the formats that
+    # show edits (not EDITLESS_FORMATS, the default's), so a plain check never loads LibCST.
+    fix_edits: bool = False
     max_file_bytes: int = 10 * 1024 * 1024
     max_fix_iterations: int = 10
     rule_sources: RuleSources = RuleSources()

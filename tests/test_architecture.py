@@ -51,10 +51,8 @@ LIBCST_MODULES = frozenset({"neuron_migrate.engine.rewrite"})
 # Old import paths kept for plugins and docs; nothing in the package imports them.
 ALIASES = frozenset(
     {
-        "neuron_migrate.analysis.transform",
         "neuron_migrate.checks.fixes",
         "neuron_migrate.checks.detectors",
-        "neuron_migrate.checks.cst_fixes",
         "neuron_migrate.checks.helper_code",
     }
 )

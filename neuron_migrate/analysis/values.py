@@ -113,36 +113,45 @@ class Match:
         return next((value for key, value in self.values if key == name), None)
 
 
-EXPRESSION = "expression"  # a Rewrite's node: the expression its span holds
-STATEMENT = "statement"  # a Rewrite's node: the statement on its span's lines
+EXPRESSION = "expression"  # a Transform's node: the expression its span holds
+STATEMENT = "statement"  # a Transform's node: the statement standing on its span's lines
 
 
 @dataclass(frozen=True)
-class Rewrite:
-    """A LibCST transform that, when the file is fixed, rewrites `span` in place of edit 0.
+class Transform:
+    """A structural fix: the LibCST transform `function` rewrites the node at `span` when the
+    file is fixed (or when a format shows the fix's edits); planning never imports LibCST.
 
-    `function` is a transform or its `"module:function"` path, so planning never imports LibCST;
-    see `engine/rewrite.py` for the interface.
+    `function` is `"package.module:function"` (or the function itself), called as
+    `function(node, options)` with the LibCST node parsed from the span; `options` is the
+    transform's own frozen dataclass of values chosen at plan time (None when it takes none).
+    See `engine/rewrite.py` for what a transform receives and returns.
     """
 
     function: str | Callable[..., Any]
     span: tuple[int, int]  # the text parsed into the node given to `function`
     kind: str = EXPRESSION
-    options: tuple[tuple[str, str], ...] = ()  # keyword arguments for `function`
-    quotes: tuple[str, ...] = ()  # quotes of the f-strings around the span: the result avoids them
-    parenthesize: bool = False  # the result needs parentheses where it stands
+    options: object | None = None
+    parenthesize: bool = False  # a low-precedence result needs parentheses where it stands
 
 
 class Decline(Exception):
-    """Raised by a `Rewrite`'s transform that leaves its node to the text edit."""
+    """Raised by a transform that cannot rewrite its node: the fix is then not applied.
+
+    The fix function checks the transform's preconditions on the `ast`, so a transform that
+    declines is a bug the fixture tests catch (`tests/test_transforms.py`).
+    """
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A planned fix: text edits by offset, the imports they need, and its safety.
+    """A planned fix: text edits by offset, or a structural `transform` (with any text edits
+    outside its span), the imports they need, and its safety.
 
-    With a `rewrite`, the first edit is what `check` reports, and `--fix` writes the rewrite's
-    result instead when LibCST can produce it.
+    A span edit (rename a callee, add or drop an argument, replace an expression) is text,
+    planned at check time; a structural rewrite (a guard around a statement, a call rebuilt
+    around a new one) is a `Transform` alone, which runs only when the file is fixed or its
+    edits are shown.
     """
 
     edits: tuple[Edit, ...]
@@ -150,4 +159,15 @@ class Plan:
     safety: Safety | None = None  # overrides the rule's or entry's safety
     description: str = ""
     deletes: tuple[ast.stmt, ...] = ()  # whole statements removed (for empty-block repair)
-    rewrite: Rewrite | None = None
+    transform: Transform | None = None
+    new: str = (
+        ""  # what the matched code becomes, in one line (`{new}`, the fix's description), where no one edit spells it
+    )
+
+    @property
+    def first(self) -> int:
+        """Where the plan's first change starts."""
+        starts = [edit.start for edit in self.edits]
+        if self.transform is not None:
+            starts.append(self.transform.span[0])
+        return min(starts)

@@ -21,12 +21,12 @@ from neuron_migrate.checks.toolkit import FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import (
     entry_for,
     is_default,
-    keyword_insertion,
     keyword_of,
     matched_call,
     plain_args,
     string_value,
 )
+from neuron_migrate.checks.toolkit_layout import appended
 from neuron_migrate.model import Safety
 
 
@@ -268,22 +268,7 @@ def add_keyword(ctx: FixContext, match: Match) -> Plan | None:
     node = match.node
     if not isinstance(node, ast.Call):
         return ctx.replace(node, f"{ctx.segment(node)}({keyword})")
-    inner = ctx.args_text(node)
-    close = ctx.src.node_span(node)[1] - 1
-    content_end = close - (len(inner) - len(inner.rstrip()))
-    stripped = inner.strip()
-    closing_on_own_line = "\n" in inner[len(inner.rstrip()) :] or "\r" in inner[len(inner.rstrip()) :]
-    if "#" in inner:
-        plan = Plan((keyword_insertion(ctx, node, keyword),))
-    elif stripped.endswith(",") and closing_on_own_line:  # one argument per line: add another line
-        arguments: list[ast.expr | ast.keyword] = [*node.args, *node.keywords]
-        last = max(arguments, key=lambda n: (n.lineno, n.col_offset))
-        indent = ctx.src.indent_of(last.lineno)
-        plan = Plan((Edit(content_end, content_end, f"{ctx.src.newline}{indent}{keyword},"),))
-    else:
-        separator = "" if not stripped else " " if stripped.endswith(",") else ", "
-        plan = Plan((Edit(content_end, content_end, f"{separator}{keyword}"),))
-    return ctx.with_rewrite(plan, node, "neuron_migrate.checks.compilation_cst:add_keyword", keyword=keyword)
+    return Plan((appended(ctx, node, keyword),))
 
 
 # torch_xla.compile's XLA-only arguments that change nothing a `torch.compile` user sees.

@@ -19,7 +19,7 @@ from typing import TypeGuard
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.index import needles
 from neuron_migrate.analysis.names import Scope
-from neuron_migrate.analysis.values import Match, Plan
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.device_types import device_type
 from neuron_migrate.checks.optimizer import grad_scaler, syncfree_optimizer
@@ -35,6 +35,7 @@ from neuron_migrate.checks.toolkit_calls import (
     replace_string,
     string_value,
 )
+from neuron_migrate.checks.toolkit_layout import appended, inserted, moved, one_line, renamed
 from neuron_migrate.model import Safety
 
 DEVICE_STRING = re.compile(r"^xla(?::(\d+))?$")
@@ -363,31 +364,25 @@ def autocast(ctx: FixContext, match: Match) -> Plan | None:
         return None
     if spread:
         return _autocast_spread(ctx, match, bare, spread[0], allowed)
-    keywords, values = [], {}
-    for name in ("enabled", "dtype", "cache_enabled"):
-        value = argument(call, name, allowed[name])
-        if value is not None:
-            keywords.append(f"{name}={{{name}}}")  # filled from `values`: user text is no template
-            values[name] = ctx.segment(value)
-        elif name == "dtype":
-            keywords.append("dtype={torch}.bfloat16")
     accelerator = ctx.analysis.target == "accelerator"  # also autocasts on the CPU now: unsafe
-    device = ACCEL_TYPE if accelerator else '"neuron"'
-    rendered = ctx.render("{torch}.autocast(" + ", ".join([device, *keywords]) + ")", match, values)
-    names = ctx.render("{torch}|" + device, match)
-    if rendered is None or names is None:
+    names = ctx.render("{torch}|" + (ACCEL_TYPE if accelerator else '"neuron"'), match)
+    if names is None or ctx.enclosing_quotes(call):
         return None
-    plan = ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if accelerator else None)
-    torch, device_text = names[0].split("|", 1)
-    dtype = "" if argument(call, "dtype", allowed["dtype"]) is not None else f"{torch}.bfloat16"
-    return ctx.with_rewrite(
-        plan,
-        call,
-        "neuron_migrate.checks.devices_cst:autocast",
-        func=f"{torch}.autocast",
-        device=device_text,
-        dtype=dtype,
-    )
+    torch, device = names[0].split("|", 1)
+    callee = f"{torch}.autocast"
+    edits = [*renamed(ctx, call, callee), Edit(*ctx.src.node_span(call.args[0]), device)]
+    for position, value in enumerate(call.args[1:], 1):  # the two signatures order them differently
+        edits.append(Edit(ctx.src.node_span(value)[0], ctx.src.node_span(value)[0], f"{_AUTOCAST[position]}="))
+    if argument(call, "dtype", allowed["dtype"]) is None:  # torch_xla's default on the device
+        later = keyword_of(call, "cache_enabled")
+        dtype = f"dtype={torch}.bfloat16"
+        shift = moved(ctx, call, callee)
+        edits.append(inserted(ctx, call, later, dtype) if later else appended(ctx, call, dtype, shift))
+    safety = Safety.UNSAFE if accelerator else None
+    return Plan(tuple(edits), names[1], safety, new=one_line(ctx, call, edits))
+
+
+_AUTOCAST = ("device", "enabled", "dtype", "cache_enabled")
 
 
 def _autocast_spread(

@@ -15,6 +15,7 @@ from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import argument, literal, only_args, operand
+from neuron_migrate.checks.toolkit_layout import one_line
 
 
 def remove_statement(ctx: FixContext, match: Match) -> Plan | None:
@@ -81,19 +82,47 @@ def step_closure(ctx: FixContext, match: Match) -> Plan | None:
         return None
     closure = argument(call, "closure", 0)
     args = argument(call, "args", 1)
-    if closure is None:
-        return None
+    if closure is None or _comment_between(ctx, call, [closure, args]):
+        return None  # a comment on the call itself has no place in `fn(...)`
+    start = ctx.src.node_span(call)[0]
+    closure_start, closure_end = ctx.src.node_span(closure)
+    if args is not None and ctx.src.node_span(args)[0] < closure_start:
+        return _step_closure_reordered(ctx, call, closure, args)
+    simple = isinstance(closure, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+    edits = [Edit(start, closure_start, "" if simple else "("), *_closure_arguments(ctx, call, closure_end, args)]
+    if not simple:
+        edits[1] = edits[1]._replace(text=")" + edits[1].text)
+    return Plan(tuple(edits), new=one_line(ctx, call, edits))
+
+
+def _closure_arguments(ctx: FixContext, call: ast.Call, after: int, args: ast.expr | None) -> list[Edit]:
+    """The edits that turn what follows the closure (from offset `after`) into its call's
+    arguments: a tuple's or list's elements as they are written (its parentheses become the
+    call's; `(a,)` loses its comma), any other value spread with `*`."""
+    end = ctx.src.node_span(call)[1]
     if args is None:
-        inner = ""
-    elif isinstance(args, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in args.elts):
+        return [Edit(after, end, "()")]
+    start, stop = ctx.src.node_span(args)
+    text = ctx.src.text
+    literal = (isinstance(args, ast.Tuple) and text[start] == "(") or isinstance(args, ast.List)
+    if not literal or any(isinstance(e, ast.Starred) for e in args.elts):  # type: ignore[attr-defined]
+        return [Edit(after, start, "(*"), Edit(stop, end, ")")]
+    elements = args.elts  # type: ignore[attr-defined]  # a tuple or list: checked above
+    closing = stop - 1
+    if isinstance(args, ast.Tuple) and len(elements) == 1:
+        last = ctx.src.node_span(elements[0])[1]
+        if "\n" not in text[last:closing] and "\r" not in text[last:closing]:
+            closing = last  # `(a,)` -> `fn(a)`
+    return [Edit(after, start + 1, "("), Edit(closing, end, ")")]
+
+
+def _step_closure_reordered(ctx: FixContext, call: ast.Call, closure: ast.expr, args: ast.expr) -> Plan | None:
+    """`xm.add_step_closure(args=(a,), closure=fn)` -> `fn(a)`: the call written anew."""
+    if isinstance(args, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in args.elts):
         inner = ", ".join(ctx.segment(e) for e in args.elts)
     else:
         inner = f"*{ctx.segment(args)}"
-    if _comment_between(ctx, call, [closure, args]):
-        return None  # a comment on the call itself has no place in `fn(...)`
-    return ctx.with_rewrite(
-        ctx.replace(call, f"{operand(ctx, closure)}({inner})"), call, "neuron_migrate.checks.execution_cst:step_closure"
-    )
+    return ctx.replace(call, f"{operand(ctx, closure)}({inner})")
 
 
 def _comment_between(ctx: FixContext, node: ast.AST, parts: list[ast.AST | None]) -> bool:

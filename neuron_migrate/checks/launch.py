@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Analysis
@@ -27,7 +27,6 @@ from neuron_migrate.checks.toolkit_calls import (
     keyword_of,
     literal,
     only_args,
-    operand,
     string_value,
 )
 from neuron_migrate.model import Safety
@@ -170,52 +169,42 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     if stmt is None or not only_args(call, _LAUNCH_ARGS if launch else _SPAWN_ARGS, match):  # `join=True`: default
         return None
     fn = argument(call, "fn", 0)
-    args = argument(call, "args", 1)
-    if fn is None:
-        return None
     rank = ctx.render('int({os}.environ.get("LOCAL_RANK", 0))', match)
-    if rank is None:
+    if fn is None or rank is None:
         return None
-    parts = [rank[0]]
-    if isinstance(args, (ast.Tuple, ast.List)):
-        parts += [ctx.segment(e) for e in args.elts]
-    elif args is not None:
-        parts.append(f"*{ctx.segment(args)}")
-    text = f"{operand(ctx, fn)}({', '.join(parts)})"
     safety = Safety.SAFE if single else None
-    kind = "launch" if launch else ""
     if _calls_init_process_group(ctx):
-        plan = ctx.replace(call, text, rank[1], safety=safety)
+        plan = ctx.transform(call, _SPAWN_TRANSFORM, Spawn(rank[0], launch), rank[1], safety)
         conditional = _only_conditional_init(ctx, fn, match)
         if conditional is not None and plan is not None:
             plan = _with_process_group_after(ctx, match, plan, conditional)
-        return ctx.with_rewrite(plan, call, "neuron_migrate.checks.launch_cst:spawn", rank=rank[0], launch=kind)
+        return plan
     if not _defined_here(ctx, fn, match):
         # The function may start a process group itself; starting one here would clash.
         if safety is not Safety.SAFE:
             return None
-        return ctx.with_rewrite(
-            ctx.replace(call, text, rank[1], safety=safety),
-            call,
-            "neuron_migrate.checks.launch_cst:spawn",
-            rank=rank[0],
-            launch=kind,
-        )
-    guard = ctx.render('if "WORLD_SIZE" in {os}.environ:', match)
+        return ctx.transform(call, _SPAWN_TRANSFORM, Spawn(rank[0], launch), rank[1], safety)
+    guard = ctx.render('"WORLD_SIZE" in {os}.environ', match)
     init = ctx.render('{dist}.init_process_group("neuron")', match)
     if guard is None or init is None:
         return None
     imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
-    plan = ctx.replace_statement(stmt, [guard[0], f"\t{init[0]}", text], imports, safety=safety)
-    return ctx.with_rewrite(
-        plan,
-        stmt,
-        "neuron_migrate.checks.launch_cst:spawn",
-        rank=rank[0],
-        launch=kind,
-        guard=guard[0][len("if ") : -1],
-        init=init[0],
-    )
+    return ctx.transform(stmt, _SPAWN_TRANSFORM, Spawn(rank[0], launch, guard[0], init[0]), imports, safety)
+
+
+_SPAWN_TRANSFORM = "neuron_migrate.checks.launch_cst:spawn"
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """The options of `launch_cst.spawn`: the rank the function is called with, whether the call is
+    `torch_xla.launch` (whose arguments are named differently), and the guard and process group
+    start put before the statement (`""`: none)."""
+
+    rank: str
+    launch: bool = False
+    guard: str = ""
+    init: str = ""
 
 
 def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:

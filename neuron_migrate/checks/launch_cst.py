@@ -1,10 +1,15 @@
-"""LibCST transforms of the launch concept; imported only when a file is fixed."""
+"""LibCST transforms of the launch concept; imported only when a file is fixed.
+
+The one implementation of `xmp.spawn`'s fix; `checks/launch.py` checks its preconditions on the
+`ast` and chooses its options.
+"""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from neuron_migrate.analysis.values import Decline
+from neuron_migrate.checks.launch import Spawn
 from neuron_migrate.checks.toolkit_cst import SIMPLE_OPERANDS, by_name, call_statement, relaid
 
 _SPAWN = ("fn", "args", "nprocs", "start_method")
@@ -13,31 +18,27 @@ _SPAWN = ("fn", "args", "nprocs", "start_method")
 _LAUNCH = ("fn", "args", "start_method", "debug_single_process")
 
 
-def spawn(
-    node: cst.CSTNode, rank: str, launch: str = "", guard: str = "", init: str = ""
-) -> cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]:
-    """`xmp.spawn(fn, args=(a,))` -> `fn(<rank>, a)`; as a statement with `guard`, `if <guard>:` /
+def spawn(node: cst.CSTNode, options: Spawn) -> cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]:
+    """`xmp.spawn(fn, args=(a,))` -> `fn(<rank>, a)`; as a statement with a guard, `if <guard>:` /
     `<init>` before it. The arguments' comments and the call's layout are kept."""
-    if guard:
+    if options.guard:
         line, call = call_statement(node)
     elif isinstance(node, cst.Call):
         line, call = None, node
     else:
         raise Decline
-    given = by_name(call, _LAUNCH if launch else _SPAWN)
+    given = by_name(call, _LAUNCH if options.launch else _SPAWN)
     fn = given.get("fn")
     if fn is None:
         raise Decline
     func = fn.value
     if not isinstance(func, SIMPLE_OPERANDS):
         func = func.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    args = [cst.Arg(value=cst.parse_expression(rank))]
+    args = [cst.Arg(value=cst.parse_expression(options.rank))]
     extra = given.get("args")
     if extra is not None:
         value = extra.value
         if isinstance(value, (cst.Tuple, cst.List)) and (isinstance(value, cst.List) or value.lpar):
-            if any(isinstance(e, cst.StarredElement) for e in value.elements):
-                raise Decline
             args += _element_arguments(value)
         else:
             args.append(cst.Arg(value=value, star="*", comma=extra.comma))
@@ -45,16 +46,20 @@ def spawn(
     if line is None:
         return new
     started = cst.If(
-        test=cst.parse_expression(guard),
-        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(init))])]),
+        test=cst.parse_expression(options.guard),
+        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(options.init))])]),
         leading_lines=line.leading_lines,
     )
     return cst.FlattenSentinel([started, line.with_changes(body=[cst.Expr(new)], leading_lines=())])
 
 
 def _element_arguments(value: cst.Tuple | cst.List) -> list[cst.Arg]:
-    """A tuple's or list's elements as arguments, the comment after the last one kept on it."""
-    args = [cst.Arg(value=e.value, comma=e.comma) for e in value.elements]
+    """A tuple's or list's elements as arguments (`*rest` spread as it was), the comment after
+    the last one kept on it."""
+    args = [
+        cst.Arg(value=e.value, comma=e.comma, star="*" if isinstance(e, cst.StarredElement) else "")
+        for e in value.elements
+    ]
     closing = value.rpar[0].whitespace_before if isinstance(value, cst.Tuple) else value.rbracket.whitespace_before
     if args and isinstance(closing, cst.ParenthesizedWhitespace) and closing.first_line.comment is not None:
         last = args[-1]

@@ -18,6 +18,7 @@ from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.checks.helpers import helper_imports
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import argument, literal, only_args, operand
+from neuron_migrate.checks.toolkit_layout import arguments, dropped, one_line, renamed
 from neuron_migrate.model import Safety
 
 
@@ -35,20 +36,59 @@ def optimizer_step(ctx: FixContext, match: Match) -> Plan | None:
     if not only_args(call, allowed) or literal(argument(call, "groups", 2)) is not None:
         return None  # replica groups; `groups=None` is the default
     optimizer = argument(call, "optimizer", 0)
-    if optimizer is None:
-        return None
-    args = _step_arguments(ctx, argument(call, "optimizer_args", 1))
+    items = arguments(call)
+    holder = items[0] if items else None
+    if optimizer is None or (holder is not optimizer and getattr(holder, "arg", None) != "optimizer"):
+        return None  # the optimizer written after other arguments: a human orders them
+    assert holder is not None
+    rest = [edit for item in items[1:] for edit in _step_argument(ctx, call, item)]
+    kept = [item for item in items[1:] if _kept(call, item)]
     if _wrapped_before(ctx, match):
-        plan = ctx.replace(call, f"{operand(ctx, optimizer)}.step({args})", safety=Safety.SAFE)
-        return ctx.with_rewrite(
-            plan, call, "neuron_migrate.checks.optimizer_cst:optimizer_step", func="{optimizer}.step"
-        )
+        callee = f"{operand(ctx, optimizer)}.step"
+        if not kept:
+            return ctx.replace(call, f"{callee}()", safety=Safety.SAFE)
+        start, next_start = ctx.src.node_span(holder)[0], ctx.src.node_span(kept[0])[0]
+        moved_lines = [e for e in renamed(ctx, call, callee)[1:] if not start <= e.start < next_start]
+        edits = [Edit(*ctx.src.node_span(call.func), callee), *moved_lines, Edit(start, next_start, ""), *rest]
+        return Plan(tuple(edits), safety=Safety.SAFE, new=one_line(ctx, call, edits))
     needed = helper_imports(ctx, match, "optimizer_step")
     if needed is None:
         return None
-    inner = ", ".join(part for part in (ctx.segment(optimizer), args) if part)
-    plan = ctx.replace(call, f"_optimizer_step({inner})", needed, safety=Safety.SAFE)
-    return ctx.with_rewrite(plan, call, "neuron_migrate.checks.optimizer_cst:optimizer_step", func="_optimizer_step")
+    edits = renamed(ctx, call, "_optimizer_step")
+    if isinstance(holder, ast.keyword):  # `optimizer=opt` -> `opt`
+        edits.append(Edit(ctx.src.node_span(holder)[0], ctx.src.node_span(optimizer)[0], ""))
+    return Plan((*edits, *rest), needed, safety=Safety.SAFE, new=one_line(ctx, call, [*edits, *rest]))
+
+
+def _kept(call: ast.Call, item: ast.expr | ast.keyword) -> bool:
+    """Whether an argument after the optimizer becomes an argument of the step: `optimizer_args`
+    (by keyword, or second), unless an empty dict."""
+    value = item.value if isinstance(item, ast.keyword) else item
+    named = item.arg == "optimizer_args" if isinstance(item, ast.keyword) else call.args[1:2] == [item]
+    return named and not (isinstance(value, ast.Dict) and not value.keys)
+
+
+def _step_argument(ctx: FixContext, call: ast.Call, item: ast.expr | ast.keyword) -> list[Edit]:
+    """The edits for an argument after the optimizer: `optimizer_args={"closure": c}` ->
+    `closure=c`, any other mapping -> `**mapping`; the rest (`groups=None`, `pin_layout`,
+    `barrier`, an empty `optimizer_args`) go."""
+    if not _kept(call, item):
+        return [dropped(ctx, call, item)]
+    value = item.value if isinstance(item, ast.keyword) else item
+    start = ctx.src.node_span(item)[0]
+    keys = value.keys if isinstance(value, ast.Dict) else []
+    if not isinstance(value, ast.Dict) or not all(
+        isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier() for k in keys
+    ):
+        return [Edit(start, ctx.src.node_span(value)[0], "**")]
+    edits: list[Edit] = []
+    for key, entry in zip(keys, value.values):
+        assert isinstance(key, ast.Constant) and isinstance(key.value, str)  # checked above
+        edits.append(
+            Edit(start if not edits else ctx.src.node_span(key)[0], ctx.src.node_span(entry)[0], f"{key.value}=")
+        )
+    edits.append(Edit(ctx.src.node_span(value.values[-1])[1], ctx.src.node_span(value)[1], ""))
+    return edits
 
 
 def reduce_gradients(ctx: FixContext, match: Match) -> Plan | None:
@@ -74,17 +114,6 @@ def reduce_gradients(ctx: FixContext, match: Match) -> Plan | None:
         return None
     arguments = ctx.segment(optimizer) + ("" if groups is None else f", {ctx.segment(groups)}")
     return ctx.replace(call, f"_{helper}({arguments})", needed)
-
-
-def _step_arguments(ctx: FixContext, extra: ast.expr | None) -> str:
-    """`optimizer_args={"closure": c}` -> `closure=c`; any other mapping -> `**mapping`."""
-    if extra is None:
-        return ""
-    if isinstance(extra, ast.Dict) and all(
-        isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier() for k in extra.keys
-    ):
-        return ", ".join(f"{k.value}={ctx.segment(v)}" for k, v in zip(extra.keys, extra.values))  # type: ignore[union-attr]  # str Constants (checked above)
-    return f"**{ctx.segment(extra)}"
 
 
 _DATA_PARALLEL = (

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import body_of
@@ -43,8 +44,40 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     outer = _sole_body_of_rank_if(ctx, stmt)
     if outer is not None:
         return _merge_rank0(ctx, match, outer, stmt, body)
-    plan = ctx.replace_statement(stmt, [f"if {guard[0]}:", f"\t{body}"], guard[1])
-    return ctx.with_rewrite(plan, stmt, "neuron_migrate.checks.ranks_cst:master_print", guard=guard[0])
+    if any(k.arg == "local" and not _is_false(k.value) for k in call.keywords):
+        return None  # `local=` spelled other than `False`: the transform keeps only that spelling
+    return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:master_print", Guard(guard[0]), guard[1])
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The options of `ranks_cst.master_print`: the test that guards the new `print`."""
+
+    test: str
+
+
+@dataclass(frozen=True)
+class GuardedCall:
+    """The options of `ranks_cst.guarded_call`: the call that replaces the statement, and its guard."""
+
+    test: str
+    call: str
+
+
+@dataclass(frozen=True)
+class Save:
+    """The options of `ranks_cst.xla_save`: the save function and the helper that copies the data
+    to the CPU, the guard of the save (`""`: none) and the barrier after it with its own guard."""
+
+    save: str
+    helper: str
+    guard: str = ""
+    barrier: str = ""
+    barrier_guard: str = ""
+
+
+def _is_false(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
 
 
 _GLOBAL_RANKS = frozenset(
@@ -200,7 +233,7 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
         return None
     if _next_to_barrier(ctx, match, stmt):
         return ctx.delete_statement(stmt)  # the ranks meet at that barrier already
-    guard = ctx.render("if {dist}.is_initialized():", match)
+    guard = ctx.render("{dist}.is_initialized()", match)
     barrier = ctx.render("{dist}.barrier()", match)
     if guard is None or barrier is None:
         return None
@@ -209,12 +242,9 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
         test = ctx.segment(one_line.test)
         if isinstance(one_line.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda)):
             test = f"({test})"
-        condition = guard[0][len("if ") : -1]
-        return ctx.replace_statement(one_line, [f"if {test} and {condition}: {barrier[0]}"], guard[1])
-    plan = ctx.replace_statement(stmt, [guard[0], f"\t{barrier[0]}"], guard[1])
-    return ctx.with_rewrite(
-        plan, stmt, "neuron_migrate.checks.ranks_cst:guarded_call", guard=guard[0][3:-1], call=barrier[0]
-    )
+        return ctx.replace_statement(one_line, [f"if {test} and {guard[0]}: {barrier[0]}"], guard[1])
+    options = GuardedCall(guard[0], barrier[0])
+    return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:guarded_call", options, guard[1])
 
 
 def _next_to_barrier(ctx: FixContext, match: Match, stmt: ast.stmt) -> bool:
@@ -266,34 +296,21 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     # A file that gets `_move_to_device` (for its MpDeviceLoader) moves to the CPU with it too.
     loader = _has_device_loader(ctx)
     helper = (HelperRequest("device_loader", "torch"),) if loader else helper_imports(ctx, match, "to_cpu")
-    moved = '_move_to_device({data}, "cpu")' if loader else "_to_cpu({data})"
-    save = ctx.render(
-        "{torch}.save(" + moved + ", {path})", match, {"data": ctx.segment(data), "path": ctx.segment(path)}
-    )
+    save = ctx.render("{torch}.save", match)
     variable = "RANK" if global_master else "LOCAL_RANK"
-    guard = ctx.render(f'if int({{os}}.environ.get("{variable}", 0)) == 0:', match)
-    sync_test, barrier = ctx.render("if {dist}.is_initialized():", match), ctx.render("{dist}.barrier()", match)
+    guard = ctx.render(f'int({{os}}.environ.get("{variable}", 0)) == 0', match)
+    sync_test, barrier = ctx.render("{dist}.is_initialized()", match), ctx.render("{dist}.barrier()", match)
     if helper is None or save is None or guard is None or sync_test is None or barrier is None:
         return None
-    lines = [guard[0], f"\t{save[0]}"] if master_only else [save[0]]
-    imports = helper + save[1] + (guard[1] if master_only else ())
-    if sync:
-        lines += [sync_test[0], f"\t{barrier[0]}"]
-        imports += sync_test[1]
-    plan = ctx.replace_statement(stmt, lines, tuple(dict.fromkeys(imports)))
-    func = save[0][: save[0].index("(")]
-    sync_guard, barrier_call = (sync_test[0][len("if ") : -1], barrier[0]) if sync else ("", "")
-    guard_test = guard[0][len("if ") : -1] if master_only else ""
-    return ctx.with_rewrite(
-        plan,
-        stmt,
-        "neuron_migrate.checks.ranks_cst:xla_save",
-        func=func,
-        helper="_move_to_device" if loader else "_to_cpu",
-        guard=guard_test,
-        sync_guard=sync_guard,
-        barrier=barrier_call,
+    imports = helper + save[1] + (guard[1] if master_only else ()) + (sync_test[1] if sync else ())
+    change = Save(
+        save[0],
+        "_move_to_device" if loader else "_to_cpu",
+        guard[0] if master_only else "",
+        barrier[0] if sync else "",
+        sync_test[0] if sync else "",
     )
+    return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:xla_save", change, tuple(dict.fromkeys(imports)))
 
 
 _RANK_TEST = re.compile(r"rank|ordinal|master", re.IGNORECASE)

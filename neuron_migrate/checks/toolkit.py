@@ -1,16 +1,16 @@
 """The fix API and the small helpers every concept module shares (one copy each).
 
 `FixContext` is what a fix gets: the file, its analysis, and the edits it may plan
-(`replace`, `delete_statement`, `render`, `with_rewrite`). A fix is a pure function
-(FixContext, Match) -> Plan | None (`FixFn`); None means "a human must decide", and the finding
-stays with its guidance. A detector is (rule, analysis, node, scope) -> matches (`DetectorFn`).
-Rewrites edit only the text they replace, so the rest of the file keeps its formatting.
+(`replace`, `delete_statement`, `replace_statement`, `render`; `transform` for a structural
+rewrite). A fix is a pure function (FixContext, Match) -> Plan | None (`FixFn`); None means "a
+human must decide", and the finding stays with its guidance. A detector is
+(rule, analysis, node, scope) -> matches (`DetectorFn`). Text edits change only the text they
+replace, so the rest of the file keeps its formatting.
 """
 
 from __future__ import annotations
 
 import ast
-import dataclasses
 import functools
 import io
 import re
@@ -30,9 +30,10 @@ from neuron_migrate.analysis.values import (
     Match,
     Plan,
     Request,
-    Rewrite,
+    Transform,
 )
 from neuron_migrate.catalogue import RuleSpec
+from neuron_migrate.model import Safety
 
 DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 
@@ -261,36 +262,39 @@ class FixContext:
         )
         return Plan((Edit(start, end, body),), imports, **kw)  # type: ignore[arg-type]  # as above
 
-    def with_rewrite(
-        self, plan: Plan | None, node: ast.AST, function: str | Callable[..., Any], **options: str
+    def transform(
+        self,
+        node: ast.AST,
+        function: str | Callable[..., Any],
+        options: object | None = None,
+        imports: tuple[Request, ...] = (),
+        safety: Safety | None = None,
+        edits: tuple[Edit, ...] = (),
     ) -> Plan | None:
-        """`plan`, refined when fixing by the LibCST transform `function` applied to `node`.
+        """A structural fix: the LibCST transform `function` rewrites `node` when the file is fixed.
 
-        `function` is a transform, a `"module:function"` path (the built-in fixes name one in
-        their concept's `checks/<concept>_cst.py`), or the bare name of a built-in transform,
-        looked up in the alias module `checks/cst_fixes.py` (kept for plugins). `node` is an expression (its span is parsed) or a statement
-        standing on its own lines (those lines are parsed); the transform's result replaces every
-        edit of `plan` inside that span. See `engine/rewrite.py`.
+        `function` is `"package.module:function"` (the built-in ones are in their concept's
+        `checks/<concept>_cst.py`, imported only then), called as `function(cst_node, options)`;
+        `options` is its frozen dataclass of values chosen here (the names and tests the new code
+        spells). `node` is a statement standing on its own lines, or an expression outside any
+        f-string; None (no fix) otherwise. `edits` are text edits outside the node, applied with it.
+
+        The transform is the fix's only implementation: this function checks, on the `ast`, every
+        precondition under which the transform would decline, and returns None there, so that
+        `check` can count the finding fixable without running LibCST.
         """
-        if plan is None:
-            return None
-        if isinstance(function, str) and ":" not in function:
-            function = CST_FIXES + function
         if isinstance(node, ast.stmt):
             span = self.statement_lines(node)
             if span is None:
-                return plan
-            rewrite = Rewrite(function, span, STATEMENT, tuple(sorted(options.items())))
+                return None
+            change = Transform(function, span, STATEMENT, options)
         else:
-            span = self.src.node_span(node)
-            preview = plan.edits[0][2]
-            wrapped = (
-                plan.edits[0][:2] == span and preview.startswith("(") and self.wrap(node, preview[1:-1]) == preview
+            if self.enclosing_quotes(node):
+                return None  # the new code's strings could clash with the f-string's quotes
+            change = Transform(
+                function, self.src.node_span(node), EXPRESSION, options, self.wrap(node, "a or b") != "a or b"
             )
-            rewrite = Rewrite(
-                function, span, EXPRESSION, tuple(sorted(options.items())), self.enclosing_quotes(node), wrapped
-            )
-        return dataclasses.replace(plan, rewrite=rewrite)
+        return Plan(edits, imports, safety, transform=change)
 
     def expression_statement(self, match: Match) -> ast.stmt | None:
         """The `Expr` statement when the matched call is used only for its effect."""
@@ -300,9 +304,6 @@ class FixContext:
 
 
 FixFn = Callable[[FixContext, Match], Plan | None]
-
-
-CST_FIXES = "neuron_migrate.checks.cst_fixes:"  # bare transform names (plugins); imported only when fixing
 
 
 def imports_module(bindings: list, module: str) -> bool:

@@ -67,19 +67,6 @@ def operand(ctx: FixContext, node: ast.AST) -> str:
     return f"({text})"
 
 
-def keyword_insertion(ctx: FixContext, call: ast.Call, keyword: str) -> Edit:
-    """The text edit that appends `keyword` to a call's arguments (LibCST keeps the layout)."""
-    inner = ctx.args_text(call)
-    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
-    if "#" in inner and arguments:  # after the last argument, never inside a comment
-        end = ctx.src.node_span(max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset)))[1]
-        return Edit(end, end, f", {keyword}")
-    content_end = ctx.src.node_span(call)[1] - 1 - (len(inner) - len(inner.rstrip()))
-    stripped = inner.strip()
-    sep = "" if not stripped else " " if stripped.endswith(",") else ", "
-    return Edit(content_end, content_end, f"{sep}{keyword}")
-
-
 def entry_for(rule: RuleSpec, value: str) -> MapEntry | None:
     """The rule's map entry for an exact value, or the longest matching `prefix` entry."""
     best: MapEntry | None = None

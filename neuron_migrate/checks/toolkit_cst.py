@@ -1,4 +1,4 @@
-"""LibCST layout helpers shared by the concept modules' `_cst` transforms.
+"""LibCST layout helpers shared by the concept modules' `_cst` transforms (structural fixes).
 
 Transforms that build a call from the old call's arguments use `relaid`: one argument per line
 stays one per line, a call that fits stays on one line. Imported only when a file is fixed.
@@ -23,94 +23,11 @@ def call_statement(stmt: cst.CSTNode) -> tuple[cst.SimpleStatementLine, cst.Call
     return stmt, expr.value
 
 
-def call_with(func: cst.BaseExpression, value: cst.BaseExpression | None) -> cst.Call:
-    """`func(*value)`, spelled out when `value` is a tuple or list: its layout and comments kept."""
-    if value is None:
-        return cst.Call(func=func)
-    if not isinstance(value, (cst.Tuple, cst.List)) or (isinstance(value, cst.Tuple) and not value.lpar):
-        return cst.Call(func=func, args=[cst.Arg(value=value, star="*")])
-    if any(isinstance(e, cst.StarredElement) for e in value.elements):
-        raise Decline
-    if isinstance(value, cst.Tuple):
-        opening, closing = value.lpar[0].whitespace_after, value.rpar[0].whitespace_before
-    else:
-        opening, closing = value.lbracket.whitespace_after, value.rbracket.whitespace_before
-    args = [cst.Arg(value=e.value, comma=e.comma) for e in value.elements]
-    if not args:
-        return cst.Call(func=func)
-    last = args[-1]
-    if len(args) == 1 and isinstance(value, cst.Tuple) and not isinstance(closing, cst.ParenthesizedWhitespace):
-        last = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)  # `(a,)` -> `fn(a)`
-    args[-1] = last.with_changes(whitespace_after_arg=closing)
-    return cst.Call(func=func, args=args, whitespace_before_args=opening)
-
-
-def keyword_argument(keyword: str) -> cst.Arg:
-    call = cst.parse_expression(f"f({keyword})")
-    assert isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is not None
-    return call.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-
-
-def append_argument(call: cst.Call, argument: cst.Arg) -> cst.Call:
-    """`call` with `argument` last, laid out like the others (one per line stays one per line).
-
-    A trailing comma is kept; the comments after the old last argument stay with it.
-    """
-    args = list(call.args)
-    if not args:
-        return call.with_changes(args=[argument])
-    last = args[-1]
-    comma = last.comma
-    if isinstance(comma, cst.Comma):  # a trailing comma: the new argument gets one too
-        after = comma.whitespace_after
-        if isinstance(after, cst.ParenthesizedWhitespace):
-            step = _argument_indent(call, args)
-            if step is None:
-                raise Decline
-            kept = after.with_changes(last_line=cst.SimpleWhitespace(step), empty_lines=())
-            closing = cst.ParenthesizedWhitespace(
-                first_line=cst.TrailingWhitespace(),
-                empty_lines=after.empty_lines,
-                indent=after.indent,
-                last_line=after.last_line,
-            )
-            args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=kept))
-            args.append(argument.with_changes(comma=cst.Comma(whitespace_after=closing)))
-        else:
-            args[-1] = last.with_changes(comma=comma.with_changes(whitespace_after=cst.SimpleWhitespace(" ")))
-            args.append(argument.with_changes(comma=comma))
-        return call.with_changes(args=args)
-    args[-1] = last.with_changes(
-        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace("")
-    )
-    args.append(argument.with_changes(whitespace_after_arg=last.whitespace_after_arg))
-    return call.with_changes(args=args)
-
-
-def _argument_indent(call: cst.Call, args: list[cst.Arg]) -> str | None:
-    """The indentation of a call's arguments when each stands on its own line."""
-    for before in [
-        call.whitespace_before_args,
-        *(a.comma.whitespace_after for a in args[:-1] if isinstance(a.comma, cst.Comma)),
-    ]:
-        if isinstance(before, cst.ParenthesizedWhitespace):
-            return before.last_line.value
-    return None
-
-
 # -- arguments rebuilt, laid out as the call was ------------------------------------------------
 _NO_SPACE = cst.SimpleWhitespace("")
 
 
 _SPACE = cst.SimpleWhitespace(" ")
-
-
-def keyword_arg(
-    name: str, value: cst.BaseExpression, comma: cst.Comma | cst.MaybeSentinel = cst.MaybeSentinel.DEFAULT
-) -> cst.Arg:
-    """`name=value`, written as PEP 8 writes keyword arguments."""
-    equal = cst.AssignEqual(whitespace_before=_NO_SPACE, whitespace_after=_NO_SPACE)
-    return cst.Arg(value=value, keyword=cst.Name(name), equal=equal, comma=comma)
 
 
 def relaid(original: cst.Call, func: cst.BaseExpression, args: list[cst.Arg]) -> cst.Call:
@@ -256,9 +173,3 @@ def by_name(call: cst.Call, names: tuple[str, ...]) -> dict[str, cst.Arg]:
 
 def positional(arg: cst.Arg) -> cst.Arg:
     return arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
-
-
-def as_keyword(arg: cst.Arg, name: str) -> cst.Arg:
-    if arg.keyword is not None:
-        return arg
-    return keyword_arg(name, arg.value, arg.comma)

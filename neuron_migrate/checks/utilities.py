@@ -11,19 +11,19 @@ import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from neuron_migrate.analysis.values import Edit, Match, Plan
+from neuron_migrate.analysis.values import Match, Plan
 from neuron_migrate.checks import messages
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import (
     argument,
     is_default,
-    keyword_insertion,
     keyword_of,
     matched_call,
     only_args,
     plain_args,
 )
+from neuron_migrate.checks.toolkit_layout import appended, moved, renamed
 from neuron_migrate.model import Safety
 
 
@@ -35,17 +35,11 @@ def checkpoint(ctx: FixContext, match: Match) -> Plan | None:
     rendered = ctx.render("{torch}.utils.checkpoint.checkpoint", match)
     if rendered is None:
         return None
-    start, end = ctx.src.node_span(call.func)
-    edits = [Edit(start, end, rendered[0])]
-    keyword = ""
+    edits = renamed(ctx, call, rendered[0])
     if keyword_of(call, "use_reentrant") is None and all(k.arg is not None for k in call.keywords):
         # torch's checkpoint also defaults to True (it warns); `**options` may choose, so none is added there
-        keyword = "use_reentrant=True"
-        edits.append(keyword_insertion(ctx, call, keyword))
-    plan = Plan(tuple(edits), rendered[1])
-    return ctx.with_rewrite(
-        plan, call, "neuron_migrate.checks.utilities_cst:rename_call", func=rendered[0], keyword=keyword
-    )
+        edits.append(appended(ctx, call, "use_reentrant=True", moved(ctx, call, rendered[0])))
+    return Plan(tuple(edits), rendered[1])
 
 
 def _checkpoint_import(ctx: FixContext, match: Match) -> Plan | None:

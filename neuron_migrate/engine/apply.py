@@ -14,14 +14,14 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import Analysis
-from neuron_migrate.analysis.values import Edit, ImportRequest, Plan, Request
+from neuron_migrate.analysis.values import Edit, ImportRequest, Request
 from neuron_migrate.engine.add_imports import (
     HELPER_END,
     helper_sources,
     import_edits,
     import_placement,
 )
-from neuron_migrate.engine.check import Planned
+from neuron_migrate.engine.check import Planned, concrete_edits
 from neuron_migrate.engine.empty_blocks import repair_empty_blocks
 from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding
@@ -30,16 +30,22 @@ from neuron_migrate.settings import Settings
 
 @dataclass(frozen=True)
 class Applied:
-    """The new text and the findings whose fixes went into it."""
+    """The new text, the findings whose fixes went into it, and the plans whose transform
+    declined (not applied: their findings stay unfixed)."""
 
     text: str
     fixed: tuple[Finding, ...]
+    declined: tuple[Planned, ...] = ()
 
 
 def plan_key(item: Planned) -> tuple[str, str, str]:
     """What a plan does, independent of offsets (they shift between rounds)."""
     plan = item.plan
-    edit = plan.edits[0][2] if plan is not None and plan.edits else ""
+    if plan is not None and plan.transform is not None:
+        change = plan.transform
+        edit = f"{change.function}{change.options!r}"
+    else:
+        edit = plan.edits[0][2] if plan is not None and plan.edits else ""
     return item.finding.code, item.finding.snippet or "", edit
 
 
@@ -64,23 +70,31 @@ def choose(
 def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = False) -> Applied:
     """Apply every non-overlapping plan in `chosen` to the analysed text.
 
-    `text_only` applies the plans' text edits without their LibCST rewrites (same code, plainer
-    layout): enough to learn what a fix run would do, without importing LibCST.
+    A plan's transform runs first (LibCST), so that every plan is text edits from then on.
+    `text_only` adds new imports as text, without LibCST's import placement.
     """
-    accepted, shared = _accept(chosen, lambda item: analysis.src.node_span(item.match.node) if item.match else None)
-    # The two union-attr ignores: callers choose only findings with a plan.
-    planned_edits = [item.plan.edits if text_only else _effective_edits(analysis, item) for item in accepted]  # type: ignore[union-attr]
-    edits = repair_empty_blocks(analysis, accepted, planned_edits)
+    concrete: list[tuple[Planned, tuple[Edit, ...]]] = []
+    declined: list[Planned] = []
+    for item in chosen:
+        found = concrete_edits(analysis, item.plan)  # type: ignore[arg-type]  # callers choose findings with a plan
+        if found is None:
+            declined.append(item)
+        else:
+            concrete.append((item, found))
+    accepted, shared = _accept(concrete, lambda item: analysis.src.node_span(item.match.node) if item.match else None)
+    items = [item for item, _ in accepted]
+    planned_edits = [edits for _, edits in accepted]
+    edits = repair_empty_blocks(analysis, items, planned_edits)
     edits.extend(_orphaned_comments(analysis.text, edits))
-    scoped = scope_imports(analysis, [(e, item.plan.imports) for item, e in zip(accepted, planned_edits)])  # type: ignore[union-attr]
+    scoped = scope_imports(analysis, [(e, item.plan.imports) for item, e in accepted])  # type: ignore[union-attr]
     edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
     imports = scoped.module_requests
-    fixed = tuple(item.finding for item in [*accepted, *shared])
+    fixed = tuple(item.finding for item in [*items, *shared])
     if imports and not text_only:
         text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports, scoped.inline)
         if text is not None:
-            return Applied(text, fixed)
-    first = min((s for item in accepted if item.plan.imports for s, _, _ in item.plan.edits), default=None)  # type: ignore[union-attr]
+            return Applied(text, fixed, tuple(declined))
+    first = min((e.start for item, found in accepted if item.plan.imports for e in found), default=None)  # type: ignore[union-attr]
     edits.extend(
         import_edits(
             analysis, imports, import_placement(analysis), mark_helpers=True, before=first, inline=scoped.inline
@@ -88,7 +102,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     )
     edits = _collapse_blank_lines(analysis.text, edits)
     text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
-    return Applied(text, fixed)
+    return Applied(text, fixed, tuple(declined))
 
 
 def _with_imports(
@@ -141,25 +155,6 @@ def _gap_after_helpers(text: str, newline: str) -> str:
     return text[:at] + gap + code
 
 
-def _effective_edits(analysis: Analysis, item: Planned) -> tuple[Edit, ...]:
-    """A plan's edits, its first one rewritten by LibCST when the plan has a rewrite."""
-    plan = item.plan
-    assert plan is not None
-    rewrite = plan.rewrite
-    if rewrite is None:
-        return plan.edits
-    from neuron_migrate.engine import (
-        rewrite as transform,  # LibCST: only files that get such fixes
-    )
-
-    start, end = rewrite.span
-    new = transform.apply_rewrite(rewrite, analysis.text[start:end], analysis.indent_unit(), analysis.src.newline)
-    if new is None:
-        return plan.edits
-    outside = tuple(e for e in plan.edits if not (start <= e[0] and e[1] <= end))
-    return (Edit(start, end, new), *outside)
-
-
 def splice(text: str, edits: list[Edit]) -> str:
     """`text` with every edit applied, in one pass (edits must not overlap)."""
     pieces: list[str] = []
@@ -173,8 +168,8 @@ def splice(text: str, edits: list[Edit]) -> str:
 
 
 def _accept(
-    chosen: list[Planned], span_of: Callable[[Planned], tuple[int, int] | None]
-) -> tuple[list[Planned], list[Planned]]:
+    chosen: list[tuple[Planned, tuple[Edit, ...]]], span_of: Callable[[Planned], tuple[int, int] | None]
+) -> tuple[list[tuple[Planned, tuple[Edit, ...]]], list[Planned]]:
     """The plans that conflict with no earlier one, in order of their first edit; and the plans
     fixed by an accepted one: those whose edits are exactly its edits (one edit that fixes several
     findings, such as one rank guard for consecutive prints), and those whose edits all lie inside
@@ -185,31 +180,27 @@ def _accept(
     fix, and `--fix` counts them as the check did. A replacement that keeps their code (a call
     rewritten around its arguments) leaves them to the next round, which fixes them there.
 
-    `taken` stays sorted and its spans never overlap (only touch), so each new span is checked
-    against its neighbours only. A plan with a rewrite claims the rewrite's whole span: LibCST
-    rewrites the span's original text, which would undo another plan's edit inside it (a
-    `mode=` removed from the call a keyword is added to). Text-only rounds claim the same, so a
-    simulated fix run takes the rounds a real one does.
+    Each plan comes with its edits (a transform's already made: it claims its whole span, as
+    its edit replaces all of it). `taken` stays sorted and its spans never overlap (only touch),
+    so each new span is checked against its neighbours only.
     """
-    accepted: list[Planned] = []
+    accepted: list[tuple[Planned, tuple[Edit, ...]]] = []
     shared: list[Planned] = []
-    seen: set[tuple[tuple[int, int, str], ...]] = set()
+    seen: set[tuple[Edit, ...]] = set()
     taken: list[tuple[int, int]] = []
     replaced: list[Edit] = []  # the spans accepted edits replace, with what replaces them
-    # Callers choose only findings with a plan (Planned.plan is None for findings without a fix).
-    for item in sorted(chosen, key=lambda p: min(e[0] for e in p.plan.edits)):  # type: ignore[union-attr]
-        edits = tuple(item.plan.edits)  # type: ignore[union-attr]
+    for item, edits in sorted(chosen, key=lambda pair: min(e.start for e in pair[1])):
         if edits in seen:
             shared.append(item)
             continue
-        spans = _claimed(item.plan)  # type: ignore[arg-type]  # as above
+        spans = [(start, end) for start, end, _ in edits]
         if any(_conflicts(span, taken) for span in spans):
             if _replaced_away(edits, span_of(item), replaced, item.finding.snippet):
                 shared.append(item)  # inside code another plan deletes or rewrites without it
             continue  # applied in the next round, once the text has settled
-        accepted.append(item)
+        accepted.append((item, edits))
         seen.add(edits)
-        replaced.extend(edit for edit in edits if edit[0] < edit[1])
+        replaced.extend(edit for edit in edits if edit.start < edit.end)
         for span in spans:
             insort(taken, span)
     return accepted, shared
@@ -234,15 +225,6 @@ def _within(start: int, end: int, outer_start: int, outer_end: int) -> bool:
     if start == end:
         return outer_start < start < outer_end
     return outer_start <= start and end <= outer_end
-
-
-def _claimed(plan: Plan) -> list[tuple[int, int]]:
-    """The spans a plan changes: its edits, or for a rewrite its span and its edits outside it."""
-    spans = [(s, e) for s, e, _ in plan.edits]
-    if plan.rewrite is None:
-        return spans
-    start, end = plan.rewrite.span
-    return [(start, end), *(span for span in spans if not (start <= span[0] and span[1] <= end))]
 
 
 def _conflicts(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from neuron_migrate import compat
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.index import RuleIndex
-from neuron_migrate.analysis.values import Match, Plan
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.analysis.walk import walk, walk_imports
 from neuron_migrate.catalogue import MapEntry, load_catalogue
 from neuron_migrate.checks.messages import MESSAGE_VALUES
@@ -152,7 +152,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         if plan is not None and safety is not Safety.MANUAL:
             placement = placement or import_placement(analysis)
             fix = _to_fix(analysis, plan, safety, placement, match)
-        new = plan.edits[0][2].strip() if fix is not None and plan is not None else ""
+        new = _new_text(plan) if fix is not None and plan is not None else ""
         severity = match.entry.severity if match.entry and match.entry.severity else match.rule.severity
         blocker = match.rule.blocker if match.entry is None or match.entry.blocker is None else match.entry.blocker
         message = _message(analysis, match, new, path, fixed=fix is not None)
@@ -181,6 +181,39 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
         planned.append(Planned(finding, plan if fix is not None else None, safety, match))
     planned.sort(key=lambda p: p.finding.sort_key)
     return planned
+
+
+def concrete_edits(analysis: Analysis, plan: Plan) -> tuple[Edit, ...] | None:
+    """A plan's edits, with its transform's edit first when it has one (LibCST runs then); None
+    when the transform declines."""
+    if plan.transform is None:
+        return plan.edits
+    from neuron_migrate.engine.rewrite import transform_edit  # LibCST: only files with such fixes
+
+    found = transform_edit(plan.transform, analysis.text, analysis.indent_unit(), analysis.src.newline)
+    return None if found is None else (found, *plan.edits)
+
+
+def with_edits(analysis: Analysis, planned: list[Planned]) -> list[Planned]:
+    """`planned`, with the edits of each structural fix made (its transform run, LibCST
+    imported): for the formats that show a fix's edits. A transform that declines leaves its
+    fix without edits."""
+    placement: ImportPlacement | None = None
+    out = []
+    for item in planned:
+        plan, fix = item.plan, item.finding.fix
+        if plan is None or plan.transform is None or fix is None or item.match is None:
+            out.append(item)
+            continue
+        edits = concrete_edits(analysis, plan)
+        if edits is None:
+            out.append(item)
+            continue
+        made = replace(plan, edits=edits, transform=None)
+        placement = placement or import_placement(analysis)
+        made_fix = _to_fix(analysis, made, fix.applicability, placement, item.match)
+        out.append(replace(item, finding=replace(item.finding, fix=made_fix)))
+    return out
 
 
 def _spread_stopped(ctx: FixContext, match: Match) -> bool:
@@ -212,8 +245,19 @@ def _safety(match: Match, plan: Plan | None, target: str = "neuron") -> Safety:
     return plan.safety or accel or entry_safety or match.rule.safety
 
 
+def _new_text(plan: Plan) -> str:
+    """What a fix writes, for the message's `{new}`: its one-line summary, or its first edit."""
+    if plan.new:
+        return plan.new
+    return plan.edits[0].text.strip() if plan.transform is None and plan.edits else ""
+
+
 def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, placement: ImportPlacement, match: Match) -> Fix:
+    """The finding's fix: the plan's edits with the imports they need (none for a structural
+    fix whose transform has not run: `with_edits` runs it where the edits are shown)."""
     src = analysis.src
+    if plan.transform is not None:
+        return Fix(safety, plan.description or _describe(plan, match), ())
     edits = [TextEdit(src.position(s), src.position(e), text) for s, e, text in plan.edits]
     scoped = scope_imports(analysis, [(plan.edits, plan.imports)])
     first = min((s for s, _, _ in plan.edits), default=None)
@@ -227,7 +271,9 @@ def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, placement: ImportPla
 
 def _describe(plan: Plan, match: Match) -> str:
     """A one-line summary of what the fix does, for JSON and SARIF consumers."""
-    content = plan.edits[0][2].strip()
+    if plan.transform is not None:
+        return f"Rewrite `{match.written}`"
+    content = plan.new or plan.edits[0].text.strip()
     if not content:
         return f"Remove `{match.written}`"
     if "\n" in content or len(content) > 80:

@@ -24,7 +24,7 @@ def folded(ctx: FixContext, match: Match, plan: Plan) -> Plan | None:
     with its block, and a kept block holding a string over several lines (its text must not be
     re-indented).
     """
-    if len(plan.edits) != 1 or plan.rewrite is not None or plan.edits[0][2] not in _LITERALS:
+    if len(plan.edits) != 1 or plan.transform is not None or plan.edits[0][2] not in _LITERALS:
         return None
     start, end, text = plan.edits[0]
     analysis = ctx.analysis

@@ -18,6 +18,7 @@ from neuron_migrate.engine.check import (
     analyze,
     findings_for,
     tool_finding,
+    with_edits,
 )
 from neuron_migrate.engine.formats import notebook
 from neuron_migrate.engine.formats.textfiles import (
@@ -64,6 +65,8 @@ def _check(text: str, path: str, settings: Settings) -> FileResult:
         return start
     planned, analysis = start
     if not settings.fix:
+        if settings.fix_edits and analysis is not None:
+            planned = with_edits(analysis, planned)
         return FileResult(
             path, tuple(_imports_fixed_later(text, path, settings, ruleset, planned, analysis)), source=text
         )
@@ -258,6 +261,7 @@ def _fix_loop(
             converged = True
             break
         applied = apply_once(analysis, chosen, text_only=simulate)
+        dropped.update(plan_key(p) for p in applied.declined)  # a transform that declined: not fixed
         if applied.text == text:
             converged = True
             break
@@ -280,6 +284,8 @@ def _fix_loop(
     problem = verify(text, path) if text != original and not simulate else None
     if problem is not None:
         return _rejected(original, path, ruleset, problem)
+    if settings.fix_edits and analysis is not None and not simulate:
+        planned = with_edits(analysis, planned)
     remaining = [replace(p.finding, fix=None) if plan_key(p) in dropped else p.finding for p in planned]
     remaining += [_dropped_finding(path, p.finding) for p in planned if plan_key(p) in dropped]
     if not converged:

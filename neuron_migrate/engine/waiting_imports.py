@@ -46,6 +46,7 @@ def may_go(
     }
     fixing = [p.plan for p in planned if p.plan is not None and p.applicability in allowed]
     spans = [(start, end) for plan in fixing for start, end, _ in plan.edits]
+    spans += [plan.transform.span for plan in fixing if plan.transform is not None]
     # A block a fix empties goes with its `if` (engine/apply.py): what the `if` holds may go too.
     spans += [analysis.src.node_span(_outermost_block(analysis, stmt)) for plan in fixing for stmt in plan.deletes]
     for p in planned:
