@@ -9,7 +9,10 @@ from neuron_migrate.checks.toolkit_cst import append_argument, keyword_argument
 
 
 def add_keyword(node: cst.CSTNode, keyword: str) -> cst.CSTNode:
-    """Append the keyword argument `keyword` (`name=value`) to a call, keeping its layout."""
+    """Append the keyword arguments `keyword` (`name=value`, several joined by `, `) to a call,
+    keeping its layout."""
     if not isinstance(node, cst.Call):
         raise Decline
-    return append_argument(node, keyword_argument(keyword))
+    for part in keyword.split(", "):
+        node = append_argument(node, keyword_argument(part))
+    return node
