@@ -10,10 +10,11 @@ file's selection.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from neuron_migrate import output_formats
 from neuron_migrate.config_values import (
     CODE_LISTS,
     GLOB_LISTS,
@@ -31,7 +32,6 @@ from neuron_migrate.config_values import (
     type_name,
 )
 from neuron_migrate.data import available_versions
-from neuron_migrate.output_formats import NAMES as FORMATS
 from neuron_migrate.settings import (
     DEFAULT_EXCLUDES,
     EDITLESS_FORMATS,
@@ -185,7 +185,8 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
             raise ConfigError(f"{where}: `unsafe-fixes` must be true or false, not {type_name(data['unsafe-fixes'])}")
         values["unsafe_fixes"] = data["unsafe-fixes"]
     if "output-format" in data:
-        values["output_format"] = choice(data["output-format"], FORMATS, where, "output-format")
+        given = choice(data["output-format"], output_formats.CHOICES, where, "output-format")
+        values["output_format"] = output_formats.output_format(given).name  # `concise` is `text`
     if "report-effort" in data:
         values["report_effort"] = effort(data["report-effort"], where)
     if "extend-rules" in data or "plugins" in data:
@@ -269,19 +270,49 @@ def _first(*values: bool | None) -> bool:
 
 
 def output_format(config: Config, cli: Overrides) -> str:
-    return cli.output_format or config.output_format or "text"
+    """The run's output format, by its table name (an alias such as `concise` resolved)."""
+    return output_formats.output_format(cli.output_format or config.output_format or "text").name
 
 
-def config_for(path: Path, explicit: Path | None) -> Config:
-    """The config that governs `path`: `explicit` when given, else the nearest file above it."""
-    if explicit is not None:
-        return load_config(explicit)
-    start = path if path.is_dir() else path.parent
-    found = find_config(start if str(start) else Path("."))
-    return load_config(found) if found is not None else Config()
+@dataclass(frozen=True)
+class ConfigChoice:
+    """`--config`, as in Ruff: a file used instead of the nearest one, and `KEY = VALUE` pairs
+    that override whichever config governs a path (their globs and folders anchored at the
+    current folder)."""
+
+    file: Path | None = None
+    pairs: tuple[str, ...] = ()  # each pair's TOML text, as given
 
 
-def plan_runs(paths: Iterable[Path], cli: Overrides, explicit: Path | None) -> list[tuple[tuple[Path, ...], Settings]]:
+# The Config fields each key sets (a pair replaces the config's value of its key).
+_FIELDS = {"from": ("families",), "extend-rules": ("rule_sources",), "plugins": ("rule_sources",)}
+
+
+def config_for(path: Path, explicit: ConfigChoice | None) -> Config:
+    """The config that governs `path`: `explicit.file` when given, else the nearest file above
+    it; then `explicit.pairs` over it."""
+    choice = explicit or ConfigChoice()
+    if choice.file is not None:
+        config = load_config(choice.file)
+    else:
+        start = path if path.is_dir() else path.parent
+        found = find_config(start if str(start) else Path("."))
+        config = load_config(found) if found is not None else Config()
+    return with_pairs(config, choice.pairs) if choice.pairs else config
+
+
+def with_pairs(config: Config, pairs: Iterable[str]) -> Config:
+    """`config` with the keys of inline `--config` pairs replaced."""
+    where = Path.cwd() / "--config"  # errors read `--config: ...`
+    data = _parse_toml("\n".join(pairs), where)
+    inline = parse_config(data, where)
+    fields = {field for name in data for field in _FIELDS.get(name, (name.replace("-", "_"),))}
+    return replace(config, **{field: getattr(inline, field) for field in fields})
+
+
+def plan_runs(
+    paths: Iterable[Path], cli: Overrides, explicit: ConfigChoice | None
+) -> list[tuple[tuple[Path, ...], Settings]]:
     """Group the PATHS arguments by the config that governs each, with merged Settings."""
     groups: dict[Path | None, list[Path]] = {}
     configs: dict[Path | None, Config] = {}

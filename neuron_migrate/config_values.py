@@ -119,15 +119,19 @@ def codes(value: object, where: str, key: str) -> tuple[str, ...]:
 
 
 def check_selectors(values: Iterable[str], where: str) -> tuple[str, ...]:
-    """Rule codes or prefixes (`NM2`, `NM201`, `ALL`), upper-cased; the one check that config
-    keys and the `--select` / `--ignore` / `--extend-select` flags share.
+    """Rule codes or prefixes (`NM2`, `NM201`, `ALL`); the one check that config keys and the
+    `--select` / `--ignore` / `--extend-select` flags share.
 
     A selector must look like a code and match at least one rule, so a typo (`NM2O1`) or another
-    tool's code (`E501`) stops the run instead of silently selecting nothing.
+    tool's code (`E501`) stops the run instead of silently selecting nothing. Codes are upper
+    case, as in Ruff: `nm201` is refused with a hint, never taken for NM201.
     """
-    codes = tuple(code.strip().upper() for code in values)
+    codes = tuple(code.strip() for code in values)
     if not codes:
         return codes
+    for code in codes:
+        if code != code.upper() and _SELECTOR.match(code.upper()):
+            raise ConfigError(f"{where} has {code!r}; rule codes are upper case (did you mean {code.upper()}?)")
     from neuron_migrate.catalogue import rule_codes
 
     known = rule_codes()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -202,11 +203,11 @@ def _explain_text(spec: RuleSpec, examples: Path | None = None) -> str:
         f"Severity: {spec.severity.value}. Fix: {spec.safety.value}. From: {family(spec)}{_enable_hint(spec)}.",
         "",
     ]
-    out += ["What it does", f"  {doc.get('what', '')}", "", "Why", f"  {doc.get('why', '')}", ""]
+    out += ["What it does", *_paragraph(doc.get("what", "")), "", "Why", *_paragraph(doc.get("why", "")), ""]
     if doc.get("fix_safety"):
-        out += ["Fix safety", f"  {doc['fix_safety']}", ""]
+        out += ["Fix safety", *_paragraph(doc["fix_safety"]), ""]
     if doc.get("known_problems"):
-        out += ["Known problems", f"  {doc['known_problems']}", ""]
+        out += ["Known problems", *_paragraph(doc["known_problems"]), ""]
     found = example(spec.code, examples)
     if found is not None:
         before, after = found
@@ -224,6 +225,26 @@ def _explain_text(spec: RuleSpec, examples: Path | None = None) -> str:
             "",
         ]
     return "\n".join(out)
+
+
+EXPLAIN_WIDTH = 88  # `explain` wraps its prose here, whatever the terminal, as a man page does
+
+
+def _paragraph(text: str) -> list[str]:
+    """A doc section as indented lines of at most EXPLAIN_WIDTH columns (its blank-line separated
+    paragraphs kept apart); a code span or URL longer than a line stays whole."""
+    lines: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", str(text).strip()):
+        lines += [""] if lines else []
+        lines += textwrap.wrap(
+            " ".join(paragraph.split()),
+            EXPLAIN_WIDTH,
+            initial_indent="  ",
+            subsequent_indent="  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    return lines or ["  "]
 
 
 def _enable_hint(spec: RuleSpec) -> str:

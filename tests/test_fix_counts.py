@@ -69,8 +69,8 @@ def test_statistics_mark_partly_fixable_rules_and_count_them(tmp_path: Path) -> 
     nm101 = by_code["NM101"]
     assert nm101["count"] == 2 and nm101["fixable_count"] == 1 and nm101["fixable"] is True
     text = cli("check", "--no-cache", "--statistics", ".", cwd=tmp_path).stdout
-    assert "2\tNM101\t[~] xla_device_call" in text.splitlines()
-    assert "1\tNM201\t[*] xla_mark_step_call" in text.splitlines()
+    assert "2\tNM101\t[~] xla-device-call" in text.splitlines()
+    assert "1\tNM201\t[*] xla-mark-step-call" in text.splitlines()
     total = sum(r["fixable_count"] for r in rows)
     assert f"[*] {total} fixable with the `--fix` option." in text
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from conftest import SHARED
+from conftest import sarif_schema as load_sarif_schema
 from github_commands import parse_commands
 from output_sample import sample_results
 
@@ -39,7 +39,6 @@ from neuron_migrate.settings import Settings
 
 REPO = RenderOptions(root="/repo", cwd="/repo")
 
-SCHEMA = SHARED / "data" / "sarif-schema-2.1.0.json"
 # Non-ASCII text (2- and 3-byte UTF-8, and wide characters) before the finding on line 4.
 REAL = (
     "import torch_xla.core.xla_model as xm\n"
@@ -67,9 +66,7 @@ def only(result: FileResult, code: str) -> Finding:
 
 @pytest.fixture(scope="module")
 def sarif_schema() -> dict[str, Any]:
-    if not SCHEMA.is_file():
-        pytest.skip(f"the SARIF 2.1.0 schema is not at {SCHEMA} (../shared beside the checkout is absent)")
-    return json.loads(SCHEMA.read_text(encoding="utf-8"))
+    return load_sarif_schema()
 
 
 def _validate(document: dict[str, Any], schema: dict[str, Any]) -> None:

@@ -445,7 +445,7 @@ def test_compare_shows_progress(project: Path, tmp_path: Path) -> None:
     assert c["status_counts"]["old"]["auto"] == 1 and c["status_counts"]["new"]["auto"] == 0
     assert {r["code"]: (r["old"], r["new"]) for r in c["rules"]}["NM306"] == (1, 0)
     md = cli("report", ".", "--format", "md", "--compare", str(old), cwd=project).stdout
-    assert "### Progress since" in md and "1 files newly done" in md and "█" in md
+    assert "### Progress since" in md and "1 file newly done" in md and "█" in md
     html = cli("report", ".", "--compare", str(old), cwd=project).stdout
     assert 'id="chart-compare"' in html and html.index('id="progress"') < html.index('id="work"')
     (tmp_path / "bad.json").write_text("{}", encoding="utf-8")

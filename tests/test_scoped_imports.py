@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES
 
 from neuron_migrate.engine.pipeline import check_source
@@ -54,6 +55,7 @@ def test_the_original_layout_would_need_torch_at_import(tmp_path: Path) -> None:
 
 
 def test_helper_and_functions_run_with_torch(tmp_path: Path) -> None:
+    pytest.importorskip("torch")  # the `dev` extra's fast loop has no torch
     (tmp_path / "migrated.py").write_text(_fixed("local_torch_imports"))
     program = (
         "import torch, migrated\n"

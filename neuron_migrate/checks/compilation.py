@@ -32,7 +32,7 @@ from neuron_migrate.model import Safety
 
 @dataclass(frozen=True)
 class AddKeyword(Detail):
-    """The keyword argument (`name=value`) that the match's fix appends to the call."""
+    """The keyword arguments (`name=value`, several joined by `, `) the match's fix appends to the call."""
 
     keyword: str
 
@@ -113,8 +113,8 @@ def dynamic_true(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope
 def dynamic_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
     """`torch.compile(...)` (or `@torch.compile`) that leaves `dynamic` to Dynamo's default, where
     the Neuron backend may compile it: a call that names a backend, in any module, or any call in
-    a module that sets a default backend. A call that compiles with the default backend is NM507's
-    finding first (one finding per call); once it names `backend="neuron"`, this one follows."""
+    a module that sets a default backend. A call with neither is NM507's finding, whose fix adds
+    `dynamic=False` with the backend (one finding per call)."""
     found = list(_missing_keyword(rule, analysis, node, scope, "dynamic", "dynamic=False"))
     if found and (_names_backend(node) or _sets_default_backend(analysis)):
         yield from found
@@ -127,10 +127,18 @@ def _names_backend(node: ast.AST) -> bool:
 @resolved_only
 @needles(names=COMPILE)  # as dynamic_unset
 def backend_unset(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`torch.compile(...)` with no `backend`, in a module that never sets a default backend."""
-    found = list(_missing_keyword(rule, analysis, node, scope, "backend", 'backend="neuron"'))
+    """`torch.compile(...)` with no `backend`, in a module that never sets a default backend; where
+    `dynamic` is unset too, the fix passes `dynamic=False` with it, as the Neuron docs do (NM503's
+    advice, which it leaves to this finding on such a call)."""
+    found = list(_missing_keyword(rule, analysis, node, scope, "backend", _BACKEND))
     if found and not _sets_default_backend(analysis):  # walk the module only when it matters
-        yield from found
+        for match in found:
+            call = match.node if isinstance(match.node, ast.Call) else None
+            keyword = _BACKEND if call is not None and keyword_of(call, "dynamic") else f"{_BACKEND}, dynamic=False"
+            yield replace(match, detail=AddKeyword(keyword), values=(("keyword", keyword),))
+
+
+_BACKEND = 'backend="neuron"'
 
 
 def _missing_keyword(
@@ -261,14 +269,15 @@ def remove_keyword(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def add_keyword(ctx: FixContext, match: Match) -> Plan | None:
-    """Append a keyword argument (the match's `AddKeyword`) to a call, or call a bare decorator with it."""
+    """Append the keyword arguments of the match's `AddKeyword` (`a=1` or `a=1, b=2`) to a call,
+    or call a bare decorator with them."""
     if not isinstance(match.detail, AddKeyword):
         return None
     keyword = match.detail.keyword
     node = match.node
     if not isinstance(node, ast.Call):
         return ctx.replace(node, f"{ctx.segment(node)}({keyword})")
-    return Plan((appended(ctx, node, keyword),))
+    return Plan((appended(ctx, node, tuple(keyword.split(", "))),))
 
 
 # torch_xla.compile's XLA-only arguments that change nothing a `torch.compile` user sees.

@@ -80,32 +80,35 @@ def shifted(ctx: FixContext, call: ast.Call, shift: int) -> list[Edit]:
     return edits
 
 
-def appended(ctx: FixContext, call: ast.Call, text: str, shift: int = 0) -> Edit:
-    """The edit that adds `text` as the call's last argument, laid out as the others are.
+def appended(ctx: FixContext, call: ast.Call, text: str | tuple[str, ...], shift: int = 0) -> Edit:
+    """The edit that adds `text` (or each of several arguments, in order) as the call's last
+    argument(s), laid out as the others are.
 
-    After a trailing comma that ends its line, the new argument takes a line of its own (and a
-    trailing comma), indented as the arguments are; after a trailing comma on the same line it
-    follows it (`f(a, b, new,)`); else it follows the last argument, before any comment. `shift`
+    After a trailing comma that ends its line, each new argument takes a line of its own (and a
+    trailing comma), indented as the arguments are; after a trailing comma on the same line they
+    follow it (`f(a, b, new,)`); else they follow the last argument, before any comment. `shift`
     is how far `renamed` moves the continuation lines (`moved`).
     """
+    texts = (text,) if isinstance(text, str) else text
+    joined = ", ".join(texts)
     src = ctx.src
     close = src.node_span(call)[1] - 1
     items = arguments(call)
     if not items:
-        return Edit(close, close, text)
+        return Edit(close, close, joined)
     end = src.node_span(items[-1])[1]
     comma = _comma_after(src.text, end, close)
     if comma is None:
-        return Edit(end, end, f", {text}")
+        return Edit(end, end, f", {joined}")
     after = src.text[comma + 1 : close]
     step = _argument_indent(ctx, call, items) if _breaks(after) else None
     if step is None:
-        return Edit(comma + 1, comma + 1, f" {text},")
+        return Edit(comma + 1, comma + 1, f" {joined},")
     if shift:
         step = " " * max(len(step) + shift, 1)
     line_end = comma + 1 + min(i for i in (after.find("\n"), after.find("\r")) if i >= 0)
     line_end += 2 if src.text.startswith("\r\n", line_end) else 1
-    return Edit(line_end, line_end, f"{step}{text},{src.newline}")
+    return Edit(line_end, line_end, "".join(f"{step}{part},{src.newline}" for part in texts))
 
 
 def inserted(ctx: FixContext, call: ast.Call, before: Argument, text: str) -> Edit:

@@ -10,6 +10,7 @@ import click
 from neuron_migrate import __version__
 from neuron_migrate.cli.check import check
 from neuron_migrate.cli.group import DefaultCheckGroup
+from neuron_migrate.cli.help import help_command
 from neuron_migrate.cli.report import report_command
 from neuron_migrate.cli.rules import explain, rules_command, version
 
@@ -24,5 +25,5 @@ def main() -> None:
     """
 
 
-for _command in (check, report_command, rules_command, explain, version):
+for _command in (check, report_command, rules_command, explain, version, help_command):
     main.add_command(_command)

@@ -19,7 +19,7 @@ from neuron_migrate.cli.options import (
     SCOPE_OPTIONS,
     shard_option,
 )
-from neuron_migrate.output_formats import NAMES as FORMATS
+from neuron_migrate.output_formats import CHOICES as FORMATS
 from neuron_migrate.output_formats import Escaping, output_format
 
 
@@ -44,13 +44,19 @@ from neuron_migrate.output_formats import Escaping, output_format
     "output_format",
     type=click.Choice(FORMATS),
     default=None,
-    help="Report format  [default: text]",
+    envvar="NEURON_MIGRATE_OUTPUT_FORMAT",
+    help="Report format (also NEURON_MIGRATE_OUTPUT_FORMAT)  [default: text]",
 )
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
 @click.option(
     "--show-fixes", is_flag=True, help="List the fixes applied, per file (to stderr for machine-readable formats)."
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option(
+    "--exit-non-zero-on-fix",
+    is_flag=True,
+    help="Exit 1 when a fix changed a file, even if no findings remain.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @JOBS_OPTION
 @SCOPE_OPTIONS
@@ -102,11 +108,20 @@ from neuron_migrate.output_formats import Escaping, output_format
 @click.option(
     "--show-settings",
     is_flag=True,
-    help="Print the settings (after config and flags) each path is checked with, and exit.",
+    help="Print the settings (after config and flags) each path is checked with, as TOML, and exit.",
 )
+@click.option("-w", "--watch", is_flag=True, help="Check again whenever a file changes, clearing the screen first.")
 @ALLOW_PLUGINS
-def check(paths: tuple[Path, ...], **options: Any) -> None:
+def check(paths: tuple[Path, ...], watch: bool, **options: Any) -> None:
     """Check PATHS (default: the current folder) for torch_xla code and APIs TorchNeuron lacks."""
+    if watch:
+        from neuron_migrate.cli.watch import watch as watching
+
+        watching(paths, options, lambda given: _check_collected(paths, given))
+    _check_collected(paths, options)
+
+
+def _check_collected(paths: tuple[Path, ...], options: dict[str, Any]) -> None:
     from neuron_migrate.run.parallel import fewer_collections
 
     with fewer_collections():  # the results live until the report is printed: no need to rescan them

@@ -9,7 +9,7 @@ import click
 from neuron_migrate.cli.common import EXIT_CLEAN, EXIT_FINDINGS, fail
 
 
-@click.group("dev")
+@click.group("dev", hidden=True)
 def dev_command() -> None:
     """Commands for working on neuron-migrate itself (in a source checkout)."""
 

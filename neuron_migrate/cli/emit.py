@@ -158,11 +158,18 @@ def _has_bom(path: str) -> bool:
 
 
 def exit_code(results: Sequence[Any], options: dict[str, Any]) -> int:
+    """2 for an I/O or internal error; 1 for changes `--diff` shows, for files a fix changed
+    under `--exit-non-zero-on-fix`, or for findings left; else 0. `--exit-zero` wins over all
+    but errors, as in Ruff."""
     findings = [f for r in results for f in r.findings]
     if any(f.code in ("NM903", "NM908") for f in findings):
         return EXIT_ERROR
+    if options["exit_zero"]:
+        return EXIT_CLEAN
     if options["diff"] and any(r.changed for r in results):
         return EXIT_FINDINGS
-    if findings and not options["exit_zero"] and not options.get("fix_only"):
+    if options.get("exit_non_zero_on_fix") and options["fix"] and any(r.changed for r in results):
+        return EXIT_FINDINGS
+    if findings and not options.get("fix_only"):
         return EXIT_FINDINGS
     return EXIT_CLEAN

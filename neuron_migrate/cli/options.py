@@ -22,6 +22,40 @@ def shard_option(ctx: click.Context, param: click.Parameter, value: str | None) 
         raise click.BadParameter(str(exc)) from None
 
 
+def config_option(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> Any:
+    """`--config` values, as Ruff reads them: an existing file (or a word with no `=`) is the
+    config file, anything else a TOML `KEY = VALUE` pair."""
+    if not values:
+        return None
+    import os
+
+    from neuron_migrate.config import ConfigChoice
+
+    file: Path | None = None
+    pairs: list[str] = []
+    for given in values:
+        if os.path.exists(given) or "=" not in given:
+            if file is not None:
+                raise click.BadParameter(f"give one config file, not {file} and {given}")
+            file = Path(given)
+        else:
+            pairs.append(_pair(given))
+    return ConfigChoice(file, tuple(pairs))
+
+
+def _pair(given: str) -> str:
+    from neuron_migrate.catalogue import toml_module
+
+    toml = toml_module()
+    try:
+        data = toml.loads(given)
+    except toml.TOMLDecodeError as exc:
+        raise click.BadParameter(f"{given!r} is neither a config file nor a TOML `KEY = VALUE` pair ({exc})") from None
+    if len(data) != 1:
+        raise click.BadParameter(f"{given!r} must set one key, as `KEY = VALUE`")
+    return given
+
+
 def families_option(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
     from neuron_migrate.config_values import ConfigError, parse_families
 
@@ -106,8 +140,11 @@ SCOPE_OPTIONS = option_group(
     click.option(
         "--config",
         "config_file",
-        type=click.Path(path_type=Path, dir_okay=False),
-        help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one.",
+        multiple=True,
+        callback=config_option,
+        metavar="FILE|KEY=VALUE",
+        help="Use this pyproject.toml or neuron-migrate.toml instead of the nearest one, or override one "
+        "key of the config: `--config 'target = \"accelerator\"'` (repeatable).",
     ),
 )
 JOBS_OPTION = click.option(

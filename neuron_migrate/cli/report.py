@@ -12,7 +12,10 @@ from neuron_migrate.cli.options import ALLOW_PLUGINS, CACHE_OPTIONS, JOBS_OPTION
 from neuron_migrate.output_formats import Escaping
 
 
-@click.command("report")
+@click.command(
+    "report",
+    short_help="Plan the migration of PATHS: status per file, the work in order, blockers and the effort.",
+)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--format",

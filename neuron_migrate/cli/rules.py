@@ -9,15 +9,16 @@ import click
 
 from neuron_migrate import __version__
 from neuron_migrate.cli.common import fail
-from neuron_migrate.cli.options import ALLOW_PLUGINS
+from neuron_migrate.cli.options import ALLOW_PLUGINS, config_option
 
 _CONFIG_OPTION = click.option(
-    "--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
-    help="Read the project's own rules (extend-rules, plugins) from this config instead of the nearest one.",
+    "--config", "config_file", multiple=True, callback=config_option, metavar="FILE|KEY=VALUE",
+    help="Read the project's own rules (extend-rules, plugins) from this config instead of the nearest one "
+    "(or override one key: `--config 'extend-rules = [\"nm-rules\"]'`).",
 )  # fmt: skip
 
 
-def _project_rules(config_file: Path | None) -> Any:
+def _project_rules(config_file: Any) -> Any:
     """The registry with the project's own rules, from the config governing the current folder."""
     from neuron_migrate.config import ConfigError, config_for
     from neuron_migrate.registry import registry
@@ -40,7 +41,7 @@ def _project_rules(config_file: Path | None) -> Any:
 )
 @_CONFIG_OPTION
 @ALLOW_PLUGINS
-def rules_command(fmt: str, config_file: Path | None) -> None:
+def rules_command(fmt: str, config_file: Any) -> None:
     """List every rule (the project's own too): code, name, severity, fix safety and summary."""
     from neuron_migrate import docs
 
@@ -52,7 +53,7 @@ def rules_command(fmt: str, config_file: Path | None) -> None:
 @click.argument("code")
 @_CONFIG_OPTION
 @ALLOW_PLUGINS
-def explain(code: str, config_file: Path | None) -> None:
+def explain(code: str, config_file: Any) -> None:
     """Explain a rule: what it flags, why, an example and the fix."""
     from neuron_migrate import docs
 

@@ -66,7 +66,8 @@ def _output_formats() -> str:
 
     rows = ["| format | what it is | saved as | fixes as edits |", "|---|---|---|---|"]
     rows += [
-        f"| `{f.name}` | {f.summary} | `report{f.suffix}` | {'yes' if f.carries_fixes else 'no'} |"
+        f"| `{f.name}`{''.join(f' (also `{alias}`)' for alias in f.aliases)} | {f.summary} | `report{f.suffix}` "
+        f"| {'yes' if f.carries_fixes else 'no'} |"
         for f in OUTPUT_FORMATS
     ]
     return "\n".join(rows) + "\n"

@@ -25,6 +25,7 @@ from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.model import FileResult, Finding, Position
 from neuron_migrate.output import text as text_output
 from neuron_migrate.output.base import PLAIN, RenderOptions, all_findings, sources
+from neuron_migrate.output.color import paint
 from neuron_migrate.output.escape import visible
 
 CONTEXT = 1  # lines shown above and below the finding
@@ -66,24 +67,27 @@ def _underline(line: str, start: int, end: int | None) -> str:
     return " " * _width(_shown(before)) + "^" * max(_width(_shown(marked)), 1)
 
 
-def snippet(finding: Finding, text: SourceText) -> list[str]:
-    """The numbered source lines around the finding, with its span underlined."""
+def snippet(finding: Finding, text: SourceText, color: bool = False) -> list[str]:
+    """The numbered source lines around the finding, with its span underlined; with `color`, as
+    Ruff paints them (blue line numbers and bars, red carets)."""
     last_line = max(text.position(len(text.text.rstrip("\r\n"))).line, finding.start.line)
     start, end = finding.start, finding.end
     first = max(start.line - CONTEXT, 1)
     span_end = min(max(end.line, start.line), start.line + MAX_SPAN - 1)
     final = min(span_end + CONTEXT, last_line)
     gutter = len(str(final))
-    out = [f"{' ' * gutter} |"]
+    bar = paint(f"{' ' * gutter} |", color, fg="blue", bold=True)
+    out = [bar]
     for number in range(first, final + 1):
         line = text.line_text(number)
-        out.append(f"{number:>{gutter}} | {_shown(line)}".rstrip())
+        out.append(f"{paint(f'{number:>{gutter}} |', color, fg='blue', bold=True)} {_shown(line)}".rstrip())
         if number == start.line:
             stop = end.column if end.line == start.line and end > start else None
-            out.append(f"{' ' * gutter} | {_underline(line, start.column, stop)} {finding.code}")
+            marks = f"{_underline(line, start.column, stop)} {finding.code}"
+            out.append(f"{bar} {paint(marks, color, fg='red', bold=True)}")
         if number == span_end and span_end < end.line:
-            out.append(f"{' ' * gutter} | ...")
-    out.append(f"{' ' * gutter} |")
+            out.append(f"{bar} ...")
+    out.append(bar)
     return out
 
 
@@ -108,26 +112,33 @@ def _split(text: str) -> list[str]:
     return lines[:-1] if lines and lines[-1] == "" else lines
 
 
-def block(finding: Finding, texts: Mapping[str, SourceText], unsafe_fixes: bool) -> list[str]:
+def block(finding: Finding, texts: Mapping[str, SourceText], unsafe_fixes: bool, color: bool = False) -> list[str]:
     """Everything shown for one finding."""
-    out = [text_output.line(finding, unsafe_fixes)]
+    out = [text_output.line(finding, unsafe_fixes, color)]
     text = texts.get(finding.path) if finding.cell is None else None  # a notebook's text is JSON, not the cell
     if text is not None:
-        out += snippet(finding, text)
+        out += snippet(finding, text, color)
     if finding.fix is not None:
-        out.append(f"  = {finding.fix.applicability.value} fix: {finding.fix.message}")
+        label = paint(f"{finding.fix.applicability.value} fix", color, fg="cyan", bold=True)
+        out.append(f"  = {label}: {finding.fix.message}")
         if text is not None:
-            out += [f"  {line}".rstrip() for line in fix_diff(finding, text)]
+            out += [f"  {_diff_line(line, color)}".rstrip() for line in fix_diff(finding, text)]
     if finding.url:
-        out.append(f"  = docs: {finding.url}")
+        out.append(f"  = {paint('docs', color, fg='cyan', bold=True)}: {finding.url}")
     return out
+
+
+def _diff_line(line: str, color: bool) -> str:
+    """A line of the fix's diff: removals red, additions green, hunk headers cyan."""
+    colours = {"-": "red", "+": "green", "@": "cyan"}
+    return paint(line, color and line[:1] in colours, fg=colours.get(line[:1], "reset"))
 
 
 def render(results: Sequence[FileResult], options: RenderOptions = PLAIN) -> str:
     texts = sources(results)
     out: list[str] = []
     for finding in all_findings(results):
-        out += [*block(finding, texts, options.unsafe_fixes), ""]
+        out += [*block(finding, texts, options.unsafe_fixes, options.color), ""]
     if not options.quiet:
         out.extend(text_output.summary(results, options.unsafe_fixes))
     return "\n".join(out) + ("\n" if out else "")

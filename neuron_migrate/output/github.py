@@ -22,6 +22,7 @@ from neuron_migrate.output.base import (
     repo_path,
 )
 from neuron_migrate.output.raw_notebook import notebook_texts, raw_findings
+from neuron_migrate.words import counted
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -81,14 +82,15 @@ def _headline(findings: Sequence[Finding], files: int) -> str:
         return f"All checks passed! ({files} {'file' if files == 1 else 'files'} checked)"
     severities = Counter(f.severity for f in findings)
     parts = [
-        f"{severities[s]} {word}{'' if severities[s] == 1 else 's'}"
+        counted(severities[s], word)
         for s, word in ((Severity.ERROR, "error"), (Severity.WARNING, "warning"), (Severity.INFO, "notice"))
         if severities[s]
     ]
     fixable = sum(1 for f in findings if applicable(f, unsafe_fixes=False))
     noun = "finding" if len(findings) == 1 else "findings"
     line = (
-        f"Found **{len(findings)}** {noun} in {len({f.path for f in findings})} of {files} files ({', '.join(parts)})."
+        f"Found **{len(findings)}** {noun} in {len({f.path for f in findings})} of {counted(files, 'file')} "
+        f"({', '.join(parts)})."
     )
     return line + (f" {fixable} fixable with `neuron-migrate --fix`." if fixable else "")
 

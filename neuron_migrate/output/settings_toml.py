@@ -1,15 +1,35 @@
-"""`--show-settings` as TOML: one `[[settings]]` table per group of paths, keys spelled as in the config.
+"""`--show-settings` as TOML: one `[[settings]]` table per group of paths.
 
-Valid TOML (`tomllib` reads it back), so a script can compare or diff the settings of two runs.
-Sets are sorted and `None` values left out (TOML has no null), so the output is stable.
+Each table holds the settings a config can set, spelled as the config spells them, so its lines
+paste into `[tool.neuron-migrate]` (or a `neuron-migrate.toml`) and give the same table back:
+`select` lists the enabled rules exactly (what selectors, ignores and families resolved to).
+What a config cannot set (the paths, the config file, the flags of the command line, the fixed
+limits) follows in the table's `[settings.resolved]`.
+Valid TOML (`tomllib` reads it back); sets are sorted and `None` values left out, so the output
+is stable.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import fields, is_dataclass
 from pathlib import Path
+from typing import Any
+
+# Settings field -> config key, in the order `--show-settings` prints them (after `select`: the
+# enabled rules, exactly, which is what every selector and family resolved to).
+CONFIG_KEYS = (
+    ("families", "from"),
+    ("target", "target"),
+    ("target_version", "target-version"),
+    ("unsafe_fixes", "unsafe-fixes"),
+    ("exclude", "exclude"),
+    ("extend_exclude", "extend-exclude"),
+    ("respect_gitignore", "respect-gitignore"),
+    ("per_file_ignores", "per-file-ignores"),
+)
+# Settings fields no config key sets, shown under `[settings.resolved]`.
+RESOLVED = ("fix", "add_noqa", "max_file_bytes", "max_fix_iterations")
 
 
 def value(item: object) -> str:
@@ -24,14 +44,9 @@ def value(item: object) -> str:
         return json.dumps(item.as_posix(), ensure_ascii=False)
     if isinstance(item, (frozenset, set)):
         return value(tuple(sorted(item)))
-    if is_dataclass(item) and not isinstance(item, type):
-        parts = (f"{key(f.name)} = {value(getattr(item, f.name))}" for f in fields(item))
-        return "{ " + ", ".join(parts) + " }" if fields(item) else "{}"
     if isinstance(item, dict):
         return "{ " + ", ".join(f"{json.dumps(str(k))} = {value(v)}" for k, v in item.items()) + " }" if item else "{}"
     if isinstance(item, (tuple, list)):
-        if item and all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) for x in item):
-            return value(dict(item))  # (glob, codes) pairs: per-file-ignores, as the config writes them
         return "[" + ", ".join(value(x) for x in item) + "]"
     return json.dumps(str(item), ensure_ascii=False)
 
@@ -40,19 +55,37 @@ def key(name: str) -> str:
     return name.replace("_", "-")
 
 
-def render(groups: Iterable[tuple[Path | None, Sequence[Path], object]]) -> str:
+def render(groups: Iterable[tuple[Path | None, Sequence[Path], Any]]) -> str:
     """(config file, paths, Settings) of each group as a `[[settings]]` table."""
     out: list[str] = []
     for config, paths, settings in groups:
         out.append("[[settings]]")
-        out.append(f"paths = {value([p.as_posix() for p in paths])}")
+        out += _config_lines(settings)
+        out += ["", "[settings.resolved]", f"paths = {value([p.as_posix() for p in paths])}"]
         if config is not None:
             out.append(f"config-file = {value(config.as_posix())}")
-        for field in fields(settings):  # type: ignore[arg-type]
-            item = getattr(settings, field.name)
-            if field.name == "per_file_ignores":
-                item = dict(item)  # a table even when empty, as the config writes it
-            if item is not None:
-                out.append(f"{key(field.name)} = {value(item)}")
+        out += [
+            f"{key(name)} = {value(getattr(settings, name))}"
+            for name in RESOLVED
+            if getattr(settings, name) is not None
+        ]
+        if settings.rule_sources.plugin_root:
+            out.append(f"plugin-root = {value(settings.rule_sources.plugin_root)}")
         out.append("")
     return "\n".join(out)
+
+
+def _config_lines(settings: Any) -> list[str]:
+    """The group's settings as config keys (per-file-ignores a table even when empty)."""
+    lines = [f"select = {value(settings.enabled)}"]
+    for field, name in CONFIG_KEYS:
+        item = getattr(settings, field)
+        if field == "per_file_ignores":
+            item = dict(item)
+        lines.append(f"{name} = {value(item)}")
+    sources = settings.rule_sources
+    if sources.extend_rules:
+        lines.append(f"extend-rules = {value(sources.extend_rules)}")
+    if sources.plugins:
+        lines.append(f"plugins = {value(sources.plugins)}")
+    return lines

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from neuron_migrate.model import FileResult
 from neuron_migrate.output.base import printable_path
+from neuron_migrate.output.statistics import shown_name
 
 
 def render(results: Sequence[FileResult]) -> str:
@@ -19,5 +20,5 @@ def render(results: Sequence[FileResult]) -> str:
     for result in fixed:
         lines.append(f"- {printable_path(result.path)}:")
         per_rule = Counter((f.code, f.name) for f in result.fixed)
-        lines += [f"    {n} × {code} ({name})" for (code, name), n in sorted(per_rule.items())]
+        lines += [f"    {n} × {code} ({shown_name(name)})" for (code, name), n in sorted(per_rule.items())]
     return "\n".join(lines) + "\n"

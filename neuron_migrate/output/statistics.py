@@ -46,12 +46,23 @@ def _marker(row: RuleCount) -> str:
     return "[-] " if row.unsafe_fixable else "    "
 
 
+def shown_name(name: str) -> str:
+    """A rule's name as Ruff's statistics spell names: kebab-case (`xla-mark-step-call`)."""
+    return name.replace("_", "-")
+
+
 def render(results: Sequence[FileResult], unsafe_fixes: bool = False, as_json: bool = False) -> str:
     """`count<TAB>code<TAB>[*] name` lines (or a JSON list of {code, name, count, fixable_count, fixable})."""
     table = counts(results, unsafe_fixes)
     if as_json:
         rows = [
-            {"code": r.code, "name": r.name, "count": r.count, "fixable_count": r.fixable_count, "fixable": r.fixable}
+            {
+                "code": r.code,
+                "name": shown_name(r.name),
+                "count": r.count,
+                "fixable_count": r.fixable_count,
+                "fixable": r.fixable,
+            }
             for r in table
         ]
         return json.dumps(rows, indent=2) + "\n"
@@ -59,5 +70,5 @@ def render(results: Sequence[FileResult], unsafe_fixes: bool = False, as_json: b
         return ""
     width = len(str(table[0].count))
     any_marker = any(r.fixable or r.unsafe_fixable for r in table)
-    lines = [f"{r.count:>{width}}\t{r.code}\t{_marker(r) if any_marker else ''}{r.name}" for r in table]
+    lines = [f"{r.count:>{width}}\t{r.code}\t{_marker(r) if any_marker else ''}{shown_name(r.name)}" for r in table]
     return "\n".join(lines) + "\n"

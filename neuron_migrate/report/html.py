@@ -10,6 +10,7 @@ from neuron_migrate.report.html_charts import compare_chart, family_chart, statu
 from neuron_migrate.report.html_tables import counts_table, file_table, items_list, table
 from neuron_migrate.report.markdown import hours
 from neuron_migrate.report.model import KINDS, STATUS_MEANING, STATUSES, FolderRow, Report, fallback_text
+from neuron_migrate.words import counted
 
 
 def _mini(f: FolderRow) -> str:
@@ -32,8 +33,9 @@ def _folder_tree(report: Report) -> str:
         name = f.path if f.depth == 0 else f.path.rsplit("/", 1)[-1]
         work = [badge(s, f"{n} {s}") for s, n in zip(STATUSES, f.statuses) if n and s != "clean"]
         summary = (
-            f'<span class="fold"><code>{esc(name)}</code> {_mini(f)} <span class="note">{f.files} files · '
-            f"{f.total} findings · {f.blockers} blockers · {f.minutes} min</span> {' '.join(work)}</span>"
+            f'<span class="fold"><code>{esc(name)}</code> {_mini(f)} <span class="note">{counted(f.files, "file")} · '
+            f"{counted(f.total, 'finding')} · {counted(f.blockers, 'blocker')} · {f.minutes} min</span> "
+            f"{' '.join(work)}</span>"
         )
         opened = " open" if f.depth < 2 else ""
         top = " tree-top" if f.depth == 0 else ""
@@ -98,7 +100,7 @@ def _comparison(report: Report) -> str:
     rules = [(f"<code>{esc(code)}</code>", str(o), str(n), f"{n - o:+d}") for code, o, n in c.rules]
     return (
         f'<h2 id="progress">Progress since {esc(c.old_date or "the earlier report")}</h2>'
-        f'<p class="big">{len(c.newly_done)} files newly done · findings {c.old_findings} → {c.new_findings} '
+        f'<p class="big">{counted(len(c.newly_done), "file")} newly done · findings {c.old_findings} → {c.new_findings} '
         f"({c.new_findings - c.old_findings:+d}) · blockers left: {c.new_blockers} (were {c.old_blockers})</p>"
         f'<figure class="narrow">{compare_chart(c.old_statuses, c.new_statuses, c.old_date)}{legend(STATUSES)}</figure>'
         f"<h3>Newly done ({len(c.newly_done)})</h3><ul class=items>{done}</ul>"
@@ -127,7 +129,8 @@ def _blockers(report: Report) -> str:
     cards = "".join(
         f'<div class="card" data-concept="{esc(g.concept)}"><h3>{esc(g.label)} {badge("blocked", str(g.count))}</h3>'
         f'<p><a href="{esc(g.guide)}">Guide: how to migrate {esc(g.label)}</a></p>'
-        f'<p class="note">First occurrence in each of {len(g.first)} files:</p>{items_list(g.first)}</div>'
+        f'<p class="note">First occurrence in {"the one file" if len(g.first) == 1 else f"each of {len(g.first)} files"}:'
+        f"</p>{items_list(g.first)}</div>"
         for g in report.blockers
     )
     return (
@@ -203,9 +206,9 @@ def render(report: Report) -> str:
         f"<style>{CSS}</style></head><body><main>",
         "<h1>Migration plan</h1>",
         (
-            f'<p class="big">{len(report.files)} files; {sum(totals.values())} findings '
+            f'<p class="big">{counted(len(report.files), "file")}; {counted(sum(totals.values()), "finding")} '
             f"({totals['safe']} fixed by <code>--fix</code>, {totals['unsafe']} by <code>--unsafe-fixes</code>, "
-            f"{totals['manual']} manual); {report.blocker_count} blockers. Estimated manual effort: "
+            f"{totals['manual']} manual); {counted(report.blocker_count, 'blocker')}. Estimated manual effort: "
             f"<strong>{esc(hours(report))}</strong>.</p>"
         ),
         f'<ul class="badges" id="badges">{badges}</ul>',

@@ -9,6 +9,7 @@ from typing import TypeVar
 from neuron_migrate.fsio import visible_name
 from neuron_migrate.output.base import code_span
 from neuron_migrate.report.model import STATUS_MEANING, STATUSES, CountRow, Item, Report, fallback_text
+from neuron_migrate.words import counted
 
 LIMIT = 1024 * 1024 - 1024  # GitHub's step summary limit is 1 MiB; keep room for a separator
 BAR = 20  # characters of the progress bars
@@ -64,11 +65,11 @@ def _summary(report: Report) -> list[str]:
     counts = report.status_counts()
     totals = report.kind_totals()
     return [
-        f"{len(report.files)} files: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".",
+        f"{counted(len(report.files), 'file')}: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + ".",
         "",
         (
-            f"{sum(totals.values())} findings: {totals['safe']} fixed by `--fix`, {totals['unsafe']} only by "
-            f"`--fix --unsafe-fixes`, {totals['manual']} manual; {report.blocker_count} blockers. "
+            f"{counted(sum(totals.values()), 'finding')}: {totals['safe']} fixed by `--fix`, {totals['unsafe']} "
+            f"only by `--fix --unsafe-fixes`, {totals['manual']} manual; {counted(report.blocker_count, 'blocker')}. "
             f"Estimated manual effort: **{hours(report)}**."
         ),
         "",
@@ -83,10 +84,11 @@ def _relation(report: Report) -> list[str]:
         "### How this relates to `check`",
         "",
         (
-            f"`check` with the same settings finds **{r.found}** findings (the sum of `check --statistics`) and marks "
+            f"`check` with the same settings finds **{r.found}** finding{'' if r.found == 1 else 's'} (the sum of "
+            f"`check --statistics`) and marks "
             f"{r.fixable} fixable with `--fix` and {r.unsafe_fixable} more with `--unsafe-fixes`, from each finding's "
             f"own fix. Fixing also removes imports once their uses are gone, so: after `check --fix`, "
-            f"**{r.left_after_fix}** are left; after `check --fix --unsafe-fixes`, **{r.left_after_unsafe_fixes}**."
+            f"**{r.left_after_fix}** {'is' if r.left_after_fix == 1 else 'are'} left; after `check --fix --unsafe-fixes`, **{r.left_after_unsafe_fixes}**."
         ),
         "",
     ]
@@ -106,7 +108,7 @@ def _comparison(report: Report, limit: int | None) -> list[str]:
     out += [
         (
             f"Findings: {c.old_findings} → {c.new_findings} ({c.new_findings - c.old_findings:+d}); "
-            f"blockers: {c.old_blockers} → {c.new_blockers}; {len(c.newly_done)} files newly done."
+            f"blockers: {c.old_blockers} → {c.new_blockers}; {counted(len(c.newly_done), 'file')} newly done."
         ),
         "",
     ]
@@ -229,7 +231,8 @@ def _body(report: Report, limit: int | None) -> str:
         + more
     )
     if counts["clean"]:
-        out += [f"{counts['clean']} clean files are not listed.", ""]
+        noun = "clean file is" if counts["clean"] == 1 else "clean files are"
+        out += [f"{counts['clean']} {noun} not listed.", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from neuron_migrate.config import (
+    ConfigChoice,
     ConfigError,
     Overrides,
     config_for,
@@ -56,7 +57,7 @@ class Request:
 
     paths: tuple[Path, ...]
     overrides: Overrides
-    config_file: Path | None = None
+    config_file: ConfigChoice | None = None  # `--config`: a file, `KEY = VALUE` pairs
     jobs: int = 1
     write: bool = True  # write fixes back (False for --diff)
     since: str | None = None
