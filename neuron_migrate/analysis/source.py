@@ -97,8 +97,9 @@ class SourceText:
             at = find("\n", at + 1)
         return starts
 
-    @property
+    @functools.cached_property
     def newline(self) -> str:
+        """The first line ending's style (found once: a long first line took a scan per finding)."""
         return newline_of(self.text)
 
     def line_start(self, line: int) -> int:
@@ -113,8 +114,15 @@ class SourceText:
         end = self.line_start(line + 1) if line < len(self._starts) else len(self.text)
         return self.text[start:end].rstrip("\r\n")
 
+    @functools.cached_property
+    def _ascii(self) -> bool:
+        return self.text.isascii()
+
     def offset(self, line: int, byte_col: int) -> int:
-        """Offset of an `ast` position (1-based line, UTF-8 byte column)."""
+        """Offset of an `ast` position (1-based line, UTF-8 byte column); in ASCII text without
+        copying the line (a long line took a copy per node)."""
+        if self._ascii:
+            return self.line_start(line) + byte_col
         line_text = self.line_text(line)
         if line_text.isascii():
             return self.line_start(line) + byte_col
