@@ -8,9 +8,23 @@ import os
 import sys
 
 from neuron_migrate.cli import main
+from neuron_migrate.run import signals
 
 
 def run() -> None:
+    """Run the CLI; SIGTERM and SIGHUP end it as Ctrl-C does, pool workers included, with
+    one line on stderr and exit code 128 + the signal's number (see `run/signals.py`)."""
+    signals.install()
+    try:
+        _run()
+    except signals.Terminated as ended:
+        with contextlib.suppress(OSError, ValueError):  # a terminal hung up, a closed pipe
+            sys.stderr.write(f"neuron-migrate: error: stopped by {ended.name}\n")
+            sys.stderr.flush()
+        raise SystemExit(ended.code) from None
+
+
+def _run() -> None:
     """Run the CLI, then end the process without tearing the interpreter down.
 
     A check keeps its rules, caches and results alive to the end, and Python's own exit then

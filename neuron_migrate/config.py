@@ -169,7 +169,8 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
             values[key.replace("-", "_")] = codes(data[key], where, key)
     for key in GLOB_LISTS:
         if key in data:
-            values[key.replace("-", "_")] = tuple(anchor_glob(g, path.parent) for g in strings(data[key], where, key))
+            globs = strings(data[key], where, key)
+            values[key.replace("-", "_")] = tuple(anchor_glob(g, path.parent, f"{where}: `{key}`") for g in globs)
     if "respect-gitignore" in data:
         if not isinstance(data["respect-gitignore"], bool):
             raise ConfigError(

@@ -163,16 +163,24 @@ def per_file_ignores(value: object, where: str, root: Path) -> tuple[tuple[str, 
         raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes], not {type_name(value)}")
     entries = []
     for glob, listed in value.items():
-        entries.append((anchor_glob(glob, root), codes(listed, where, f"per-file-ignores.{glob}")))
+        anchored = anchor_glob(glob, root, f"{where}: `per-file-ignores`")
+        entries.append((anchored, codes(listed, where, f"per-file-ignores.{glob}")))
     return tuple(entries)
 
 
-def anchor_glob(glob: str, root: Path) -> str:
+def anchor_glob(glob: str, root: Path, where: str) -> str:
     """A settings glob (`exclude`, `per-file-ignores`) made absolute against the config's folder.
 
     A glob without `/` matches a file or folder name anywhere (as in Ruff); a leading `!` negates
-    it (per-file-ignores). The glob is matched as git's wildmatch (`neuron_migrate.patterns`).
+    it (per-file-ignores). The glob is matched as git's wildmatch (`neuron_migrate.patterns`);
+    one that expands to too many globs is a ConfigError (`where` says which setting).
     """
+    from neuron_migrate.patterns import GlobError, check_glob
+
+    try:
+        check_glob(glob)
+    except GlobError as exc:
+        raise ConfigError(f"{where} has the glob {glob[:60] + '...' if len(glob) > 60 else glob!r}; {exc}") from None
     negate = glob.startswith("!")
     body = glob[1:] if negate else glob
     if "/" in body.rstrip("/") and not os.path.isabs(body):

@@ -2,7 +2,8 @@
 
 One dialect everywhere, as git writes it (gitignore(5)): `*` and `?` stop at `/`, `**` spans
 folders only as a whole segment (`**/x`, `x/**`, `a/**/b`), `[...]` is a class (`!` or `^`
-negates), `\\` quotes the next character. Ruff's anchoring for the settings: a pattern without `/`
+negates), `\\` quotes the next character (`wildmatch.py` translates them to regexes that match in
+polynomial time, whatever the glob). Ruff's anchoring for the settings: a pattern without `/`
 matches a file or folder name at any depth; one with `/` is relative to the folder it was
 written for (the config file's, or the working folder for a command-line option). Settings
 patterns also accept `{a,b}` alternatives, as Ruff's globs do; `.gitignore` lines do not.
@@ -22,112 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-_CLASSES = {
-    "alnum": "a-zA-Z0-9",
-    "alpha": "a-zA-Z",
-    "blank": " \\t",
-    "cntrl": "\\x00-\\x1f\\x7f",
-    "digit": "0-9",
-    "graph": "!-~",
-    "lower": "a-z",
-    "print": " -~",
-    "punct": "!-/:-@\\[-`{-~",
-    "space": " \\t\\n\\r\\f\\v",
-    "upper": "A-Z",
-    "xdigit": "0-9A-Fa-f",
-}
-
-
-def translate(glob: str) -> str:
-    """The regular expression (no anchors) for a wildmatch glob matched against a whole `/` path."""
-    out: list[str] = []
-    segments = glob.split("/")
-    for index, segment in enumerate(segments):
-        last = index == len(segments) - 1
-        if segment == "**":
-            if len(segments) == 1:
-                out.append(".*")
-            elif index == 0:
-                out.append("(?:.*/)?")  # `**/x`: x in any folder, the top one included
-            elif last:
-                out.append(".*")  # `x/**`: everything inside x (the `/` came before)
-            else:
-                out.append("(?:.*/)?")  # `a/**/b`: zero or more folders between
-            continue
-        out.append(_segment(segment))
-        if not last:
-            out.append("/")
-    return "".join(out)
-
-
-def _segment(segment: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(segment):
-        c = segment[i]
-        if c == "*":
-            while i + 1 < len(segment) and segment[i + 1] == "*":
-                i += 1  # other runs of asterisks are one `*`
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            klass, end = _bracket(segment, i)
-            if klass is None:
-                out.append(re.escape(c))
-            else:
-                out.append(klass)
-                i = end
-        elif c == "\\" and i + 1 < len(segment):
-            i += 1
-            out.append(re.escape(segment[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def _bracket(segment: str, start: int) -> tuple[str | None, int]:
-    """A `[...]` class as a regex class and the index of its `]`; None when it is not closed."""
-    i = start + 1
-    negate = i < len(segment) and segment[i] in "!^"
-    if negate:
-        i += 1
-    parts: list[str] = []
-    first = True
-    while i < len(segment):
-        c = segment[i]
-        if c == "]" and not first:
-            body = "".join(parts)
-            return (f"[^/{body}]" if negate else f"(?!/)[{body}]"), i
-        first = False
-        if c == "[" and segment.startswith("[:", i):
-            end = segment.find(":]", i + 2)
-            name = segment[i + 2 : end] if end != -1 else ""
-            if name in _CLASSES:
-                parts.append(_CLASSES[name])
-                i = end + 2
-                continue
-        if c == "\\" and i + 1 < len(segment):
-            i += 1
-            c = segment[i]
-        if i + 2 < len(segment) and segment[i + 1] == "-" and segment[i + 2] != "]":
-            low, high = c, segment[i + 2]
-            if high == "\\" and i + 3 < len(segment):
-                high = segment[i + 3]
-                i += 1
-            if low <= high:
-                parts.append(f"{_class_char(low)}-{_class_char(high)}")
-            i += 3
-            continue
-        parts.append(_class_char(c))
-        i += 1
-    return None, start
-
-
-def _class_char(c: str) -> str:
-    return "\\" + c if c in "\\]^-[" else c
-
+from neuron_migrate.wildmatch import GlobError, check_glob, expand_braces, translate
 
 # -- .gitignore -------------------------------------------------------------------------
 
@@ -268,15 +164,6 @@ class GitIgnore:
 # -- settings patterns (exclude, extend-exclude, per-file-ignores) ------------------------
 
 
-def expand_braces(glob: str) -> list[str]:
-    """`a/{b,c}/*.py` as `a/b/*.py` and `a/c/*.py` (nested braces too); a lone brace is literal."""
-    match = re.search(r"\{([^{}]*,[^{}]*)\}", glob)
-    if match is None:
-        return [glob]
-    head, tail = glob[: match.start()], glob[match.end() :]
-    return [out for choice in match.group(1).split(",") for out in expand_braces(head + choice + tail)]
-
-
 @dataclass(frozen=True)
 class PathPattern:
     """A settings glob: by name (no `/`) or by path anchored at a folder, translated to a regex
@@ -349,7 +236,9 @@ class PathMatcher:
         if not self._by_name or len(self._by_name) > _JOINED_NAMES:
             return None, None
         joined = [
-            re.compile("|".join(f"(?:{translate(p.glob)})" for p in chosen), re.DOTALL) if chosen else None
+            re.compile("|".join(f"(?:{translate(p.glob, str(i))})" for i, p in enumerate(chosen)), re.DOTALL)
+            if chosen
+            else None
             for chosen in (self._by_name, [p for p in self._by_name if not p.dir_only])
         ]
         return joined[0], joined[1]
@@ -379,3 +268,20 @@ class PathMatcher:
 def glob_matches(glob: str, path: str | os.PathLike[str], anchor: str | os.PathLike[str]) -> bool:
     """Whether one settings glob matches `path` (a file)."""
     return PathMatcher((glob,), anchor).match(path)
+
+
+__all__ = [
+    "GitIgnore",
+    "GlobError",
+    "IgnoreRule",
+    "PathMatcher",
+    "PathPattern",
+    "check_glob",
+    "compile_pattern",
+    "decide",
+    "expand_braces",
+    "glob_matches",
+    "parse_gitignore",
+    "repository_root",
+    "translate",
+]

@@ -55,6 +55,14 @@ CASES: list[tuple[dict[str, str], list[str]]] = [
         {"": "/*\n!/src/\n!/README\n", "src": "*.pyc\n"},
         ["top.py", "README", "src/a.py", "src/a.pyc", "other/a.py"],
     ),
+    (  # several stars in a segment, several `**`: matched at their leftmost place (wildmatch.py)
+        {"": "a*b*c.py\n*x*x*y\nm/**/n/**/o.py\n**/p*q/**/r*s*/**\n[[:alpha:]]*[0-9]*z.py\n[[[]w*.py\n[]]v.py\n"},
+        [
+            "abc.py", "aXbYc.py", "acb.py", "abbc.py", "d/ab_bc.py", "xxy", "axbxcy", "xyx", "m/n/o.py",
+            "m/1/n/2/o.py", "m/n/n/o.py", "m/o.py", "n/o.py", "pq/r1s2/t", "1/pxq/2/rs/3.py", "pq/rs", "q1z.py",
+            "1az.py", "a12z.py", "[w.py", "[xw.py", "]v.py", "vv.py",
+        ],
+    ),
 ]  # fmt: skip
 
 

@@ -27,8 +27,17 @@ class Encoded:
     bom: bool = False
 
 
+# Codecs Python accepts in a coding cookie whose decoding takes time quadratic in the size.
+_QUADRATIC = frozenset({"punycode", "idna"})
+_QUADRATIC_LIMIT = 64 * 1024
+
+
 def decode(data: bytes) -> tuple[str, Encoded]:
-    """Decode Python source bytes honouring a BOM and a PEP 263 coding cookie."""
+    """Decode Python source bytes honouring a BOM and a PEP 263 coding cookie.
+
+    Raises DecodeError for whatever the declared codec makes of the bytes: any codec the
+    cookie names is looked up, and some raise a bare `UnicodeError` (punycode, idna), or are
+    no text encoding at all (`rot13`, `hex`: LookupError)."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
@@ -36,9 +45,11 @@ def decode(data: bytes) -> tuple[str, Encoded]:
     bom = data.startswith(_BOM)
     body = data[len(_BOM) :] if bom else data
     name = "utf-8" if encoding == "utf-8-sig" else encoding
+    if name in _QUADRATIC and len(body) > _QUADRATIC_LIMIT:
+        raise DecodeError(f"decoding {len(body) // 1024:,} KiB of {name} takes time quadratic in its size")
     try:
         text = body.decode(name)
-    except (UnicodeDecodeError, LookupError) as exc:
+    except Exception as exc:  # noqa: BLE001 - a codec may raise anything; the file is unreadable, not the run
         raise DecodeError(f"cannot decode as {name}: {exc}") from None
     if "\0" in text:  # Python refuses such a file; often UTF-16 saved without a BOM
         raise DecodeError(f"it contains NUL bytes, which {name} text does not (UTF-16 without a BOM?)")
@@ -46,8 +57,14 @@ def decode(data: bytes) -> tuple[str, Encoded]:
 
 
 def encode(text: str, how: Encoded) -> bytes:
-    """Encode text back the way it was read."""
-    data = text.encode(how.encoding)
+    """Encode text back the way it was read; whatever the codec raises becomes the
+    UnicodeEncodeError the callers report (the file is left as it was)."""
+    try:
+        data = text.encode(how.encoding)
+    except UnicodeEncodeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a codec may raise anything
+        raise UnicodeEncodeError(how.encoding, text, 0, len(text), str(exc)) from None
     return _BOM + data if how.bom else data
 
 
@@ -80,8 +97,9 @@ class SourceText:
             at = find("\n", at + 1)
         return starts
 
-    @property
+    @functools.cached_property
     def newline(self) -> str:
+        """The first line ending's style (found once: a long first line took a scan per finding)."""
         return newline_of(self.text)
 
     def line_start(self, line: int) -> int:
@@ -96,8 +114,15 @@ class SourceText:
         end = self.line_start(line + 1) if line < len(self._starts) else len(self.text)
         return self.text[start:end].rstrip("\r\n")
 
+    @functools.cached_property
+    def _ascii(self) -> bool:
+        return self.text.isascii()
+
     def offset(self, line: int, byte_col: int) -> int:
-        """Offset of an `ast` position (1-based line, UTF-8 byte column)."""
+        """Offset of an `ast` position (1-based line, UTF-8 byte column); in ASCII text without
+        copying the line (a long line took a copy per node)."""
+        if self._ascii:
+            return self.line_start(line) + byte_col
         line_text = self.line_text(line)
         if line_text.isascii():
             return self.line_start(line) + byte_col

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.values import HelperRequest, Match, Plan, Request
@@ -366,6 +367,29 @@ def helper_text(request: HelperRequest) -> str | None:
         return None
     template, _, module = HELPERS[request.name]
     return template.replace("{" + module + "}", request.module)
+
+
+@functools.cache
+def helper_defines(request: HelperRequest) -> frozenset[str]:
+    """The names the helper `request` asks for defines at the top of the file."""
+    source = helper_text(request)
+    if source is None:
+        return frozenset()
+    statements = ast.parse(source).body
+    return frozenset(s.name for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+
+
+def helper_shadowed(ctx: FixContext, match: Match, requests: Iterable[Request]) -> bool:
+    """Whether a name a requested helper defines is bound in a function or class around `match`
+    (`_optimizer_step = None` in the function that calls it): the helper, written at module
+    level, is not what the new code would call there."""
+    resolver = ctx.analysis.resolver
+    for request in requests:
+        for name in helper_defines(request) if isinstance(request, HelperRequest) else ():
+            seen = resolver.lookup(name, match.scope)
+            if seen and seen is not resolver.module_scope.bindings.get(name):
+                return True
+    return False
 
 
 def helper_call(ctx: FixContext, match: Match, name: str, call_text: str, node: ast.AST) -> Plan | None:

@@ -70,7 +70,7 @@ def add_to_module(
         return None
     if indent and indent != module.default_indent and not _has_block(module):
         module = module.with_changes(default_indent=indent)  # no block here says otherwise
-    placement = _placement(module, _first_use(module, imports))
+    placement = _placement(module, _first_use(module, imports, helpers))
     if follows_imports is not None:
         placement = replace(placement, follows_imports=follows_imports)
     wanted = [i for i in imports if i.statement not in placement.present]
@@ -200,12 +200,15 @@ class _Names(cst.CSTVisitor):
         return False
 
 
-def _first_use(module: cst.Module, imports: Sequence[ImportRequest]) -> int | None:
-    """The index of the first top-level statement that reads a name the new imports bind: they
-    must come before it, even when more imports follow it (`d = torch.device(...); import json`)."""
-    if not imports:
+def _first_use(module: cst.Module, imports: Sequence[ImportRequest], helpers: Sequence[str] = ()) -> int | None:
+    """The index of the first top-level statement that reads a name the new imports bind or the
+    helpers define: they must come before it, even when more imports follow it
+    (`d = torch.device(...); import json`). A `def` or `class` that reads one counts too: code
+    that calls it at import time comes after it."""
+    names = {new.bound for new in imports} | {name for source in helpers for name in _defined(source)}
+    if not names:
         return None
-    visitor = _Names(frozenset(new.bound for new in imports))
+    visitor = _Names(frozenset(names))
     for index, statement in enumerate(module.body):
         if _imports_of(statement) is not None:
             continue
@@ -213,6 +216,11 @@ def _first_use(module: cst.Module, imports: Sequence[ImportRequest]) -> int | No
         if visitor.found:
             return index
     return None
+
+
+def _defined(source: str) -> tuple[str, ...]:
+    """The names a helper's top-level statements define (its functions and classes)."""
+    return tuple(s.name.value for s in _helper_statements(source) if isinstance(s, (cst.FunctionDef, cst.ClassDef)))
 
 
 def _placement(module: cst.Module, before: int | None = None) -> _Placement:

@@ -17,6 +17,7 @@ from neuron_migrate.analysis.index import RuleIndex
 from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.analysis.walk import walk, walk_imports
 from neuron_migrate.catalogue import MapEntry, load_catalogue
+from neuron_migrate.checks.helpers import helper_shadowed
 from neuron_migrate.checks.messages import MESSAGE_VALUES
 from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.add_imports import ImportPlacement, import_edits, import_placement
@@ -71,7 +72,9 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
     if entry is None:
         return None
     plan = _entry_plan(ctx, match, entry)
-    return plan if plan is None else folded(ctx, match, plan) or plan
+    if plan is not None:
+        plan = folded(ctx, match, plan) or plan
+    return None if plan is None or helper_shadowed(ctx, match, plan.imports) else plan
 
 
 def _entry_plan(ctx: FixContext, match: Match, entry: MapEntry) -> Plan | None:

@@ -12,7 +12,7 @@ from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.source import DecodeError, Encoded, decode, encode
 from neuron_migrate.engine import suppress, waiting_imports
 from neuron_migrate.engine.apply import Applied, apply_once, choose, plan_key, verify
-from neuron_migrate.engine.budget import over_budget
+from neuron_migrate.engine.budget import refusals
 from neuron_migrate.engine.check import (
     Planned,
     analyze,
@@ -84,12 +84,11 @@ def first_round(
     work there: nothing can match, a file over the budget, one that does not parse or compile."""
     if not might_match(text, ruleset):
         return FileResult(path, source=text)
-    too_big = over_budget(text, fixing=False)
+    too_big, no_fix = refusals(text, settings.fix)
     if too_big is not None:
         return FileResult(
             path, (tool_finding(path, "NM904", f"Exclude this file or split it; {too_big}"),), source=text
         )
-    no_fix = over_budget(text, fixing=True) if settings.fix else None
     planned, error, analysis = _plan_with_analysis(text, path, ruleset)
     if error is None and planned and analysis is not None:
         error = _compile_error(analysis.tree, path)  # parses, but Python would refuse it: never edited

@@ -26,6 +26,7 @@ from functools import cached_property
 
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
+from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.engine.check import tool_finding
 from neuron_migrate.engine.directives import (
     RAW_DIRECTIVES,
@@ -346,8 +347,11 @@ def finish(result: FileResult, settings: Settings, line_comments: bool = False) 
         changed = new_text if new_text != result.source else None
         unannotated = tuple(f for f in outcome.kept if f not in noted)
         return replace(result, findings=(*noted, *unannotated), fixed_source=changed, suppressed=outcome.suppressed)
+    unjudged = _unjudged(text, result.path) if outcome.unused and not line_comments else None
+    if unjudged is not None:  # the comments of a file Python refuses are neither judged nor removed
+        return replace(result, findings=_sorted([*outcome.kept, unjudged]), suppressed=outcome.suppressed)
     fixable = [f for f in outcome.unused if settings.allows(Safety.SAFE.value)]
-    if fixable and not _parses(text, result.path if line_comments else None):
+    if fixable and line_comments and not _parses(text, result.path):
         fixable = []  # a file that does not parse is never changed
     if not fixable:
         return replace(result, findings=_sorted([*outcome.kept, *outcome.unused]), suppressed=outcome.suppressed)
@@ -373,21 +377,33 @@ def _keep_imports_of_suppressed_uses(outcome: Outcome) -> Outcome:
     return Outcome(tuple(map(plain, outcome.kept)), tuple(map(plain, outcome.suppressed)), outcome.unused)
 
 
-def _parses(text: str, text_file: str | None = None) -> bool:
-    """Whether the file parses as what it is: Python, or (`text_file`, its path) a TOML file as
-    TOML; a shell script, requirements file or setup.cfg has no parser here (its comments come
-    from the line scan, which knows its quoting), so it counts as parsed."""
-    if text_file is not None:
-        from neuron_migrate.engine.formats.kinds import file_kind, valid_toml
+def _parses(text: str, text_file: str) -> bool:
+    """Whether a text file (`text_file`, its path) parses as what it is: a TOML file as TOML; a
+    shell script, requirements file or setup.cfg has no parser here (its comments come from the
+    line scan, which knows its quoting), so it counts as parsed."""
+    from neuron_migrate.engine.formats.kinds import file_kind, valid_toml
 
-        return file_kind(text_file) != "pyproject" or valid_toml(text)
+    return file_kind(text_file) != "pyproject" or valid_toml(text)
+
+
+def _unjudged(text: str, path: str) -> Finding | None:
+    """Why the unused suppressions of Python `text` cannot be judged: NM904 for a file over the
+    parse budget, NM901 for one Python does not compile (`return` outside a function parses);
+    None when they can. A file that can match no rule reaches here unparsed."""
+    too_costly = over_budget(text, fixing=False)
+    if too_costly is not None:
+        return tool_finding(path, "NM904", f"Exclude this file or split it; {too_costly}")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+            flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if ".ipynb" in path else 0  # IPython runs `await` in cells
+            compile(text, path, "exec", flags=flags, dont_inherit=True)
+    except SyntaxError as exc:
+        message = f"Fix the syntax error before migrating: {exc.msg}"
+        return tool_finding(path, "NM901", message, exc.lineno or 1, max(exc.offset or 1, 1))
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return tool_finding(path, "NM901", f"Fix the file before migrating: {type(exc).__name__}")
+    return None
 
 
 def _sorted(findings: Iterable[Finding]) -> tuple[Finding, ...]:

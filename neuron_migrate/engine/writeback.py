@@ -6,7 +6,8 @@ cannot restore, never writes a file its permissions make read-only, and never ov
 edit made while the file was being checked. Any of these skips the file with a reason.
 
 The new content goes to a temporary file next to the original, named
-`.<name>.neuron-migrate-<pid>-<random>.tmp`, which is renamed over it. A run killed mid-write
+`.<name>.neuron-migrate-<pid>-<random>.tmp` (the name cut to fit the file system's longest
+name), which is renamed over it. A run killed mid-write
 leaves that file behind; the next run removes it once its process is gone (`sweep`).
 """
 
@@ -106,9 +107,9 @@ def _temp_for(path: Path) -> str:
     `tempfile.mkstemp` makes it (whose import, with shutil, bz2, lzma and random, cost a report
     or a fix more than the write itself)."""
     for _ in range(100):
-        temp = os.path.abspath(
-            os.path.join(path.parent, f".{path.name}{TEMP_TAG}{os.getpid()}-{os.urandom(6).hex()}.tmp")
-        )
+        suffix = f"{TEMP_TAG}{os.getpid()}-{os.urandom(6).hex()}.tmp"
+        room = _name_max(path.parent) - 1 - len(suffix)  # a 255-byte name must still get one
+        temp = os.path.abspath(os.path.join(path.parent, "." + os.fsdecode(os.fsencode(path.name)[:room]) + suffix))
         try:
             fd = os.open(temp, _TEMP_FLAGS, 0o600)
         except FileExistsError:
@@ -116,6 +117,14 @@ def _temp_for(path: Path) -> str:
         os.close(fd)
         return temp
     raise FileExistsError(f"no free temporary file name beside {path}")
+
+
+def _name_max(folder: Path) -> int:
+    """The longest file name, in bytes, the folder's file system takes (255 when it cannot say)."""
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (AttributeError, OSError, ValueError):
+        return 255
 
 
 def _same_owner(temp: str, info: os.stat_result) -> bool:

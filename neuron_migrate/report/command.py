@@ -255,12 +255,12 @@ def _fix_kinds_cached(
             todo.append(result)
     if todo:
         runs = dict(runs or {})
-        rest = [r for r in todo if r.path not in runs]
+        rest = [r for r in todo if r.path not in runs and _readable(r)]
         if rest:
             runs.update(_fix_runs(rest, request, cwd))
         safe_run, unsafe_run = [], []
         for result in todo:  # no run where the check has nothing it could apply: the file stays
-            safe, unsafe = runs[result.path]
+            safe, unsafe = runs.get(result.path, (None, None))  # NM903/NM904: never read, nothing to run
             safe_run.append(safe if safe is not None else replace(result, fixed=()))
             unsafe_run.append(unsafe if unsafe is not None else safe_run[-1])
         found = fix_kinds(todo, safe_run, unsafe_run)
@@ -277,6 +277,12 @@ def _fix_kinds_cached(
     if fresh != cached:
         _save_kinds(index, fresh)
     return kinds, (left[0], left[1])
+
+
+def _readable(result: FileResult) -> bool:
+    """Whether the check read the file: one it could not read (NM903) or refused for its size
+    (NM904 alone) has no fix to run."""
+    return result.source is not None
 
 
 def _fix_runs(todo: Sequence[FileResult], request: Any, cwd: Path) -> dict[str, Sequence[Any]]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from neuron_migrate.analysis.source import SourceText
+from neuron_migrate.engine.budget import over_budget
 from neuron_migrate.run.cache import read_stamped, tree_stamp
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -61,7 +62,10 @@ def _dotted(node: ast.AST) -> str:
 
 
 def facts_of(source: str) -> Facts:
-    """The imports of `source` and whether it holds recognised `neuron` code (its `ast`)."""
+    """The imports of `source` and whether it holds recognised `neuron` code (its `ast`);
+    nothing for a file too costly to parse (the check's NM904)."""
+    if over_budget(source, fixing=False) is not None:
+        return NOTHING
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

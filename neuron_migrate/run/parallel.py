@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from neuron_migrate.model import FileResult
 from neuron_migrate.run import cache_codec as codec
+from neuron_migrate.run import signals
 from neuron_migrate.run.cache import Stamp, read_stamped
 from neuron_migrate.run.discover import Target
 from neuron_migrate.settings import Settings
@@ -102,10 +103,19 @@ def _compute(
 
         chunks = _chunks([t.path for t in targets], jobs)
         computed: list[_Done | None] = [None] * len(work)
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(settings,)) as pool:
-            for chunk, done in zip(chunks, pool.map(_packed_chunk, [[work[i] for i in c] for c in chunks])):
-                for i, (packed, stamp, extra) in zip(chunk, done):
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(settings, os.getpid()))
+        try:
+            # Futures, not `pool.map`: an ended map cancels its futures, which the pool's thread
+            # then fails to mark broken (InvalidStateError, a traceback on stderr).
+            futures = [pool.submit(_packed_chunk, [work[i] for i in chunk]) for chunk in chunks]
+            for chunk, future in zip(chunks, futures):
+                for i, (packed, stamp, extra) in zip(chunk, future.result()):
                     computed[i] = _report((_unpack(packed), stamp, _unpack_extra(extra)), on_done)
+        except BaseException:  # SIGTERM, SIGHUP, Ctrl-C, a worker's error: no worker outlives the run
+            signals.end_workers()
+            raise
+        finally:
+            pool.shutdown()
         return [item for item in computed if item is not None]
 
 
@@ -161,7 +171,8 @@ def fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def _start_worker(settings: Settings) -> None:
+def _start_worker(settings: Settings, parent: int) -> None:
+    signals.start_worker(parent)
     gc.set_threshold(*_GC_THRESHOLDS)
     _warm_up(settings)
 
@@ -195,12 +206,13 @@ def _work(item: _Item) -> _Done:
 def _packed_chunk(items: list[_Item]) -> list[tuple[bytes | FileResult, Stamp | None, object]]:
     """`_work` in a pool worker: results travel compactly encoded (see `codec`)."""
     packed: list[tuple[bytes | FileResult, Stamp | None, object]] = []
-    for item in items:
-        result, stamp, extra = _work(item)
-        try:
-            packed.append((codec.dumps(result), stamp, _pack_extra(extra)))
-        except TypeError:
-            packed.append((result, stamp, extra))
+    with signals.unwinding():
+        for item in items:
+            result, stamp, extra = _work(item)
+            try:
+                packed.append((codec.dumps(result), stamp, _pack_extra(extra)))
+            except TypeError:
+                packed.append((result, stamp, extra))
     return packed
 
 

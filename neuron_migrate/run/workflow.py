@@ -22,7 +22,7 @@ from neuron_migrate.config import (
     output_format,
     plan_runs,
 )
-from neuron_migrate.config_values import check_selectors
+from neuron_migrate.config_values import anchor_glob, check_selectors
 from neuron_migrate.model import FileResult
 from neuron_migrate.run.cache import CACHE_DIR_NAME, open_cache
 from neuron_migrate.run.discover import Target, discover, display_path, resolve
@@ -102,6 +102,9 @@ def request_from(paths: Sequence[Path], options: Mapping[str, Any]) -> Request:
         raise UsageError("--since needs a git revision, e.g. --since origin/main")
     if options["stdin_filename"] and any(str(p) != "-" for p in paths):
         raise UsageError("--stdin-filename reads stdin; pass no PATHS (or `-`)")
+    for flag in ("exclude", "extend_exclude"):
+        for glob in options.get(flag) or ():
+            anchor_glob(glob, Path("."), f"--{flag.replace('_', '-')}")  # ConfigError for an unusable glob
     return Request(
         paths=tuple(paths),
         overrides=overrides_from(options),

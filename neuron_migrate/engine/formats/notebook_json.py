@@ -71,9 +71,13 @@ def member(text: str, index: int, name: str) -> tuple[int, int] | None:
     return next(((s, e) for key, s, e in members(text, index) if key == name), None)
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
 def _lines(text: str) -> list[str]:
-    parts = text.split("\n")
-    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    """A cell's text as the items of its `source` array: one per line, with its own line end
+    (`\n`, `\r\n`, or `\r` in a notebook saved with classic Mac line ends)."""
+    return _LINE.findall(text)
 
 
 @dataclass(frozen=True)
