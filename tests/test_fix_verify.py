@@ -72,9 +72,9 @@ def test_two_fixes_that_break_the_file_only_together_drop_one_and_keep_the_rest(
 
 
 def test_a_file_rolled_back_whole_shows_no_fixable_marks(monkeypatch: pytest.MonkeyPatch) -> None:
-    from neuron_migrate.engine import pipeline
+    from neuron_migrate.engine import fix_loop
 
-    monkeypatch.setattr(pipeline, "verify", lambda text, path: "NameError: the fixes broke it")
+    monkeypatch.setattr(fix_loop, "verify", lambda text, path: "NameError: the fixes broke it")
     result = check_source(SOURCE, "train.py", Settings(select=("NM",), fix=True))
     assert result.fixed_source is None
     assert any(f.code == "NM906" for f in result.findings)

@@ -10,7 +10,8 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 from neuron_migrate.analysis.source import decode
-from neuron_migrate.engine import pipeline as runner
+from neuron_migrate.engine import planning as runner
+from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.engine.ruleset import (
     build_ruleset,
     enabled_codes,
@@ -129,7 +130,7 @@ def test_prefilter_passes_every_case_the_analysis_flags(case: Path, monkeypatch:
     for settings in (Settings(select=(case.parent.name,)), Settings()):
         with monkeypatch.context() as patched:
             patched.setattr(runner, "might_match", lambda text, ruleset: True)
-            unfiltered = runner.check_source(text, case.name, settings)
+            unfiltered = check_source(text, case.name, settings)
         found = {f.code for f in unfiltered.findings if not f.code.startswith("NM9")}  # NM9xx: the tool's own
         if found:
             ruleset = build_ruleset(enabled_codes(settings), settings.target_version)

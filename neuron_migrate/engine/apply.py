@@ -67,11 +67,10 @@ def choose(
     ]
 
 
-def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = False) -> Applied:
+def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
     """Apply every non-overlapping plan in `chosen` to the analysed text.
 
     A plan's transform runs first (LibCST), so that every plan is text edits from then on.
-    `text_only` adds new imports as text, without LibCST's import placement.
     """
     concrete: list[tuple[Planned, tuple[Edit, ...]]] = []
     declined: list[Planned] = []
@@ -90,7 +89,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
     imports = scoped.module_requests
     fixed = tuple(item.finding for item in [*items, *shared])
-    if imports and not text_only:
+    if imports:
         text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports, scoped.inline)
         if text is not None:
             return Applied(text, fixed, tuple(declined))
