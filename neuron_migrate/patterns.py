@@ -374,8 +374,3 @@ class PathMatcher:
             if pattern.regex.fullmatch(name if pattern.by_name else absolute):
                 return True
         return False
-
-
-def glob_matches(glob: str, path: str | os.PathLike[str], anchor: str | os.PathLike[str]) -> bool:
-    """Whether one settings glob matches `path` (a file)."""
-    return PathMatcher((glob,), anchor).match(path)

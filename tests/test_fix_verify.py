@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from neuron_migrate.checks.fixes import FixContext, fit_quotes
+from neuron_migrate.analysis.source import fit_quotes
+from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 

@@ -33,10 +33,6 @@ _PATCHERS = ("patch", "patch.object", "patch.dict", "patch.multiple")
 REMOVE_IMPORT = "remove_import"  # the fix that reads `keep_reason` (rules name it in `fix = ...`)
 
 
-def is_xla_module(module: str | None) -> bool:
-    return module is not None and (module == "torch_xla" or module.startswith("torch_xla."))
-
-
 def bound_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
     """The names an import statement binds (`*` for a star import)."""
     return [alias.asname or alias.name.split(".")[0] for alias in stmt.names]
