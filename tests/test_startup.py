@@ -51,14 +51,17 @@ def test_version_does_not_import_libcst(tmp_path: Path) -> None:
     assert not _imports_libcst(["--version"], tmp_path)
 
 
-def test_check_without_fix_does_not_import_libcst(tmp_path: Path) -> None:
-    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+def test_only_a_structural_fix_made_or_shown_imports_libcst(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n")
     assert not _imports_libcst(["check", "train.py", "--no-cache"], tmp_path)
     assert not _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), (
-        "text edits alone need no LibCST"
+        "text edits and the imports they need take no LibCST"
     )
-    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n")
-    assert _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "adding `import torch` uses LibCST"
+    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.master_print('step')\n")
+    assert not _imports_libcst(["check", "train.py", "--no-cache"], tmp_path), "a plain check counts it fixable"
+    assert not _imports_libcst(["check", "train.py", "--no-cache", "--output-format", "concise"], tmp_path)
+    assert _imports_libcst(["check", "train.py", "--no-cache", "--output-format", "json"], tmp_path), "its edit shown"
+    assert _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "its transform made"
 
 
 _WARM_PROBE = """
