@@ -175,7 +175,7 @@ def anchor_glob(glob: str, root: Path, where: str) -> str:
     it (per-file-ignores). The glob is matched as git's wildmatch (`neuron_migrate.patterns`);
     one that expands to too many globs is a ConfigError (`where` says which setting).
     """
-    from neuron_migrate.patterns import GlobError, check_glob
+    from neuron_migrate.wildmatch import GlobError, check_glob
 
     try:
         check_glob(glob)

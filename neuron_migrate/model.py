@@ -47,13 +47,28 @@ class TextEdit:
     content: str
 
 
+@dataclass(frozen=True, order=True)
+class Requirement:
+    """Another finding of the same file, by its code and start, whose fix a fix waits on."""
+
+    code: str
+    start: Position
+
+
 @dataclass(frozen=True)
 class Fix:
-    """An edit set that resolves one finding."""
+    """An edit set that resolves one finding.
+
+    A fix with `requires` applies only once those findings' fixes are made (the deletion of a
+    torch_xla import whose uses they rewrite); `--fix` makes it in a later round. `certain` is
+    False where whether it then applies cannot be known before they are made (`[~]`).
+    """
 
     applicability: Safety  # SAFE or UNSAFE, never MANUAL
     message: str
     edits: tuple[TextEdit, ...]
+    requires: tuple[Requirement, ...] = ()
+    certain: bool = True
 
 
 @dataclass(frozen=True)
@@ -92,6 +107,9 @@ class FileResult:
     source: str | None = None  # the text as read (None when it could not be read)
     fixed_source: str | None = None  # the text after fixes; None when nothing changed
     suppressed: tuple[Finding, ...] = field(default=())
+    # Findings of the text as read that `--fix` neither fixed nor left: their code went with
+    # other fixes (a manual finding in a block whose statements all went).
+    gone: tuple[Finding, ...] = ()
 
     @property
     def changed(self) -> bool:

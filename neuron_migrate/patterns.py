@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from neuron_migrate.wildmatch import GlobError, check_glob, expand_braces, translate
+from neuron_migrate.wildmatch import expand_braces, translate
 
 # -- .gitignore -------------------------------------------------------------------------
 
@@ -263,25 +263,3 @@ class PathMatcher:
             if pattern.regex.fullmatch(name if pattern.by_name else absolute):
                 return True
         return False
-
-
-def glob_matches(glob: str, path: str | os.PathLike[str], anchor: str | os.PathLike[str]) -> bool:
-    """Whether one settings glob matches `path` (a file)."""
-    return PathMatcher((glob,), anchor).match(path)
-
-
-__all__ = [
-    "GitIgnore",
-    "GlobError",
-    "IgnoreRule",
-    "PathMatcher",
-    "PathPattern",
-    "check_glob",
-    "compile_pattern",
-    "decide",
-    "expand_braces",
-    "glob_matches",
-    "parse_gitignore",
-    "repository_root",
-    "translate",
-]

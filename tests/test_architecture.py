@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("neuron_migrate.analysis",),
     ("neuron_migrate.compat",),
     ("neuron_migrate.checks",),
-    ("neuron_migrate.registry",),
+    ("neuron_migrate.registry", "neuron_migrate.api"),
     ("neuron_migrate.engine",),
     ("neuron_migrate.output", "neuron_migrate.config", "neuron_migrate.config_values", "neuron_migrate.report.model"),
     ("neuron_migrate.run",),
@@ -48,14 +48,6 @@ TORCH_ROOM = "neuron_migrate.smoke.child"
 # LibCST, loaded only by --fix: the `_cst` halves of the concept modules and of add_imports, and
 # the engine module that applies a fix's rewrite.
 LIBCST_MODULES = frozenset({"neuron_migrate.engine.rewrite"})
-# Old import paths kept for plugins and docs; nothing in the package imports them.
-ALIASES = frozenset(
-    {
-        "neuron_migrate.checks.fixes",
-        "neuron_migrate.checks.detectors",
-        "neuron_migrate.checks.helper_code",
-    }
-)
 MAX_LINES = 450  # every module of the package (STYLE §6: split along a seam, never trim to fit)
 
 
@@ -189,10 +181,6 @@ def test_only_the_fix_halves_import_libcst() -> None:
     assert outside == []
 
 
-def test_nothing_in_the_package_imports_an_alias() -> None:
-    assert sorted(f"{name} -> {t}" for name, targets in GRAPH.items() for t in targets if t in ALIASES) == []
-
-
 def test_no_module_is_over_the_limit() -> None:
     long = {
         name: lines
@@ -217,3 +205,31 @@ def test_the_graph_is_read() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == ["a -> b -> c -> a"]
+
+
+def test_the_plugin_surface_is_one_module_that_loads_no_libcst_and_the_docs_use_only_it() -> None:
+    """`neuron_migrate.api` is what plugins import: the docs' example and the project fixture's
+    plugins import nothing else of the package, and it pulls in no LibCST."""
+    assert not any(_root(t) == "libcst" for name in _closure("neuron_migrate.api") for t in IMPORTED[name])
+    plugins = sorted((ROOT / "fixtures" / "_project" / "nm_plugins").glob("*.py"))
+    docs = (ROOT / "docs" / "writing-rules.md").read_text(encoding="utf-8")
+    blocks = [b.split("\n", 1)[1] for b in docs.split("```python")[1:]]
+    sources = [p.read_text(encoding="utf-8") for p in plugins] + [b.split("```", 1)[0] for b in blocks]
+    used = {
+        node.module
+        for source in sources
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("neuron_migrate")
+    }
+    assert used == {"neuron_migrate.api"}
+
+
+def _closure(name: str) -> set[str]:
+    """`name` and every module of ours it imports, directly or not."""
+    seen, pending = set(), [name]
+    while pending:
+        current = pending.pop()
+        if current not in seen:
+            seen.add(current)
+            pending.extend(GRAPH[current])
+    return seen

@@ -117,3 +117,12 @@ def test_the_shipped_rules_stamp_builds_no_registry(monkeypatch: pytest.MonkeyPa
 
 def test_rules_digest_without_plugins_equals_the_registry_digest() -> None:
     assert registry.rules_digest(RuleSources()) == registry.registry(RuleSources()).digest
+
+
+def test_a_check_that_shows_fix_edits_is_cached_apart_from_a_plain_one(tmp_path: Path) -> None:
+    """JSON and SARIF carry the edits of structural fixes (their transforms run), a plain check
+    does not: the two results must never answer for each other from the cache."""
+    plain = merge(Config(), Overrides(output_format="concise"))
+    shown = merge(Config(), Overrides(output_format="json"))
+    assert not plain.fix_edits and shown.fix_edits
+    assert config_key(plain, tmp_path, "rules") != config_key(shown, tmp_path, "rules")

@@ -8,7 +8,6 @@ Python at all: the last test adds one in a copy of the project, touching only `r
 
 from __future__ import annotations
 
-import ast
 import importlib
 import os
 import shutil
@@ -24,8 +23,6 @@ from neuron_migrate.catalogue import RuleSpecError, load_catalogue, parse_rule
 from neuron_migrate.settings import RuleSources
 
 CHECKS = ROOT / "neuron_migrate" / "checks"
-# Old import paths kept for plugins, tests and docs; nothing in the package may import them.
-ALIASES = ("fixes", "detectors", "helper_code")
 # Detectors and fixes that rules of several concepts name; they live with the concept that owns them.
 SHARED = {"replace_string", "env_var", "remove_env_statement", "remove_statement"}
 
@@ -44,7 +41,7 @@ def test_every_concept_module_is_a_catalogue_concept_with_its_tables() -> None:
     shared = {
         *("__init__", "toolkit", "toolkit_calls", "toolkit_layout", "toolkit_cst", "helpers"),
         *("sharding_helpers", "collective_helpers"),
-        *("device_types", "messages", *ALIASES),
+        *("device_types", "messages", "rank_zero"),
     }
     for path in CHECKS.glob("*.py"):
         concept = path.stem.removesuffix("_cst")
@@ -83,17 +80,6 @@ def test_two_concept_modules_defining_one_name_is_an_error(monkeypatch: pytest.M
     monkeypatch.setattr(launch, "FIXES", {**launch.FIXES, "sync": launch.FIXES["spawn"]})  # execution's
     with pytest.raises(RuleSpecError, match=r"module neuron_migrate.checks.launch: FIXES name 'sync' is already taken"):
         registry.registry.__wrapped__(RuleSources())
-
-
-def test_nothing_in_the_package_imports_an_alias_module() -> None:
-    aliases = {f"neuron_migrate.checks.{a}" for a in ALIASES}
-    for path in (ROOT / "neuron_migrate").rglob("*.py"):
-        if path.parent == CHECKS and path.stem in ALIASES:
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                names = {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
-                assert not names & aliases, f"{path.name} imports {names & aliases}"
 
 
 def test_no_checks_module_is_over_450_lines() -> None:

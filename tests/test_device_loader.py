@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from neuron_migrate.checks.fixes import DEVICE_LOADER
+from neuron_migrate.checks.helpers import DEVICE_LOADER
 
 torch = pytest.importorskip("torch")
 

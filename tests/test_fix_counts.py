@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES, ROOT
 
 from neuron_migrate.cli import main
-from neuron_migrate.engine import pipeline
+from neuron_migrate.engine import fix_loop, pipeline
 
 SCRIPT = Path(sys.executable).with_name("neuron-migrate")
 BACKEND = (FIXTURES / "_multi" / "backend_import_after_fix.py").read_text(encoding="utf-8")
@@ -30,7 +30,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_an_import_fix_removes_with_its_uses_says_so_and_has_no_applicability(tmp_path: Path) -> None:
+def test_an_import_its_uses_fixes_free_carries_its_deletion_and_what_it_requires(tmp_path: Path) -> None:
     (tmp_path / "dist.py").write_text(BACKEND, encoding="utf-8")
     text = cli("check", "--no-cache", "dist.py", cwd=tmp_path).stdout
     (line,) = [x for x in text.splitlines() if " NM602 " in x]
@@ -38,10 +38,12 @@ def test_an_import_fix_removes_with_its_uses_says_so_and_has_no_applicability(tm
     assert "Keep" not in line
     rows = json.loads(cli("check", "--no-cache", "--output-format", "json", "dist.py", cwd=tmp_path).stdout)
     (nm602,) = [r for r in rows if r["code"] == "NM602"]
-    assert nm602["fix"] is None  # nothing of its own to apply
+    assert nm602["fix"]["applicability"] == "safe" and nm602["fix"]["certain"] is True
+    assert [e["content"] for e in nm602["fix"]["edits"]] == [""]  # its own deletion
+    assert [r["code"] for r in nm602["fix"]["requires"]] == ["NM310"]  # once the `"xla"` backend is rewritten
     sarif = json.loads(cli("check", "--no-cache", "--output-format", "sarif", "dist.py", cwd=tmp_path).stdout)
     (result,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "NM602"]
-    assert "fixes" not in result and "fixApplicability" not in result["properties"]
+    assert [r["ruleId"] for r in result["fixes"][0]["properties"]["requires"]] == ["NM310"]
     fixed = cli("check", "--no-cache", "--fix", "dist.py", cwd=tmp_path)
     assert "xla_backend" not in (tmp_path / "dist.py").read_text(encoding="utf-8")  # and `--fix` does remove it
     assert fixed.returncode == 0
@@ -78,7 +80,7 @@ def test_statistics_mark_partly_fixable_rules_and_count_them(tmp_path: Path) -> 
 def test_a_rolled_back_file_shows_no_fixable_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
-    monkeypatch.setattr(pipeline, "verify", lambda text, path: "SyntaxError: pretend the fixes broke it")
+    monkeypatch.setattr(fix_loop, "verify", lambda text, path: "SyntaxError: pretend the fixes broke it")
     result = CliRunner().invoke(main, ["check", "--no-cache", "--fix", "train.py"], catch_exceptions=False)
     assert (tmp_path / "train.py").read_text(encoding="utf-8") == TRAIN  # rolled back
     lines = result.stdout.splitlines()

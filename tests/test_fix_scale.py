@@ -21,11 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 _RUN = textwrap.dedent(
     """
     import sys
-    from neuron_migrate.engine import pipeline
+    from neuron_migrate.engine import planning
     from neuron_migrate.engine.pipeline import check_source
     from neuron_migrate.settings import Settings
 
-    pipeline.refusals = lambda text, fix: (None, None)  # the budget refuses these files; time is measured here
+    planning.refusals = lambda text, fix: (None, None)  # the budget refuses these files; time is measured here
     text = sys.stdin.read()
     result = check_source(text, "big.py", Settings(select=("NM",), fix=True))
     assert result.fixed_source is not None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from neuron_migrate.checks.fixes import FixContext, fit_quotes
+from neuron_migrate.analysis.source import fit_quotes
+from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
 
@@ -72,9 +73,9 @@ def test_two_fixes_that_break_the_file_only_together_drop_one_and_keep_the_rest(
 
 
 def test_a_file_rolled_back_whole_shows_no_fixable_marks(monkeypatch: pytest.MonkeyPatch) -> None:
-    from neuron_migrate.engine import pipeline
+    from neuron_migrate.engine import fix_loop
 
-    monkeypatch.setattr(pipeline, "verify", lambda text, path: "NameError: the fixes broke it")
+    monkeypatch.setattr(fix_loop, "verify", lambda text, path: "NameError: the fixes broke it")
     result = check_source(SOURCE, "train.py", Settings(select=("NM",), fix=True))
     assert result.fixed_source is None
     assert any(f.code == "NM906" for f in result.findings)

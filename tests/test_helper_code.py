@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from neuron_migrate.checks.fixes import HELPERS as ALL_HELPERS
-from neuron_migrate.checks.helper_code import HELPER_NAMES, HELPERS
+from neuron_migrate.checks.helpers import HELPER_NAMES
+from neuron_migrate.checks.helpers import HELPER_TEMPLATES as HELPERS
+from neuron_migrate.checks.helpers import HELPERS as ALL_HELPERS
 
 
 def load(name: str, **names: Any) -> Any:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from neuron_migrate.engine.check import analyze
-from neuron_migrate.engine.pipeline import check_source, ruleset_for
+from neuron_migrate.engine.pipeline import check_source
+from neuron_migrate.engine.planning import ruleset_for
 from neuron_migrate.engine.variants import variants
 from neuron_migrate.settings import Settings
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from neuron_migrate.patterns import GitIgnore, PathMatcher, expand_braces, translate
+from neuron_migrate.patterns import GitIgnore, PathMatcher
+from neuron_migrate.wildmatch import expand_braces, translate
 
 # (files of .gitignore text by folder, paths to ask about; a trailing `/` makes a folder)
 CASES: list[tuple[dict[str, str], list[str]]] = [

@@ -10,7 +10,8 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 from neuron_migrate.analysis.source import decode
-from neuron_migrate.engine import pipeline as runner
+from neuron_migrate.engine import planning as runner
+from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.engine.ruleset import (
     build_ruleset,
     enabled_codes,
@@ -50,14 +51,17 @@ def test_version_does_not_import_libcst(tmp_path: Path) -> None:
     assert not _imports_libcst(["--version"], tmp_path)
 
 
-def test_check_without_fix_does_not_import_libcst(tmp_path: Path) -> None:
-    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+def test_only_a_structural_fix_made_or_shown_imports_libcst(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n")
     assert not _imports_libcst(["check", "train.py", "--no-cache"], tmp_path)
     assert not _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), (
-        "text edits alone need no LibCST"
+        "text edits and the imports they need take no LibCST"
     )
-    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\ndevice = xm.xla_device()\n")
-    assert _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "adding `import torch` uses LibCST"
+    (tmp_path / "train.py").write_text("import torch_xla.core.xla_model as xm\nxm.master_print('step')\n")
+    assert not _imports_libcst(["check", "train.py", "--no-cache"], tmp_path), "a plain check counts it fixable"
+    assert not _imports_libcst(["check", "train.py", "--no-cache", "--output-format", "concise"], tmp_path)
+    assert _imports_libcst(["check", "train.py", "--no-cache", "--output-format", "json"], tmp_path), "its edit shown"
+    assert _imports_libcst(["check", "train.py", "--no-cache", "--fix"], tmp_path), "its transform made"
 
 
 _WARM_PROBE = """
@@ -129,7 +133,7 @@ def test_prefilter_passes_every_case_the_analysis_flags(case: Path, monkeypatch:
     for settings in (Settings(select=(case.parent.name,)), Settings()):
         with monkeypatch.context() as patched:
             patched.setattr(runner, "might_match", lambda text, ruleset: True)
-            unfiltered = runner.check_source(text, case.name, settings)
+            unfiltered = check_source(text, case.name, settings)
         found = {f.code for f in unfiltered.findings if not f.code.startswith("NM9")}  # NM9xx: the tool's own
         if found:
             ruleset = build_ruleset(enabled_codes(settings), settings.target_version)

@@ -19,9 +19,10 @@ from conftest import FIXTURES, ROOT
 from neuron_migrate.analysis.source import decode
 from neuron_migrate.analysis.values import EXPRESSION, IMPORTS, STATEMENT, Decline, Match, Plan, Transform
 from neuron_migrate.checks.toolkit import FixContext
-from neuron_migrate.engine import pipeline, suppress
+from neuron_migrate.engine import planning, suppress
 from neuron_migrate.engine.check import Planned, concrete_edits
-from neuron_migrate.engine.pipeline import check_source, first_round, ruleset_for
+from neuron_migrate.engine.pipeline import check_source
+from neuron_migrate.engine.planning import first_round, ruleset_for
 from neuron_migrate.engine.rewrite import transform_edit
 from neuron_migrate.engine.ruleset import Ruleset, build_ruleset
 from neuron_migrate.settings import Settings
@@ -84,7 +85,7 @@ def _with_fix(monkeypatch: pytest.MonkeyPatch, name: str, fix: object) -> None:
         ruleset = build_ruleset(*args)  # type: ignore[arg-type]
         return dataclasses.replace(ruleset, fixes=MappingProxyType({**ruleset.fixes, name: fix}))
 
-    monkeypatch.setattr(pipeline, "build_ruleset", with_fix)
+    monkeypatch.setattr(planning, "build_ruleset", with_fix)
 
 
 def test_a_plugin_style_structural_fix_runs_through_the_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +123,7 @@ def test_a_transform_that_declines_leaves_its_finding_unfixed(monkeypatch: pytes
 
     _with_fix(monkeypatch, "xla_device", xla_device)
     source = "import torch_xla.core.xla_model as xm\n\nmake = [xm.xla_device]  # not a call\n"
-    monkeypatch.setattr(pipeline, "with_edits", lambda analysis, planned: planned)
+    monkeypatch.setattr(planning, "with_edits", lambda analysis, planned: planned)
     fixed = check_source(source, "train.py", Settings(select=("NM101",), fix=True))
     assert fixed.fixed_source is None
     assert [f.fix for f in fixed.findings if f.code == "NM101"] == [None]

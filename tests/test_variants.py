@@ -17,7 +17,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 
 from neuron_migrate.analysis.source import DecodeError, decode
-from neuron_migrate.engine import pipeline
+from neuron_migrate.engine import pipeline, planning
 from neuron_migrate.engine.ruleset import might_match
 from neuron_migrate.engine.variants import variants
 from neuron_migrate.model import Safety
@@ -225,7 +225,7 @@ def test_a_cold_report_runs_no_fix_pass_and_parses_no_checked_file_again(
     options = {**_OPTIONS, "no_cache": True}
     rep = command.collect((), options, folder)
     assert apart == []
-    ruleset = pipeline.ruleset_for(Settings())
+    ruleset = planning.ruleset_for(Settings())
     unparsed = [text for text in FILES.values() if not might_match(text, ruleset)]  # the check never parsed these
     assert unparsed and sorted(parsed) == sorted(unparsed)
     assert {r.path: r.status for r in rep.files}["uses.py"] == "done"

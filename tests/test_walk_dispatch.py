@@ -16,7 +16,7 @@ from neuron_migrate.analysis.source import DecodeError, decode
 from neuron_migrate.analysis.values import Match
 from neuron_migrate.analysis.walk import walk
 from neuron_migrate.catalogue import RuleSpec
-from neuron_migrate.engine import check, pipeline, waiting_imports
+from neuron_migrate.engine import check, pipeline
 from neuron_migrate.engine import ruleset as ruleset_module
 from neuron_migrate.engine.ruleset import Ruleset, build_ruleset, enabled_codes, narrowed
 from neuron_migrate.model import Safety, Severity
@@ -92,37 +92,6 @@ def test_narrowing_changes_no_finding_on_any_fixture(settings: Settings, monkeyp
 
 
 @pytest.mark.slow
-def test_fixable_counts_without_the_imports_only_round(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stopping the in-memory run before a round that only removes imports gives the same marks."""
-    settings = Settings()
-    shortcut = {p: _keys(_text(p), str(p), settings) for p in INPUTS}
-    monkeypatch.setattr(pipeline, "_only_imports", lambda chosen, ruleset: False)
-    assert [p.name for p in INPUTS if _keys(_text(p), str(p), settings) != shortcut[p]] == []
-
-
-@pytest.mark.slow
-def test_fixable_counts_without_the_fix_run_for_imports_a_fixless_use_keeps(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Skipping the in-memory run when every waiting import keeps a use no safe fix touches gives
-    the same marks and messages as running it (the e2e programs too: real training scripts)."""
-    settings = Settings()
-    inputs = [*INPUTS, *sorted(E2E.glob("*.py"))]
-    shortcut = {p: _keys(_text(p), str(p), settings) for p in inputs}
-    monkeypatch.setattr(waiting_imports, "may_go", lambda *args: True)
-    assert [p.name for p in inputs if _keys(_text(p), str(p), settings) != shortcut[p]] == []
-
-
-def test_an_import_with_a_use_no_fix_touches_runs_no_fix_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[str] = []
-    real = pipeline._fix_loop
-    monkeypatch.setattr(pipeline, "_fix_loop", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
-    kept = "import torch_xla.core.xla_model as xm\n\nd = xm.xla_device()\nxm.some_private_thing()\n"
-    result = pipeline.check_source(kept, "kept.py", Settings())
-    assert calls == [] and [f.code for f in result.findings if f.fix is not None] == ["NM101"]
-    freed = "import torch_xla.core.xla_model as xm\n\nd = xm.xla_device()\n"
-    result = pipeline.check_source(freed, "freed.py", Settings())  # its second round: the imports alone
-    assert calls == [] and all(f.fix is not None for f in result.findings)
-
-
 def _spec(code: str) -> RuleSpec:
     return RuleSpec(
         code=code, name="probe", message="m", severity=Severity.WARNING, safety=Safety.MANUAL, detector="probe"
@@ -216,62 +185,3 @@ def test_narrowing_looks_for_a_word_only_where_the_words_it_contains_are(setting
         codes = {g.code for g in ruleset.gates if present & (g.substrings | g.identifiers)}
         small = narrowed(ruleset, text)
         assert (small.codes if small is not ruleset else {g.code for g in ruleset.gates}) == codes, text[:80]
-
-
-_KEPT_BY_STRINGS = {
-    "annotation": (
-        "from typing import TYPE_CHECKING\nimport torch_xla.core.xla_model as xm\n\nif TYPE_CHECKING:\n"
-        "    from torch_xla.distributed.parallel_loader import MpDeviceLoader\n\n\n"
-        'def wrap(loader) -> "MpDeviceLoader":\n    xm.mark_step()\n    return loader\n'
-    ),
-    "exported": 'import torch_xla.core.xla_model as xm\n\n__all__ = ["xm"]\nxm.mark_step()\n',
-    "patched": (
-        "from unittest import mock\nimport torch_xla.core.xla_model as xm\n\nxm.mark_step()\n"
-        'with mock.patch("pkg.xm.mark_step"):\n    pass\n'
-    ),
-    "backend": (
-        "import torch.distributed as dist\nimport torch_xla.distributed.xla_backend\n"
-        'import torch_xla.core.xla_model as xm\n\nxm.mark_step()\nprint("xla")\n'
-    ),
-}
-
-
-@pytest.mark.parametrize("name", sorted(_KEPT_BY_STRINGS))
-def test_an_import_a_string_keeps_runs_no_fix_rounds(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A string that keeps an import (a string annotation, `__all__`, a patch target, an `xla`
-    backend string) and that no fix edits keeps it through every round: no in-memory fix run
-    for it, and the marks the run would give."""
-    text = _KEPT_BY_STRINGS[name]
-    calls: list[str] = []
-    real = pipeline._fix_loop
-    monkeypatch.setattr(pipeline, "_fix_loop", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
-    shortcut = _keys(text, "t.py", Settings())
-    assert calls == []
-    kept = [f for f in pipeline.check_source(text, "t.py", Settings()).findings if f.code.startswith("NM60")]
-    assert [f.fix is None for f in kept].count(True) == 1, kept  # the import the string keeps
-    monkeypatch.setattr(waiting_imports, "may_go", lambda *args: True)
-    assert _keys(text, "t.py", Settings()) == shortcut
-    assert calls  # it did run every round, to the same marks
-
-
-def test_a_string_an_import_fix_may_delete_later_does_not_keep_the_import(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The `"xla"` in the `except` of an optional import goes when a later round removes the
-    `try` (once `xm` is unused), and then the backend import goes too: `may_go` leaves it to
-    the run."""
-    text = (
-        "import torch_xla.distributed.xla_backend\n\ntry:\n    import torch_xla.core.xla_model as xm\n"
-        'except ImportError:\n    _unused = "xla"\n\n\ndef step():\n    xm.mark_step()\n'
-    )
-    fixed = pipeline.check_source(text, "t.py", Settings(fix=True))
-    assert "xla_backend" not in (fixed.fixed_source or "")  # --fix removes it in a third round
-    answers: dict[str, bool] = {}
-    real = waiting_imports.may_go
-    monkeypatch.setattr(
-        waiting_imports,
-        "may_go",
-        lambda analysis, planned, waiting, *rest: answers.setdefault(
-            waiting.finding.code, real(analysis, planned, waiting, *rest)
-        ),
-    )
-    pipeline.check_source(text, "t.py", Settings())
-    assert answers == {"NM602": True, "NM601": True}

@@ -87,8 +87,9 @@ IMPORT_RULE = "nm_import_rule"  # attribute of a detector marked with `import_ru
 def import_rule(detector: Detector) -> Detector:
     """Mark a detector that matches imports which its fix removes once nothing uses them.
 
-    Rules with such a detector are the analysis's `import_rules`: `check` counts their findings
-    fixable when the other safe fixes leave the import unused, as `--fix` would.
+    Rules with such a detector are the analysis's `import_rules`: an import still used gets a fix
+    that requires the fixes of its uses when they take every use away
+    (`engine/waiting_imports.py`), found without running them.
     """
     setattr(detector, IMPORT_RULE, True)
     return detector

@@ -323,8 +323,8 @@ class Resolver:
         self.string_definitions: Mapping[int, ast.Constant] = collector.strings
         # What each name's bindings stand for, resolved once per bindings list (by identity: the
         # lists live in the scopes). A list met again while it is being resolved (`x = x.y`)
-        # contributes nothing, which cuts every cycle; six rebinds of one name used to take
-        # minutes and gigabytes.
+        # contributes nothing, which cuts every cycle (without it a few rebinds of one name make
+        # the resolution grow exponentially).
         self._by_bindings: dict[int, frozenset[str]] = {}
         self._active: set[int] = set()
         self._steps = 0

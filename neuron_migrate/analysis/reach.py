@@ -1,5 +1,4 @@
-"""Which statements of a module can hold a match: the walk skips the others (issue "Walk only what
-can match").
+"""Which statements of a module can hold a match: the walk skips the others.
 
 A rule matches at a node through a qualified name (a map entry, the catch-all, a detector's test
 of `call_names`) or through what the node's own source spells (a keyword, a method name). Both

@@ -191,3 +191,25 @@ def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: Rul
         return found
     xla = sorted(n for n in names if n == XLA_ROOT or n.startswith(XLA_ROOT + "."))
     return [Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))] if xla else []
+
+
+def loads_of(analysis: Analysis, names: frozenset[str]) -> list[tuple[ast.Name, Scope]]:
+    """Every read of one of `names` (a load, or a `del`, which reads the binding it removes),
+    with the scope it is read in, as the walk assigns scopes."""
+    found: list[tuple[ast.Name, Scope]] = []
+    scope_of = analysis.resolver.scope_of
+    stack: list[tuple[ast.AST, Scope]] = [(analysis.tree, analysis.resolver.module_scope)]
+    while stack:
+        node, scope = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in names and type(node.ctx) is not ast.Store:  # type: ignore[attr-defined]  # a Name
+                found.append((node, scope))  # type: ignore[arg-type]  # (as above)
+            continue
+        inner = scope_of.get(node, scope) if kind in _SCOPE_NODES else scope
+        if inner is scope:
+            stack.extend((child, scope) for child in children(node))
+            continue
+        outer_parts = _outer_parts(node)
+        stack.extend((child, scope if any(child is o for o in outer_parts) else inner) for child in children(node))
+    return found

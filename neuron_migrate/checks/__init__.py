@@ -7,9 +7,6 @@ fixed (or its fixes' edits are shown). `toolkit.py` is the fix API, `toolkit_cal
 `toolkit_layout.py` the shared helpers on arguments and a call's layout, `toolkit_cst.py` the
 LibCST ones, `helpers.py` the code written into migrated files. A rule's TOML names its concept
 (`concept = "..."`), so `rules/NMxxx.toml` -> `checks/<concept>.py`.
-
-`fixes`, `detectors` and `helper_code` are aliases of the old layout, kept for plugins and
-docs; nothing in the package imports them.
 """
 
 from neuron_migrate.catalogue import MODULE_CONCEPTS as CONCEPTS

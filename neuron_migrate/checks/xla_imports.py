@@ -33,10 +33,6 @@ _PATCHERS = ("patch", "patch.object", "patch.dict", "patch.multiple")
 REMOVE_IMPORT = "remove_import"  # the fix that reads `keep_reason` (rules name it in `fix = ...`)
 
 
-def is_xla_module(module: str | None) -> bool:
-    return module is not None and (module == "torch_xla" or module.startswith("torch_xla."))
-
-
 def bound_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
     """The names an import statement binds (`*` for a star import)."""
     return [alias.asname or alias.name.split(".")[0] for alias in stmt.names]
@@ -125,22 +121,11 @@ def keep_reason(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> str | 
         missing = sorted(set(star_names(analysis.resolver, known=False)))
         if missing:
             return f"Import what `{missing[0]}` needs explicitly, then remove the `{{old}}` star import"
-    first = next(_keeping_strings(analysis, stmt), None)
+    first = next(keeping_strings(analysis, stmt), None)
     return first[1] if first is not None else None
 
 
-def lasting_keep(analysis: Analysis, stmt: ast.Import | ast.ImportFrom, spans: list[tuple[int, int]]) -> bool:
-    """Whether a string that makes `keep_reason` keep `stmt` lies outside every span in `spans`
-    (the edits of the fixes a run may make). A fix edits a string only inside its own span, so
-    such a string keeps the import through every fix round, whatever its uses."""
-    for node, _ in _keeping_strings(analysis, stmt):
-        start, end = analysis.src.node_span(node)
-        if not any(s < end and start < e for s, e in spans):
-            return True
-    return False
-
-
-def _keeping_strings(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> Iterator[tuple[ast.Constant, str]]:
+def keeping_strings(analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> Iterator[tuple[ast.Constant, str]]:
     """The strings that keep `stmt`, each with what `keep_reason` says of it, in the order it reads them: a
     string that needs the `xla` backend `stmt` registers; for a module-level import, a module-level
     `__all__` entry, string annotation or `mock.patch` target that names what it binds."""
@@ -284,13 +269,28 @@ def remove_import(ctx: FixContext, match: Match) -> Plan | None:
     assert isinstance(stmt, (ast.Import, ast.ImportFrom))
     if import_used(ctx.analysis, stmt) or keep_reason(ctx.analysis, stmt) is not None:
         return None
+    return removal(ctx, stmt, match.scope)
+
+
+def removal(
+    ctx: FixContext,
+    stmt: ast.Import | ast.ImportFrom,
+    scope: Scope,
+    gone: frozenset[str] = frozenset(),
+    calls: bool = True,
+) -> Plan | None:
+    """The deletion `remove_import` makes of `stmt` (in `scope`) once nothing uses it and no
+    string keeps it, planned on the text as it is, as if the names in `gone` were read nowhere
+    (the names it binds, whose reads other fixes take away); None where a person decides.
+    Without `calls`, a probe's statements are not checked for calls that might fail to import
+    (what other fixes make of those calls is known only once they are made)."""
     if len(stmt.names) > 1 and not all(_is_xla(stmt, alias) for alias in stmt.names):
         return None  # a mixed import; a human splits it
     parent = ctx.analysis.parent(stmt)
     if isinstance(parent, ast.Try) and any(s is stmt for s in parent.body):
-        if _is_optional_import(ctx, parent):
+        if _is_optional_import(ctx, parent, gone):
             return ctx.delete_statement(parent)
-        return _neuron_path(ctx, match, parent)  # the import decided which branch ran: keep the one it took
+        return _neuron_path(ctx, parent, stmt, scope, gone, calls)  # the import chose the branch that ran
     return ctx.delete_statement(stmt)
 
 
@@ -312,7 +312,9 @@ def _probe_of(analysis: Analysis, stmt: ast.stmt) -> ast.Try | None:
     return parent
 
 
-def _neuron_path(ctx: FixContext, match: Match, node: ast.Try) -> Plan | None:
+def _neuron_path(
+    ctx: FixContext, node: ast.Try, stmt: ast.stmt, scope: Scope, gone: frozenset[str], calls: bool
+) -> Plan | None:
     """`try: import torch_xla...; HAS_XLA = True / except ImportError: HAS_XLA = False` -> `HAS_XLA = True`.
 
     Once every torch_xla import of the probe is unused, the migrated program takes the branch
@@ -323,23 +325,28 @@ def _neuron_path(ctx: FixContext, match: Match, node: ast.Try) -> Plan | None:
     if _probe_of(ctx.analysis, node.body[0]) is None:
         return None
     imports = [s for s in node.body if isinstance(s, (ast.Import, ast.ImportFrom))]
-    if any(not all(_is_xla(s, a) for a in s.names) or import_used(ctx.analysis, s) for s in imports):
+    if any(not all(_is_xla(s, a) for a in s.names) or _still_used(ctx, s, stmt, gone) for s in imports):
         return None
     kept = [s for s in (*node.body, *node.orelse) if s not in imports]
     simple = (ast.Assign, ast.AnnAssign, ast.Pass, ast.Expr)
-    if any(not isinstance(s, simple) or s.lineno != s.end_lineno or _calls(ctx, match, s) for s in kept):
+    if any(not isinstance(s, simple) or s.lineno != s.end_lineno or (calls and _calls(ctx, s, scope)) for s in kept):
         return None  # only flags, constants and devices are known not to raise ImportError; a human reads the rest
     lines = [ctx.segment(s) for s in kept] or ["pass"]
     return ctx.replace_statement(node, lines, safety=Safety.UNSAFE)
 
 
+def _still_used(ctx: FixContext, other: ast.Import | ast.ImportFrom, stmt: ast.stmt, gone: frozenset[str]) -> bool:
+    """Whether another import of the probe is used (not counting the reads of names in `gone`)."""
+    return other is not stmt and not set(bound_names(other)) <= gone and import_used(ctx.analysis, other)
+
+
 _CANNOT_FAIL_IMPORT = frozenset({"torch.device"})  # `device = torch.device("neuron")`: no import in it
 
 
-def _calls(ctx: FixContext, match: Match, stmt: ast.stmt) -> bool:
+def _calls(ctx: FixContext, stmt: ast.stmt, scope: Scope) -> bool:
     """Whether `stmt` calls anything that might raise the ImportError the probe caught."""
     calls = (n for n in ast.walk(stmt) if isinstance(n, ast.Call))
-    return any(not ctx.analysis.call_names(n, match.scope) & _CANNOT_FAIL_IMPORT for n in calls)
+    return any(not ctx.analysis.call_names(n, scope) & _CANNOT_FAIL_IMPORT for n in calls)
 
 
 def _is_xla(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> bool:
@@ -347,7 +354,7 @@ def _is_xla(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> bool:
     return module is not None and (module == "torch_xla" or module.startswith("torch_xla."))
 
 
-def _is_optional_import(ctx: FixContext, node: ast.Try) -> bool:
+def _is_optional_import(ctx: FixContext, node: ast.Try, gone: frozenset[str]) -> bool:
     """`try: import torch_xla... except ImportError: xm = None` with nothing else depending on it."""
     if node.orelse or node.finalbody:
         return False
@@ -360,7 +367,7 @@ def _is_optional_import(ctx: FixContext, node: ast.Try) -> bool:
                 continue
             if not isinstance(stmt, ast.Assign) or not all(isinstance(t, ast.Name) for t in stmt.targets):
                 return False
-            if any(isinstance(t, ast.Name) and resolver.is_loaded(t.id) for t in stmt.targets):
+            if any(isinstance(t, ast.Name) and t.id not in gone and resolver.is_loaded(t.id) for t in stmt.targets):
                 return False
     return True
 

@@ -39,33 +39,56 @@ def import_anchor(analysis: Analysis, before: int | None = None) -> int:
     return analysis.src.line_start((last.end_lineno or last.lineno) + 1)
 
 
+_Key = tuple[int, int, str, str]  # ImportRequest.sort_key: isort's order
+
+
 @dataclass(frozen=True)
 class ImportPlacement:
-    """Where a file's new imports go: after their group's last import, else after all imports."""
+    """Where a file's new imports go: into their group's imports, where isort would put them,
+    else after all the imports."""
 
     anchor: int  # after the module's top-level imports
     follows_imports: bool
     groups: tuple[tuple[str, int], ...] = ()  # ("stdlib" or a top-level package, offset after its last import)
+    # each group's import statements, in the file's order: (their isort key, offset of their line)
+    members: tuple[tuple[str, tuple[tuple[_Key, int], ...]], ...] = ()
+    present: frozenset[str] = frozenset()  # the `import x [as y]` statements the module makes already
 
 
 def import_placement(analysis: Analysis, before: int | None = None) -> ImportPlacement:
-    """Computed once per analysis: the import block's end, and where each group of it ends
-    (all of it before offset `before`, when given)."""
+    """Computed once per analysis: the import block's end, and where each group of it is
+    (all of it before offset `before`, when given). `from __future__` imports are no group:
+    nothing goes before them."""
     anchor = import_anchor(analysis, before)
     groups: dict[str, int] = {}
+    members: dict[str, list[tuple[_Key, int]]] = {}
+    present: set[str] = set()
     for stmt in analysis.tree.body:
         if analysis.src.line_start(stmt.lineno) >= anchor:
             break
         if isinstance(stmt, ast.Import):
-            roots = {alias.name.split(".")[0] for alias in stmt.names}
-        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
-            roots = {stmt.module.split(".")[0]}
+            request = ImportRequest(stmt.names[0].name)
+            present.update(ImportRequest(a.name, alias=a.asname).statement for a in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level and stmt.module != "__future__":
+            request = ImportRequest(stmt.module, name=stmt.names[0].name)
         else:
             continue
-        end = analysis.src.line_start((stmt.end_lineno or stmt.lineno) + 1)
-        for root in roots:
-            groups["stdlib" if root in sys.stdlib_module_names else root] = end
-    return ImportPlacement(anchor, follows_imports(analysis), tuple(sorted(groups.items())))
+        group = group_of(request.module)
+        groups[group] = analysis.src.line_start((stmt.end_lineno or stmt.lineno) + 1)
+        members.setdefault(group, []).append((request.sort_key, analysis.src.line_start(stmt.lineno)))
+    return ImportPlacement(
+        anchor,
+        follows_imports(analysis),
+        tuple(sorted(groups.items())),
+        tuple(sorted((group, tuple(found)) for group, found in members.items())),
+        frozenset(present),
+    )
+
+
+def group_of(module: str) -> str:
+    """An import's group: the standard library, or its top-level package."""
+    root = module.split(".")[0]
+    return "stdlib" if root in sys.stdlib_module_names else root
 
 
 def import_edits(
@@ -79,24 +102,25 @@ def import_edits(
     """The insertions that add the imports (and helpers) `requests` ask for.
 
     `import os` joins the standard-library imports and `import torch...` the torch ones when
-    the file has such a group; the rest (and helpers) go after all the imports. All of them
-    come before offset `before`, the first edit that uses them, even when imports follow it.
+    the file has such a group, where isort (and Ruff) would sort it in; the rest (and helpers)
+    go after all the imports. All of them come before offset `before`, the first edit that uses
+    them, even when imports follow it. An import the module makes already is not added again.
     """
     if not requests:
         return []
     if before is not None and before < placement.anchor:
         placement = import_placement(analysis, before)  # code before the last import uses them
     newline = analysis.src.newline
-    groups = dict(placement.groups)
     by_offset: dict[int, list[ImportRequest]] = {}
     rest: list[Request] = []
     for request in requests:
-        root = request.module.split(".")[0] if isinstance(request, ImportRequest) else ""
-        offset = groups.get("stdlib" if root in sys.stdlib_module_names else root) if root else None
+        if isinstance(request, ImportRequest) and request.statement in placement.present:
+            continue
+        offset = _sorted_in(placement, request) if isinstance(request, ImportRequest) else None
         if offset is None or offset == placement.anchor:
             rest.append(request)
         else:
-            by_offset.setdefault(offset, []).append(request)  # type: ignore[arg-type]  # only imports have a root
+            by_offset.setdefault(offset, []).append(request)  # type: ignore[arg-type]  # only imports have a place
     edits = [Edit(at, at, import_lines(found, newline)) for at, found in sorted(by_offset.items())]
     if rest:
         text = import_text(
@@ -111,6 +135,18 @@ def import_edits(
         )
         edits.append(Edit(placement.anchor, placement.anchor, text))
     return edits
+
+
+def _sorted_in(placement: ImportPlacement, request: ImportRequest) -> int | None:
+    """Where `request` goes in its group: before the first of its imports that sorts after it,
+    else after the group's last import; None when the module has no such group."""
+    group = group_of(request.module)
+    key = request.sort_key
+    for found_group, members in placement.members:
+        if found_group == group:
+            later = next((at for found, at in members if found > key), None)
+            return later if later is not None else dict(placement.groups)[group]
+    return None
 
 
 def import_lines(requests: Iterable[Request], newline: str) -> str:

@@ -1,12 +1,11 @@
 """Apply planned fixes: reject overlaps, repair emptied blocks, add imports once, iterate.
 
-Everything here is linear or n log n in the number of edits: a file with 100k fixes is applied
-in seconds (tests/test_fix_scale.py).
+Everything here is linear or n log n in the number of edits, so that a file with very many
+fixes is applied as fast as a small one per fix (tests/test_fix_scale.py).
 """
 
 from __future__ import annotations
 
-import ast
 import warnings
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable
@@ -14,10 +13,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import Analysis
-from neuron_migrate.analysis.values import Edit, ImportRequest, Request
+from neuron_migrate.analysis.values import Edit
 from neuron_migrate.engine.add_imports import (
     HELPER_END,
-    helper_sources,
     import_edits,
     import_placement,
 )
@@ -67,11 +65,10 @@ def choose(
     ]
 
 
-def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = False) -> Applied:
+def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
     """Apply every non-overlapping plan in `chosen` to the analysed text.
 
     A plan's transform runs first (LibCST), so that every plan is text edits from then on.
-    `text_only` adds new imports as text, without LibCST's import placement.
     """
     concrete: list[tuple[Planned, tuple[Edit, ...]]] = []
     declined: list[Planned] = []
@@ -90,10 +87,6 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
     imports = scoped.module_requests
     fixed = tuple(item.finding for item in [*items, *shared])
-    if imports and not text_only:
-        text = _with_imports(analysis, _collapse_blank_lines(analysis.text, edits), imports, scoped.inline)
-        if text is not None:
-            return Applied(text, fixed, tuple(declined))
     first = min((e.start for item, found in accepted if item.plan.imports for e in found), default=None)  # type: ignore[union-attr]
     edits.extend(
         import_edits(
@@ -103,42 +96,6 @@ def apply_once(analysis: Analysis, chosen: list[Planned], text_only: bool = Fals
     edits = _collapse_blank_lines(analysis.text, edits)
     text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
     return Applied(text, fixed, tuple(declined))
-
-
-def _with_imports(
-    analysis: Analysis, edits: list[Edit], requests: tuple[Request, ...], inline: bool = False
-) -> str | None:
-    """The text with `edits` applied and the imports and helpers `requests` ask for added by LibCST;
-    None when LibCST cannot parse it (the text edits then add them).
-
-    New code goes before the module's first top-level `def` or `class`, so only the text up to
-    there is parsed (a module's head is a small part of it), unless an edit crosses that line.
-    """
-    from neuron_migrate.engine import (
-        add_imports_cst as imports,  # LibCST: only files that get new imports
-    )
-
-    text = splice(analysis.text, edits)
-    cut = _first_definition(analysis)
-    if any(start < cut < end for start, end, _ in edits):
-        cut = len(analysis.text)
-    cut += sum(len(content) - (end - start) for start, end, content in edits if start < cut and end <= cut)
-    head, rest = text[:cut], text[cut:]
-    wanted = sorted({r for r in requests if isinstance(r, ImportRequest)}, key=lambda r: r.sort_key)
-    follows = any(isinstance(s, (ast.Import, ast.ImportFrom)) for s in analysis.tree.body)
-    new = imports.add_to_module(
-        head, wanted, helper_sources(requests, inline), bool(rest.strip()), analysis.indent_unit(), follows
-    )
-    return None if new is None else new + rest
-
-
-def _first_definition(analysis: Analysis) -> int:
-    """Where the module's first top-level `def` or `class` starts (its decorators included)."""
-    for stmt in analysis.tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            line = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
-            return analysis.src.line_start(line)
-    return len(analysis.text)
 
 
 def _gap_after_helpers(text: str, newline: str) -> str:
@@ -399,9 +356,8 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
 def verify(text: str, filename: str) -> str | None:
     """Why `text` is not valid Python, or None when it is: CPython compiles it.
 
-    Compiling is the whole test. A LibCST parse of the result (about 50 ms a file, most of a
-    fix run's LibCST time) would only add LibCST's own limits; the next run needs none, as
-    transforms that LibCST cannot apply fall back to their text edits.
+    Compiling is the whole test. A LibCST parse of the result would cost more than the rest of a
+    fix run's LibCST work and only add LibCST's own limits; the next run needs none.
     """
     try:
         with warnings.catch_warnings():

@@ -255,6 +255,11 @@ def _new_text(plan: Plan) -> str:
     return plan.edits[0].text.strip() if plan.transform is None and plan.edits else ""
 
 
+def fix_of(analysis: Analysis, plan: Plan, safety: Safety, match: Match) -> Fix:
+    """The fix a plan makes for the finding of `match`, with the imports its edits need."""
+    return _to_fix(analysis, plan, safety, import_placement(analysis), match)
+
+
 def _to_fix(analysis: Analysis, plan: Plan, safety: Safety, placement: ImportPlacement, match: Match) -> Fix:
     """The finding's fix: the plan's edits with the imports they need (none for a structural
     fix whose transform has not run: `with_edits` runs it where the edits are shown)."""

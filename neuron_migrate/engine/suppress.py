@@ -39,7 +39,7 @@ from neuron_migrate.engine.directives import (
     removal_edit,
 )
 from neuron_migrate.engine.ruleset import enabled_codes
-from neuron_migrate.model import FileResult, Finding, Fix, Position, Safety, TextEdit
+from neuron_migrate.model import FileResult, Finding, Fix, Position, Requirement, Safety, TextEdit
 from neuron_migrate.patterns import PathMatcher
 from neuron_migrate.registry import registry
 from neuron_migrate.settings import Settings
@@ -280,7 +280,8 @@ def shift(finding: Finding, deleted: Sequence[int]) -> Finding:
 
     fix = finding.fix
     if fix is not None:
-        fix = replace(fix, edits=tuple(replace(e, start=moved(e.start), end=moved(e.end)) for e in fix.edits))
+        edits = tuple(replace(e, start=moved(e.start), end=moved(e.end)) for e in fix.edits)
+        fix = replace(fix, edits=edits, requires=tuple(replace(r, start=moved(r.start)) for r in fix.requires))
     return replace(finding, start=moved(finding.start), end=moved(finding.end), fix=fix)
 
 
@@ -366,15 +367,23 @@ def finish(result: FileResult, settings: Settings, line_comments: bool = False) 
 
 
 def _keep_imports_of_suppressed_uses(outcome: Outcome) -> Outcome:
-    """A suppressed finding is not fixed, so an import that was to go with its uses stays:
-    drop the "goes with its uses" fix (see `engine.check`) when any fix here is suppressed."""
-    if not any(f.fix is not None and f.fix.edits for f in outcome.suppressed):
+    """A suppressed finding is not fixed, so a fix that requires its fix (an import that was to
+    go with its uses, `engine/waiting_imports.py`) is not made either: it is dropped, and so is
+    one that requires a dropped one (suppressed or not)."""
+    missing = {Requirement(f.code, f.start) for f in outcome.suppressed}
+    groups = [list(outcome.kept), list(outcome.suppressed)]
+    if not missing or not any(f.fix is not None and f.fix.requires for group in groups for f in group):
         return outcome
-
-    def plain(finding: Finding) -> Finding:
-        return replace(finding, fix=None) if finding.fix is not None and not finding.fix.edits else finding
-
-    return Outcome(tuple(map(plain, outcome.kept)), tuple(map(plain, outcome.suppressed)), outcome.unused)
+    changed = True
+    while changed:
+        changed = False
+        for group in groups:
+            for index, finding in enumerate(group):
+                if finding.fix is not None and missing.intersection(finding.fix.requires):
+                    missing.add(Requirement(finding.code, finding.start))
+                    group[index] = replace(finding, fix=None)
+                    changed = True
+    return Outcome(tuple(groups[0]), tuple(groups[1]), outcome.unused)
 
 
 def _parses(text: str, text_file: str) -> bool:

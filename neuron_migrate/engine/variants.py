@@ -1,10 +1,11 @@
-"""One file's check and its two in-memory fix runs (`--fix`, `--fix --unsafe-fixes`), from one
-parse and one analysis of the text as read: what `report` needs of each file.
+"""One file's check and its two fix runs (`--fix`, `--fix --unsafe-fixes`), from one parse and one
+analysis of the text as read: what `report` needs of each file.
 
 Each result equals what `check_source` gives for the same text under the check's settings with
 `fix` (and `unsafe_fixes`) set: the fix runs start from the check's first round, which does not
 depend on those two settings (only the budget of a fix does, and a file over it is run apart).
-The `--fix --unsafe-fixes` run is the `--fix` run when no round of it planned an unsafe fix: the
+The fix runs are real: the report's "after `--fix`" columns are what `--fix` writes. The
+`--fix --unsafe-fixes` run is the `--fix` run when no round of it planned an unsafe fix: the
 two then choose the same plans in every round.
 """
 
@@ -12,21 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.engine import suppress
 from neuron_migrate.engine.budget import over_budget
-from neuron_migrate.engine.check import Planned
+from neuron_migrate.engine.fix_loop import fix_loop
 from neuron_migrate.engine.formats import notebook
 from neuron_migrate.engine.formats.textfiles import file_kind
-from neuron_migrate.engine.pipeline import (
-    _fix_loop,
-    _imports_fixed_later,
-    check_source,
-    first_round,
-    ruleset_for,
-)
+from neuron_migrate.engine.pipeline import check_source
+from neuron_migrate.engine.planning import first_round, reported, ruleset_for
 from neuron_migrate.model import FileResult, Safety
 from neuron_migrate.settings import Settings
 
@@ -57,18 +52,17 @@ def variants(text: str, path: str, settings: Settings) -> Variants:
     if isinstance(start, FileResult):  # nothing to plan on: every run ends here
         return _runs(suppress.finish(start, settings), lambda s: suppress.finish(start, s), fixing, unsafe, None)
     planned, analysis = start
-    plans: dict[str, Any] = {}  # each text the runs reach, planned once for all three
-    counted = _imports_fixed_later(text, path, settings, ruleset, planned, analysis, plans)
-    check = suppress.finish(FileResult(path, tuple(counted), source=text), settings)
-    seen: list[Planned] = []
+    findings = tuple(p.finding for p in reported(analysis, planned, settings, ruleset))
+    check = suppress.finish(FileResult(path, findings, source=text), settings)
+    unsafe_planned: list[bool] = []
 
     def run(chosen: Settings) -> FileResult:
-        watch = seen if chosen is fixing else None
-        return suppress.finish(
-            _fix_loop(text, path, chosen, ruleset, planned, analysis, seen=watch, plans=plans), chosen
-        )
+        done = fix_loop(text, path, chosen, ruleset, planned, analysis)
+        if chosen is fixing:
+            unsafe_planned.append(done.unsafe_planned)
+        return suppress.finish(done.result, chosen)
 
-    return _runs(check, run, fixing, unsafe, analysis, seen)
+    return _runs(check, run, fixing, unsafe, analysis, unsafe_planned)
 
 
 def _runs(
@@ -77,16 +71,12 @@ def _runs(
     fixing: Settings,
     unsafe: Settings,
     analysis: Analysis | None,
-    seen: list[Planned] | None = None,
+    unsafe_planned: list[bool] | None = None,
 ) -> Variants:
     safe_fixes = has_fix(check, Safety.SAFE)
     safe = run(fixing) if safe_fixes else None
     if not safe_fixes and not has_fix(check, Safety.UNSAFE):
         return Variants(check, safe, None, analysis)
-    if safe is not None and seen is not None and not any(_unsafe_plan(p) for p in seen):
+    if safe is not None and unsafe_planned == [False]:
         return Variants(check, safe, safe, analysis)
     return Variants(check, safe, run(unsafe), analysis)
-
-
-def _unsafe_plan(item: Planned) -> bool:
-    return item.plan is not None and item.applicability is Safety.UNSAFE

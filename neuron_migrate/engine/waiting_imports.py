@@ -1,125 +1,211 @@
-"""Torch_xla imports waiting on other fixes: whether the safe fixes could leave one unused, which
-of them `--fix` removes in its second round (so `check` can count them fixable without running
-every round in memory, `engine/pipeline._imports_fixed_later`), and the message of one that
-`--fix` removes with the fixes of its uses."""
+"""Torch_xla imports waiting on other fixes: an import still used goes in a later round of `--fix`,
+once the fixes of its uses have taken every use away. `check` says so without running a fix:
+the import's finding gets a fix of its own, the import's deletion (planned as if it were
+unused), that requires the fixes of its uses (`Fix.requires`), found from the analysis alone.
+
+A use (a read of a name the import binds, or a string that keeps it) is taken away by a fix
+when it is that fix's own code (the callee or name its finding is about), or lies in a text edit
+whose new text does not spell it, or in the deletion of another import that goes. Where only a
+structural fix's transform (whose text is known only once it runs) or a block a later round may
+remove stands between the import and the answer, or the import is a star import, the answer is
+not known statically: the fix is then marked uncertain (`Fix.certain`, `[~]`), never simulated.
+"""
 
 from __future__ import annotations
 
 import ast
-import warnings
-from collections import Counter
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 from neuron_migrate.analysis.analyze import Analysis
-from neuron_migrate.checks.xla_imports import REMOVE_IMPORT, lasting_keep
-from neuron_migrate.engine import suppress
-from neuron_migrate.engine.apply import apply_once, choose
-from neuron_migrate.engine.check import Planned, analyze_imports, findings_for
-from neuron_migrate.engine.ruleset import Ruleset
-from neuron_migrate.model import Safety
+from neuron_migrate.analysis.values import Plan
+from neuron_migrate.analysis.walk import loads_of
+from neuron_migrate.checks.toolkit import FixContext
+from neuron_migrate.checks.xla_imports import (
+    REMOVE_IMPORT,
+    bound_names,
+    import_scope,
+    keeping_strings,
+    removal,
+    star_names,
+)
+from neuron_migrate.engine.check import Planned, fix_of
+from neuron_migrate.model import Requirement, Safety
 from neuron_migrate.settings import Settings
 
-
-def may_go(
-    analysis: Analysis,
-    planned: list[Planned],
-    waiting: Planned,
-    import_codes: frozenset[str],
-    allowed: frozenset[Safety] = frozenset({Safety.SAFE}),
-) -> bool:
-    """Whether the fixes of the `allowed` applicabilities could leave this import unused: no
-    torch_xla use through a name it binds is left without such a fix, outside every such fix's
-    edits. A use that nothing fixes keeps the import through every round, so such an import
-    needs no in-memory fix run.
-
-    So does a string the import's fix reads (`xla_imports.lasting_keep`) outside those edits.
-    Imports kept by other reasons (strings that need the `xla` backend, a star import's names)
-    and imports without such uses may go: for those the rounds decide.
-    """
-    stmt = waiting.match.node if waiting.match is not None else None
-    if not isinstance(stmt, (ast.Import, ast.ImportFrom)) or any(a.name == "*" for a in stmt.names):
-        return True
-    assert waiting.match is not None
-    scope, resolver = waiting.match.scope, analysis.resolver
-    bindings = {
-        name: scope.bindings.get(name) for alias in stmt.names for name in [alias.asname or alias.name.split(".")[0]]
-    }
-    fixing = [p.plan for p in planned if p.plan is not None and p.applicability in allowed]
-    spans = [(start, end) for plan in fixing for start, end, _ in plan.edits]
-    spans += [plan.transform.span for plan in fixing if plan.transform is not None]
-    # A block a fix empties goes with its `if` (engine/apply.py): what the `if` holds may go too.
-    spans += [analysis.src.node_span(_outermost_block(analysis, stmt)) for plan in fixing for stmt in plan.deletes]
-    for p in planned:
-        match = p.match
-        if match is None or p.finding.code in import_codes or (p.plan is not None and p.applicability in allowed):
-            continue
-        head = match.written.split(".", 1)[0]
-        if not match.qualified or head not in bindings or resolver.lookup(head, match.scope) is not bindings[head]:
-            continue  # not a use of this import's binding (another scope's, or no name at all)
-        start, end = analysis.src.node_span(match.node)
-        if not any(s <= start and end <= e for s, e in spans):
-            return False
-    entry = waiting.match.entry
-    start, end = analysis.src.node_span(stmt)
-    if entry is None or entry.fix != REMOVE_IMPORT or any(s < end and start < e for s, e in spans):
-        return True  # another fix, or one around the import, may take it away
-    # An import fixed in a later round may take its block with it (a `try` around an optional
-    # import, an `if` it empties): the strings in those blocks may go too.
-    imports = [p.match.node for p in planned if p.match is not None and p.finding.code in import_codes]
-    spans += [
-        analysis.src.node_span(_outermost_block(analysis, node)) for node in imports if isinstance(node, ast.stmt)
-    ]
-    return not lasting_keep(analysis, stmt, spans)  # a string no fix edits keeps it through every round
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @dataclass(frozen=True)
-class RoundTwo:
-    """What a fix run fixes in its first two rounds, by (code, snippet), when its second round is
-    planned for the import rules alone; and the second round's text and its parse (for the whole
-    run, when it must be made after all)."""
+class Freed:
+    """How a waiting import goes: its deletion, the fixes it waits on, and how sure that is."""
 
-    gone: Counter[tuple[str, str]]
-    text: str | None = None
-    tree: ast.Module | None = None
+    waiting: Planned  # the import's finding
+    deletion: Plan  # the import's removal, planned as if it were unused
+    needs: tuple[Planned, ...]  # the fixes that take its uses (and the strings that keep it) away
+    certain: bool  # False: whether it goes cannot be known before those fixes are made
+    safety: Safety  # the least safe of its own fix and the fixes it waits on
 
 
-def fixed_by_round_two(
-    text: str, path: str, settings: Settings, ruleset: Ruleset, planned: list[Planned], analysis: Analysis
-) -> RoundTwo | None:
-    """What a `--fix` run fixes in its first two rounds, by (code, snippet), when its second round
-    is planned for the import rules alone: the first round's fixes and the imports they leave
-    unused. None when that plan cannot be made (the first round's text does not parse, or the
-    settings allow one round); then only the whole fix run in memory can tell.
+def waiting(planned: list[Planned], import_codes: frozenset[str]) -> list[Planned]:
+    """The import findings without a fix whose rule removes the import once it is unused."""
+    return [
+        p
+        for p in planned
+        if p.plan is None
+        and p.finding.code in import_codes
+        and p.match is not None
+        and p.match.entry is not None
+        and p.match.entry.fix == REMOVE_IMPORT
+    ]
 
-    The second round's imports are planned as a whole planning plans them (the same analysis of
-    the whole text, the import rules' own detectors at every import statement), but without
-    walking the rest of the tree. An import it finds fixable goes in that round: it is unused, and
-    the other fixes of that round never edit an import statement. What later rounds remove is not
-    counted, so an import this misses is left to the whole run (`_imports_fixed_later`).
-    """
-    if settings.max_fix_iterations < 2:
+
+def freed_imports(ctx: FixContext, planned: list[Planned], import_codes: frozenset[str]) -> list[Freed]:
+    """Each waiting import that the other fixes free, with what it waits on. An import may wait
+    on another one's deletion (a string in the `try` that goes with it): they are found in turns."""
+    pending = waiting(planned, import_codes)
+    if not pending:
+        return []
+    uses = _Uses(ctx.analysis, pending)
+    found: list[Freed] = []
+    while pending:
+        fixing = [p for p in planned if p.plan is not None] + [_planned(freed) for freed in found]
+        taken = {id(item): t for item in pending if (t := _taken(ctx.analysis, fixing, item, uses)) is not None}
+        clear = [item for item in pending if id(item) in taken]
+        gone = frozenset(name for item in clear for name in bound_names(item.match.node))  # type: ignore[arg-type, union-attr]
+        new = [f for f in (_freed(ctx, item, clear, taken, gone) for item in clear) if f is not None]
+        if not new:
+            break
+        found += new
+        done = {id(f.waiting) for f in new}
+        pending = [p for p in pending if id(p) not in done]
+    return found
+
+
+def _planned(freed: Freed) -> Planned:
+    """A freed import as a fix other imports may wait on (its deletion at its level)."""
+    return Planned(freed.waiting.finding, freed.deletion, freed.safety, freed.waiting.match)
+
+
+class _Uses:
+    """The reads of every name the waiting imports bind (or a star import may), found in one walk."""
+
+    def __init__(self, analysis: Analysis, pending: list[Planned]) -> None:
+        names = {n for p in pending for n in bound_names(p.match.node) if n != "*"}  # type: ignore[arg-type, union-attr]
+        if any("*" in bound_names(p.match.node) for p in pending):  # type: ignore[arg-type, union-attr]
+            names.update(star_names(analysis.resolver, known=True))
+        self.loads = loads_of(analysis, frozenset(names)) if names else []
+
+    def of(self, analysis: Analysis, stmt: ast.Import | ast.ImportFrom) -> list[ast.Name]:
+        """The reads that see a binding `stmt` makes (as `xla_imports.import_used` asks); for a
+        star import, the reads of the names that a star import may provide."""
+        lookup = analysis.resolver.lookup
+        if any(alias.name == "*" for alias in stmt.names):
+            return [n for n, seen in self.loads if any(b.kind == "star" for b in lookup(n.id, seen))]
+        scope = import_scope(analysis, stmt)
+        own = {name: scope.bindings.get(name) for name in bound_names(stmt)}
+        return [n for n, seen in self.loads if own.get(n.id) is not None and lookup(n.id, seen) is own[n.id]]
+
+
+_Taken = tuple[dict[int, Planned], bool]  # the fixes that take an import's uses away, and whether that is known
+
+
+def _taken(analysis: Analysis, fixing: list[Planned], item: Planned, uses: _Uses) -> _Taken | None:
+    """The fixes that take every use of the waiting import `item` away (and every string that
+    keeps it), and whether that is known before they run; None while one stays."""
+    stmt = item.match.node  # type: ignore[union-attr]  # waiting() keeps findings with a match
+    assert isinstance(stmt, (ast.Import, ast.ImportFrom))
+    star = any(alias.name == "*" for alias in stmt.names)
+    if star and next(star_names(analysis.resolver, known=False), None) is not None:
+        return None  # a name bound by nothing may come from it: a person says where it comes from
+    own = analysis.src.node_span(stmt)
+    if any(_overlaps(span, own) for p in fixing if p is not item for span in _spans(p.plan)):  # type: ignore[arg-type]
+        return None  # another fix edits around the import (a `try` it deletes): that fix decides
+    needs: dict[int, Planned] = {}
+    certain = not star
+    reads: list[tuple[ast.AST, str]] = [(node, node.id) for node in uses.of(analysis, stmt)]
+    reads += [(node, "") for node, _ in keeping_strings(analysis, stmt)]
+    for node, name in reads:
+        found = _taken_away(analysis, fixing, node, name)
+        if found is None:
+            return None
+        cover, known = found
+        needs.setdefault(id(cover), cover)
+        certain = certain and known
+    return needs, certain
+
+
+def _freed(
+    ctx: FixContext, item: Planned, clear: list[Planned], taken: dict[int, _Taken], gone: frozenset[str]
+) -> Freed | None:
+    """How the waiting import `item` goes, whose uses fixes take away: its deletion (planned as if
+    the names of every such import were read nowhere), which waits on those fixes and on those of
+    the other imports it deletes with it (a probe's `try`); None where a person decides."""
+    match = item.match
+    assert match is not None and isinstance(match.node, (ast.Import, ast.ImportFrom))
+    needs, certain = dict(taken[id(item)][0]), taken[id(item)][1]
+    deletion = removal(ctx, match.node, match.scope, gone)
+    if deletion is None:  # a probe whose statements call what fixes rewrite: known once they run
+        deletion, certain = removal(ctx, match.node, match.scope, gone, calls=False), False
+    if deletion is None:
         return None
-    chosen = choose(planned, settings, suppress.reporter(text, path, settings), set())
-    if not chosen:
-        return RoundTwo(Counter())
-    applied = apply_once(analysis, chosen, text_only=True)
-    if applied.text == text:
-        return RoundTwo(Counter())
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(applied.text, filename=path)
-        after, matches = analyze_imports(applied.text, tree, ruleset)
-        second = findings_for(path, after, matches)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # the whole run drops the fixes that broke it, or rejects the file
-    reported = suppress.reporter(applied.text, path, settings)
-    gone = Counter((f.code, f.snippet) for f in applied.fixed)
-    gone.update((p.finding.code, p.finding.snippet) for p in choose(second, settings, reported, set()))
-    return RoundTwo(gone, applied.text, tree)
+    for other in clear:  # imports the deletion takes with it wait on their uses' fixes too
+        start, end = ctx.analysis.src.node_span(other.match.node)  # type: ignore[union-attr]
+        if other is not item and any(e.start <= start and end <= e.end for e in deletion.edits):
+            needs.update(taken[id(other)][0])
+            certain = certain and taken[id(other)][1]
+    safety = max((p.applicability for p in needs.values()), key=lambda s: s.rank, default=Safety.SAFE)
+    own_safety = deletion.safety or (match.entry.safety if match.entry else None) or match.rule.safety
+    return Freed(item, deletion, tuple(needs.values()), certain, max(safety, own_safety, key=lambda s: s.rank))
 
 
-_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+def _taken_away(analysis: Analysis, fixing: list[Planned], node: ast.AST, name: str) -> tuple[Planned, bool] | None:
+    """The fix that takes `node` (a read of `name`, or a string that keeps the import) away, and
+    whether that is known before it runs; the safest such fix. None when no fix does."""
+    start, end = analysis.src.node_span(node)
+    best: tuple[Planned, bool] | None = None
+    for p in sorted(fixing, key=lambda p: p.applicability.rank):
+        plan = p.plan
+        assert plan is not None and p.match is not None
+        own = _own_span(analysis, p.match.node)
+        if (own[0] <= start and end <= own[1]) or any(
+            e.start <= start and end <= e.end and not _spells(e.text, name, analysis.src.text[start:end])
+            for e in plan.edits
+        ):
+            return p, True
+        if best is None and _inside_transform_or_block(analysis, plan, start, end):
+            best = (p, False)
+    return best
+
+
+def _own_span(analysis: Analysis, node: ast.AST) -> tuple[int, int]:
+    """The code a finding is about, which its fix takes away: a call's callee, else the node."""
+    return analysis.src.node_span(node.func if isinstance(node, ast.Call) else node)
+
+
+def _spells(text: str, name: str, code: str) -> bool:
+    """Whether new text still spells a name (a word) or, for a string, the string's code."""
+    if not name:
+        return code in text
+    return re.search(rf"(?<![\w.]){re.escape(name)}\b", text) is not None
+
+
+def _inside_transform_or_block(analysis: Analysis, plan: Plan, start: int, end: int) -> bool:
+    """Whether a structural fix rewrites the span (keeping what, only its transform knows), or the
+    span sits in a block the fix's deletions may empty and a later round remove."""
+    if plan.transform is not None and plan.transform.span[0] <= start and end <= plan.transform.span[1]:
+        return True
+    blocks = [analysis.src.node_span(_outermost_block(analysis, stmt)) for stmt in plan.deletes]
+    return any(s <= start and end <= e for s, e in blocks)
+
+
+def _spans(plan: Plan) -> list[tuple[int, int]]:
+    spans = [(e.start, e.end) for e in plan.edits]
+    return spans + ([plan.transform.span] if plan.transform is not None else [])
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def _outermost_block(analysis: Analysis, stmt: ast.stmt) -> ast.AST:
@@ -131,8 +217,38 @@ def _outermost_block(analysis: Analysis, stmt: ast.stmt) -> ast.AST:
     return node
 
 
+def with_freed(
+    analysis: Analysis, planned: list[Planned], settings: Settings, import_codes: frozenset[str]
+) -> list[Planned]:
+    """`planned`, each torch_xla import the other fixes free given its fix: its deletion, which
+    requires those fixes (`Fix.requires`), at the level of the least safe of them. One that only
+    unsafe fixes free is marked so only under `--unsafe-fixes`, like the fixes it waits on then.
+    Its plan stays None: `--fix` removes it in the round after its uses, planned on that text."""
+    if not any(p.plan is None and p.finding.code in import_codes for p in planned):
+        return planned
+    found = {id(f.waiting): f for f in freed_imports(FixContext(analysis), planned, import_codes)}
+    out = []
+    for item in planned:
+        freed = found.get(id(item))
+        if freed is None or item.match is None or (freed.safety is Safety.UNSAFE and not settings.unsafe_fixes):
+            out.append(item)
+            continue
+        requires = tuple(sorted({Requirement(n.finding.code, n.finding.start) for n in freed.needs}))
+        fix = replace(
+            fix_of(analysis, freed.deletion, freed.safety, item.match),
+            message=goes_with_uses_fix(freed.safety),
+            requires=requires,
+            certain=freed.certain,
+        )
+        message = item.finding.message
+        if not message.startswith("Remove the "):  # it said why the import stays (`Keep ...`)
+            message = goes_with_uses(item.finding.snippet, freed.safety)
+        out.append(replace(item, finding=replace(item.finding, message=message, fix=fix)))
+    return out
+
+
 def goes_with_uses_fix(level: Safety) -> str:
-    """The description of the edit-less fix of an import the other fixes (up to `level`) free."""
+    """The description of the fix of an import the other fixes (up to `level`) free."""
     return f"Remove the import; {_fix_command(level)} removes it once the fixes of its uses leave it unused"
 
 

@@ -61,14 +61,26 @@ def all_fixed(results: Sequence[FileResult]) -> list[Finding]:
     return sorted((f for r in results for f in r.fixed), key=lambda f: f.sort_key)
 
 
+def all_gone(results: Sequence[FileResult]) -> list[Finding]:
+    """The findings `--fix` neither fixed nor left: their code went with other fixes."""
+    return sorted((f for r in results for f in r.gone), key=lambda f: f.sort_key)
+
+
 def applicable(finding: Finding, unsafe_fixes: bool) -> bool:
     """Whether `--fix` (with `--unsafe-fixes` when given) would resolve this finding.
 
-    True also for an import `--fix` removes with the fixes of its uses (an edit-less fix); the
-    formats fixes are applied from carry a fix only with edits (`fix_edits`).
+    True also for an import `--fix` removes once the fixes of its uses are made (`Fix.requires`);
+    not for one where that cannot be known before they are made (`maybe_applicable`).
     """
     fix = finding.fix
-    return fix is not None and (fix.applicability is Safety.SAFE or unsafe_fixes)
+    return fix is not None and fix.certain and (fix.applicability is Safety.SAFE or unsafe_fixes)
+
+
+def maybe_applicable(finding: Finding, unsafe_fixes: bool) -> bool:
+    """Whether `--fix` may resolve this finding: its fix waits on others, and whether it then
+    applies is known only once they are made (`[~]`)."""
+    fix = finding.fix
+    return fix is not None and not fix.certain and (fix.applicability is Safety.SAFE or unsafe_fixes)
 
 
 def needs_unsafe(finding: Finding, unsafe_fixes: bool) -> bool:

@@ -15,7 +15,7 @@ def _location(position: Position) -> dict[str, int]:
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
-    fix = None
+    fix: dict[str, Any] | None = None
     if finding.fix is not None and finding.fix.edits:  # an applicability only with edits to apply
         fix = {
             "applicability": finding.fix.applicability.value,
@@ -25,6 +25,10 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
                 for e in finding.fix.edits
             ],
         }
+        if finding.fix.requires:  # the fixes to make first (the uses of an import that then goes)
+            fix["requires"] = [{"code": r.code, "location": _location(r.start)} for r in finding.fix.requires]
+        if finding.fix.requires or not finding.fix.certain:  # False: known only once those are made
+            fix["certain"] = finding.fix.certain
     return {
         "cell": finding.cell,
         "code": finding.code,

@@ -121,7 +121,7 @@ def _artifact(path: str, root: str | None, cwd: str | None) -> dict[str, str]:
 
 def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:
     if finding.fix is None or not finding.fix.edits:
-        return []  # no fix, or one `--fix` makes together with others (an import that goes with its uses)
+        return []  # no fix, or one only a transform's run would spell (the formats that show edits run it)
     replacements = [
         {
             "deletedRegion": {
@@ -134,12 +134,19 @@ def _fixes(finding: Finding, artifact: dict[str, str]) -> list[dict[str, Any]]:
         }
         for e in finding.fix.edits
     ]
-    return [
-        {
-            "description": {"text": f"{finding.fix.message} ({finding.fix.applicability.value} fix)"},
-            "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+    fix: dict[str, Any] = {
+        "description": {"text": f"{finding.fix.message} ({finding.fix.applicability.value} fix)"},
+        "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+    }
+    if finding.fix.requires:  # the fixes to make first (the uses of an import that then goes)
+        fix["properties"] = {
+            "requires": [
+                {"ruleId": r.code, "startLine": r.start.line, "startColumn": r.start.column}
+                for r in finding.fix.requires
+            ],
+            "certain": finding.fix.certain,
         }
-    ]
+    return [fix]
 
 
 def _result(

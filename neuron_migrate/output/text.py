@@ -10,7 +10,9 @@ from neuron_migrate.output.base import (
     RenderOptions,
     all_findings,
     all_fixed,
+    all_gone,
     applicable,
+    maybe_applicable,
     needs_unsafe,
     printable_path,
 )
@@ -18,9 +20,12 @@ from neuron_migrate.output.color import paint
 
 
 def marker(finding: Finding, unsafe_fixes: bool) -> str:
-    """`[*]` for a fix `--fix` applies, `[-]` for one that needs `--unsafe-fixes`."""
+    """`[*]` for a fix `--fix` applies, `[-]` for one that needs `--unsafe-fixes`, `[~]` for one
+    `--fix` may apply once the fixes it waits on are made (known only then)."""
     if applicable(finding, unsafe_fixes):
         return "[*] "
+    if maybe_applicable(finding, unsafe_fixes):
+        return "[~] "
     return "[-] " if needs_unsafe(finding, unsafe_fixes) else ""
 
 
@@ -39,17 +44,21 @@ def summary(results: Sequence[FileResult], unsafe_fixes: bool = False) -> list[s
     """The closing lines: found, fixed, remaining, and what more `--fix` / `--unsafe-fixes` would do."""
     remaining = all_findings(results)
     fixed = all_fixed(results)
-    total = len(remaining) + len(fixed)
+    gone = all_gone(results)
+    total = len(remaining) + len(fixed) + len(gone)
     if total == 0:
         return ["All checks passed!"]
     noun = "finding" if total == 1 else "findings"
-    lines = [
-        f"Found {total} {noun} ({len(fixed)} fixed, {len(remaining)} remaining)." if fixed else f"Found {total} {noun}."
-    ]
+    went = f"{len(gone)} gone with the code other fixes removed, " if gone else ""
+    done = f" ({len(fixed)} fixed, {went}{len(remaining)} remaining)" if fixed or gone else ""
+    lines = [f"Found {total} {noun}{done}."]
     safe = sum(1 for f in remaining if applicable(f, unsafe_fixes))
     unsafe = sum(1 for f in remaining if needs_unsafe(f, unsafe_fixes))
     if safe:
         lines.append(f"[*] {safe} fixable with the `--fix` option.")
+    maybe = sum(1 for f in remaining if maybe_applicable(f, unsafe_fixes))
+    if maybe:
+        lines.append(f"[~] {maybe} more may be fixable with the `--fix` option, once the fixes they wait on are made.")
     if unsafe:
         lines.append(f"[-] {unsafe} more fixable with the `--unsafe-fixes` option.")
     return lines

@@ -15,6 +15,7 @@ from typing import Any
 
 from neuron_migrate import __version__
 from neuron_migrate.model import FileResult, Finding, Safety
+from neuron_migrate.output.base import applicable, needs_unsafe
 from neuron_migrate.report.model import Relation, Report, RunInfo
 from neuron_migrate.report.plan import build
 
@@ -164,10 +165,8 @@ def _plain(facts: Any) -> tuple[Any, ...]:
 def _relation(results: Sequence[FileResult], unsafe_fixes: bool, after_fix: int, after_unsafe: int) -> Relation:
     """The counts `check` prints for the same settings (see `output.text.summary`)."""
     remaining = [f for r in results for f in r.findings]
-    safe = sum(1 for f in remaining if f.fix is not None and (f.fix.applicability is Safety.SAFE or unsafe_fixes))
-    unsafe = sum(
-        1 for f in remaining if f.fix is not None and f.fix.applicability is Safety.UNSAFE and not unsafe_fixes
-    )
+    safe = sum(1 for f in remaining if applicable(f, unsafe_fixes))
+    unsafe = sum(1 for f in remaining if needs_unsafe(f, unsafe_fixes))
     return Relation(len(remaining), safe, unsafe, after_fix, after_unsafe)
 
 

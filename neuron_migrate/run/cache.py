@@ -63,7 +63,7 @@ _KEEP_INDICES = 16
 _STALE_S = 30 * 24 * 3600
 # Settings that never change one file's result: which files are visited, and whether edits are
 # applied (fix runs only use entries that have nothing to fix). `unsafe_fixes` does: a check with
-# it marks the imports only `--fix --unsafe-fixes` removes (`pipeline._imports_fixed_later`).
+# it marks the imports only `--fix --unsafe-fixes` removes (`engine/waiting_imports.with_freed`).
 # `enabled` is a function of the selectors, the families and the rules, which are all in the key
 # (and a frozenset's repr changes with the hash seed of each process).
 _NOT_IN_KEY = frozenset({"exclude", "extend_exclude", "fix", "enabled"})

@@ -21,12 +21,13 @@ from neuron_migrate.model import (
     Finding,
     Fix,
     Position,
+    Requirement,
     Safety,
     Severity,
     TextEdit,
 )
 
-_CLASSES: tuple[type, ...] = (FileResult, Finding, Fix, TextEdit, Position, Safety, Severity)
+_CLASSES: tuple[type, ...] = (FileResult, Finding, Fix, TextEdit, Position, Safety, Severity, Requirement)
 _TAGS = {cls: tag for tag, cls in enumerate(_CLASSES)}
 _FIELDS: dict[type, tuple[str, ...]] = {
     cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _CLASSES if dataclasses.is_dataclass(cls)

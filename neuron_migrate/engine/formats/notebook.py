@@ -189,7 +189,8 @@ def to_cells(finding: Finding, cells: Sequence[Cell], starts: Sequence[int]) -> 
     fix = finding.fix
     if fix is not None:
         edits = tuple(replace(e, start=_locate(e.start, starts)[1], end=_locate(e.end, starts)[1]) for e in fix.edits)
-        fix = replace(fix, edits=edits)
+        requires = tuple(replace(r, start=_locate(r.start, starts)[1]) for r in fix.requires)
+        fix = replace(fix, edits=edits, requires=requires)
     return replace(finding, cell=cells[index].number, start=start, end=end, fix=fix)
 
 
@@ -270,6 +271,7 @@ def check_notebook(text: str, path: str, settings: Settings, check: CheckFn) -> 
         source=text,
         fixed_source=fixed_text if fixed_text != text else None,
         suppressed=_sorted(f for unit in done for f in unit.result.suppressed),
+        gone=_sorted(f for unit in done for f in unit.result.gone),
     )
 
 
@@ -288,4 +290,5 @@ def _mapped(result: FileResult, cells: Sequence[Cell], before: Sequence[int], af
         findings=_cells_of(result.findings, cells, after),
         fixed=_cells_of(result.fixed, cells, before),
         suppressed=_cells_of(result.suppressed, cells, after),
+        gone=_cells_of(result.gone, cells, before),
     )

@@ -1,10 +1,10 @@
 # xmp.spawn with the TPU/CUDA AMP recipe: bf16 autocast on TPU, fp16 with a gradient scaler on CUDA.
-import sys
 import os
+import sys
 
 import torch
-import torch.nn as nn
 import torch.distributed as dist
+import torch.nn as nn
 
 
 def _all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):

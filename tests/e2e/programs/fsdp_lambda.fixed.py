@@ -5,9 +5,9 @@ import os
 import tempfile
 
 import torch
-import torch.nn as nn
 import torch.distributed as dist
 import torch.distributed.fsdp as fsdp
+import torch.nn as nn
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
 
 

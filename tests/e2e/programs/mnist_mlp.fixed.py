@@ -1,9 +1,9 @@
 # Single-device MNIST-style MLP: xla_device, mark_step, xm.optimizer_step, met.metrics_report.
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
-import torch.distributed as dist
 
 
 def _optimizer_step(optimizer, **step_args):

@@ -2,8 +2,8 @@
 import tempfile
 
 import torch
-import torch.nn as nn
 import torch.distributed as dist
+import torch.nn as nn
 
 
 def _optimizer_step(optimizer, **step_args):

@@ -1,9 +1,9 @@
 # ResNet-style model with MpDeviceLoader, optimizer_step, RateTracker and test_utils logging.
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 import datetime
-import torch.distributed as dist
 
 
 class _DeviceLoader:

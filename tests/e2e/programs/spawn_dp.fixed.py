@@ -1,10 +1,10 @@
 # xmp.spawn data parallel without DDP: xm.optimizer_step all-reduces the gradients.
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 import os
-import torch.distributed as dist
 
 
 def _optimizer_step(optimizer, **step_args):

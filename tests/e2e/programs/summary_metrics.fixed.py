@@ -1,7 +1,7 @@
 # Training that logs through torch_xla's summary helper (with its XLA metrics) and prints metric reports.
 import torch
-import torch.nn as nn
 import torch.distributed as dist
+import torch.nn as nn
 
 
 def _optimizer_step(optimizer, **step_args):

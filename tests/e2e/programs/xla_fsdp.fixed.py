@@ -3,8 +3,8 @@ import functools
 
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.distributed.fsdp as fsdp
+import torch.nn as nn
 
 
 class Block(nn.Module):

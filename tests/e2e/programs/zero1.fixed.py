@@ -1,9 +1,9 @@
 # ZeRO-1 with torch_xla's ZeroRedundancyOptimizer: optimizer state sharded over the ranks, the
 # gradients reduce-scattered and the parameters all-gathered inside its `step`.
 import torch
-import torch.nn as nn
 import torch.distributed as dist
 import torch.distributed.optim as dist_optim
+import torch.nn as nn
 import os
 
 
