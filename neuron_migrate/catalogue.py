@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import re
@@ -49,6 +48,7 @@ _RULE_KEYS = {
     "compat",
     "from",
     "blocker",
+    "tier",
 }
 _MAP_KEYS = {
     "old",
@@ -67,11 +67,16 @@ _MAP_KEYS = {
     "manual_message",
     "blocker",
     "params",
+    "tier",
 }
 # What a fix does with each parameter of the API it maps (`[map.params]`): carry it over (`keep`),
 # pass it under another name (`rename: new`), leave it out (`drop: why`), or leave the call to a
 # human when it is given a value other than its default (`decline: why`, shown in the finding).
 PARAM_ACTIONS = ("keep", "rename", "drop", "decline")
+# How much of a person's work a rule's finding is (`tier`, on the rule or a `[[map]]` entry), for
+# the report's effort tiers: a local rewrite (`mechanical`), one that needs the model's own module
+# names, i.e. a plan (`semi-mechanical`), or a port by hand (`manual`). The NxD rules carry it.
+TIERS = ("mechanical", "semi-mechanical", "manual")
 # What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
 # bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
 _SHARED_BANDS = ("NM4", "NM5", "NM7", "NM9")
@@ -95,6 +100,7 @@ MODULE_CONCEPTS = (
     "environment",
     "cuda",
     "cuda_setup",
+    "nxd",
 )
 CONCEPTS = (*MODULE_CONCEPTS, "packaging", "shell", "smoke", "engine")
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
@@ -133,6 +139,7 @@ class MapEntry:
     manual_message: str | None = None  # `message` for a use the entry's fix leaves to a person
     blocker: bool | None = None  # overrides the rule's `blocker` for this entry
     params: tuple[Param, ...] = ()  # every parameter of `old`'s signature, in order (rules/signatures.toml)
+    tier: str = ""  # one of TIERS, overriding the rule's; "" when the entry names none
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -159,6 +166,11 @@ class RuleSpec:
     families: tuple[str, ...] = ("xla",)  # the `--from` families the rule belongs to
     # Its findings keep a torch_xla import alive: no TorchNeuron counterpart a tool can write.
     blocker: bool = False
+    tier: str = ""  # one of TIERS; "" when the rule names none
+
+    def tier_of(self, entry: MapEntry | None) -> str:
+        """The effort tier of a finding of this rule through `entry`: the entry's, else the rule's."""
+        return entry.tier if entry is not None and entry.tier else self.tier
 
     @property
     def category(self) -> str:
@@ -211,6 +223,7 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         manual_message=data.get("manual_message"),
         blocker=_flag(data, "blocker", where) if "blocker" in data else None,
         params=_parse_params(data.get("params", {}), f"{where} [map.params]"),
+        tier=_tier(data, where),
     )
 
 
@@ -270,7 +283,16 @@ def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleS
         maps=maps,
         families=_families(data, where),
         blocker=_flag(data, "blocker", where),
+        tier=_tier(data, where),
     )
+
+
+def _tier(data: dict[str, Any], where: str) -> str:
+    """The table's `tier`, one of TIERS ("" when it names none)."""
+    value = data.get("tier", "")
+    if value and value not in TIERS:
+        raise RuleSpecError(f"{where}: `tier` must be one of {', '.join(TIERS)}, not {value!r}")
+    return str(value)
 
 
 def _concept(data: dict[str, Any], where: str) -> str:
@@ -395,45 +417,3 @@ def select_rules(
         if best_select >= 0 and best_select > best_ignore:
             chosen.add(spec.code)
     return frozenset(chosen)
-
-
-@functools.cache
-def load_signatures(directory: Path | None = None) -> dict[str, dict[str, Any]]:
-    """rules/signatures.toml: each torch_xla API's parameters per torch_xla version (scripts/signatures.py)."""
-    path = (directory or rules_dir()) / "signatures.toml"
-    if not path.is_file():
-        return {}
-    return dict(toml_module().loads(path.read_text(encoding="utf-8")).get("api", {}))
-
-
-def signature_versions(api: dict[str, Any]) -> dict[str, tuple[str, ...]]:
-    """A table row's parameter lists, by version (`2.5.0` -> (`device`, `dtype=None`, ...))."""
-    return {key: tuple(value) for key, value in api.items() if key[:1].isdigit()}
-
-
-def param_name(token: str) -> str:
-    """`flush=False` -> `flush`; `*args` and `**kwargs` keep their stars."""
-    return token.split("=", 1)[0]
-
-
-def param_default(api: str, name: str) -> str | None:
-    """The default value's source text of `api`'s parameter `name`, where every version agrees on it."""
-    defaults = {
-        token.split("=", 1)[1]
-        for tokens in signature_versions(load_signatures().get(api, {})).values()
-        for token in tokens
-        if "=" in token and param_name(token) == name
-    }
-    return defaults.pop() if len(defaults) == 1 else None
-
-
-def default_argument(api: str, name: str, value: ast.expr) -> bool:
-    """Whether `value` is `api`'s default for parameter `name` (`flush=False`): passing it changes nothing."""
-    default = param_default(api, name)
-    if default is None:
-        return False
-    try:
-        expected = ast.parse(default, mode="eval").body
-    except SyntaxError:
-        return False
-    return ast.dump(expected) == ast.dump(value)

@@ -82,6 +82,11 @@ CHAPTERS: tuple[Chapter, ...] = (
         ("sharding",),
     ),
     Chapter(
+        "NeuronX Distributed (NxD) to native PyTorch",
+        "NxD (`neuronx_distributed`) is built on torch_xla. Its training APIs map to native PyTorch on a `DeviceMesh`: process groups become mesh dimensions, tensor-parallel layers become `nn.Linear` with a DTensor plan, the parallel loss `loss_parallel`, ZeRO-1 `ZeroRedundancyOptimizer`, checkpoints `torch.distributed.checkpoint`. Each rule says how much work its findings are (`tier`: mechanical, semi-mechanical or manual); inference-only APIs are told apart.",
+        ("nxd",),
+    ),
+    Chapter(
         "Utilities, debugging and internals",
         "The helpers scripts import from torch_xla (rate trackers, logging, metrics, profiler, RNG, checkpointing) get plain PyTorch equivalents; internals have none.",
         ("utilities",),

@@ -1,7 +1,9 @@
-"""Mappings are signature-complete: each torch_xla API a rule maps declares every parameter it has.
+"""Mappings are signature-complete: each torch_xla and NxD API a rule maps declares every parameter it has.
 
-rules/signatures.toml holds the signatures, read from the torch_xla 2.5 and 2.8 wheels by
-scripts/signatures.py. Each `[[map]]` entry that rewrites an API declares, in `[map.params]`, what
+rules/signatures.toml holds torch_xla's signatures, read from the torch_xla 2.5 and 2.8 wheels, and
+rules/signatures-nxd.toml neuronx_distributed's, read from its 0.10.1 and 0.18.0 sources, both by
+scripts/signatures.py. NxD entries declare their parameters whenever their tier is not manual:
+the declarations are the mapping's spec, and a declined argument already words the finding. Each `[[map]]` entry that rewrites an API declares, in `[map.params]`, what
 its fix does with each parameter (keep, rename, drop, decline). The tests check the declarations
 against the table, then check that the fixes do what the declarations say: an argument declared
 keep or drop never stops a fix, and one declared decline stops it with the declared reason.
@@ -11,18 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from neuron_migrate.catalogue import (
-    MapEntry,
-    RuleSpec,
-    RuleSpecError,
-    load_catalogue,
-    load_signatures,
-    param_name,
-    parse_rule,
-    signature_versions,
-)
+from neuron_migrate.catalogue import MapEntry, RuleSpec, RuleSpecError, load_catalogue, parse_rule
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
+from neuron_migrate.signatures import load_signatures, param_name, signature_versions
 
 SPECS = load_catalogue()
 TABLE = load_signatures()
@@ -33,20 +27,39 @@ def _rewrites(entry: MapEntry) -> bool:
     return bool(entry.fix or entry.new_call or entry.new)
 
 
+def _row(api: str) -> dict:
+    """The table row of `api`; for a class whose `__init__` only forwards to another library's
+    (`NeuronZero1Optimizer(*args, **kwargs)` -> torch_xla's ZeRO), that class's row."""
+    row = TABLE[api]
+    inherits = row.get("inherits", "")
+    return (
+        TABLE[inherits] if inherits in TABLE and all(v == ("...",) for v in signature_versions(row).values()) else row
+    )
+
+
 def _signature_names(api: str) -> dict[str, list[str]]:
     """Each version's parameter names, in order, without the `*` and `/` markers."""
-    versions = signature_versions(TABLE[api])
+    versions = signature_versions(_row(api))
     return {v: [param_name(t) for t in tokens if t not in MARKERS] for v, tokens in versions.items()}
 
 
+LIBRARIES = ("torch_xla.", "neuronx_distributed.")
+
+
 def _torch_xla_entries() -> list[tuple[RuleSpec, MapEntry]]:
-    return [(s, m) for s in SPECS for m in s.maps if m.old.startswith("torch_xla.") and not m.prefix]
+    """The exact entries for torch_xla and NxD APIs (both tables)."""
+    return [(s, m) for s in SPECS for m in s.maps if m.old.startswith(LIBRARIES) and not m.prefix]
+
+
+def _declares(spec: RuleSpec, entry: MapEntry) -> bool:
+    """Whether the entry must declare its parameters: it rewrites, or it is an NxD mapping that is not manual."""
+    return _rewrites(entry) or (entry.old.startswith("neuronx_distributed.") and spec.tier_of(entry) != "manual")
 
 
 MAPPED = [
     (spec, entry)
     for spec, entry in _torch_xla_entries()
-    if _rewrites(entry)
+    if _declares(spec, entry)
     and TABLE.get(entry.old, {}).get("kind") in ("function", "class")
     and any(_signature_names(entry.old).values())
 ]
@@ -58,6 +71,48 @@ def test_the_table_lists_every_api_a_rule_names() -> None:
     assert not missing, f"run scripts/signatures.py: {missing}"
     stale = sorted(api for api, row in TABLE.items() if row["mapped"] and api not in named)
     assert not stale, f"no rule maps these any more; run scripts/signatures.py: {stale}"
+
+
+def test_the_nxd_table_has_both_releases_and_the_mapped_apis() -> None:
+    row = TABLE["neuronx_distributed.parallel_layers.layers.ColumnParallelLinear"]
+    assert set(signature_versions(row)) == {"0.10.1", "0.18.0"}
+    assert row["0.18.0"][:4] == ["input_size", "output_size", "bias=True", "gather_output=True"]
+    alias = TABLE["neuronx_distributed.parallel_layers.ColumnParallelLinear"]  # re-exported by the package
+    assert alias["defined"] == "neuronx_distributed.parallel_layers.layers.ColumnParallelLinear"
+    zero = TABLE["neuronx_distributed.optimizer.zero_redundancy_optimizer.NeuronZero1Optimizer"]
+    assert zero["inherits"] == "torch_xla.distributed.zero_redundancy_optimizer.ZeroRedundancyOptimizer"
+
+
+def test_every_export_of_a_mapped_nxd_api_is_decided_by_the_same_rule() -> None:
+    """A package re-export (`parallel_layers.ColumnParallelLinear`) gets the finding its definition gets."""
+    from neuron_migrate.docs import api_decision
+
+    def rule_of(api: str) -> str | None:
+        decision = api_decision(api, SPECS)
+        return decision[0].code if decision else None
+
+    exported: dict[str, set[str]] = {}
+    for api, row in TABLE.items():
+        if api.startswith("neuronx_distributed."):
+            exported.setdefault(row.get("defined", api), set()).add(api)
+    for names in exported.values():
+        if any(TABLE[n]["mapped"] for n in names):
+            assert len({rule_of(n) for n in names}) == 1, {n: rule_of(n) for n in sorted(names)}
+
+
+def test_no_nxd_api_is_matched_by_two_rules() -> None:
+    """The NxD rules split the library between them: a name (or a prefix above it) in one rule only."""
+    for api in (a for a in TABLE if a.startswith("neuronx_distributed.")):
+        parts = api.split(".")
+        owners = {
+            spec.code
+            for spec in SPECS
+            for entry in spec.maps
+            if entry.old == api
+            or (entry.prefix and entry.old in {".".join(parts[:i]) for i in range(1, len(parts) + 1)})
+            if spec.detector == "qualified"
+        }
+        assert len(owners) <= 1, f"{api} is matched by {sorted(owners)}"
 
 
 def test_the_table_has_both_versions() -> None:
@@ -133,7 +188,7 @@ def _finding(api: str, code: str, arguments: list[str], shape: str):  # type: ig
 
 
 def _required(api: str) -> list[str]:
-    tokens = signature_versions(TABLE[api])
+    tokens = signature_versions(_row(api))
     first = next(iter(tokens.values()))
     required: list[str] = []
     for token in first:
@@ -146,7 +201,7 @@ def _required(api: str) -> list[str]:
 
 
 def _default(api: str, name: str) -> str | None:
-    for tokens in signature_versions(TABLE[api]).values():
+    for tokens in signature_versions(_row(api)).values():
         for token in tokens:
             if param_name(token) == name and "=" in token:
                 value = token.split("=", 1)[1]
