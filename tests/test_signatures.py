@@ -169,14 +169,22 @@ SHAPES = (
     "print({call})\n",
     "for batch in {call}.per_device_loader(a1):\n    pass\n",
     'if {call} == "CUDA":\n    pass\n',
+    "class Model:\n    def __init__(self):\n        self.layer = {call}\n",  # an NxD layer, planned by its class
+    "def step():\n    loss = {call}\n    loss.backward()\n",  # NxD's parallel loss, with its backward
 )
 PRELUDE = "def a0(*args, **kwargs):\n    pass\n\n\na1 = a2 = a3 = a4 = a5 = a6 = opaque = object()\n"
+# NxD's mesh, which the NxD fixes need in the file (for every NxD API but the mesh's own init).
+NXD_MESH = (
+    "from neuronx_distributed.parallel_layers.parallel_state import initialize_model_parallel as init_mesh\n"
+    "init_mesh(tensor_model_parallel_size=2)\n"
+)
 
 
 def _source(api: str, arguments: list[str], shape: str) -> str:
     module, _, name = api.rpartition(".")
     call = f"target({', '.join(arguments)})"
-    return f"from {module} import {name} as target\n\n{PRELUDE}\n" + shape.format(call=call)
+    mesh = NXD_MESH if api.startswith("neuronx_distributed.") and not api.endswith(".initialize_model_parallel") else ""
+    return f"from {module} import {name} as target\n{mesh}\n{PRELUDE}\n" + shape.format(call=call)
 
 
 def _finding(api: str, code: str, arguments: list[str], shape: str):  # type: ignore[no-untyped-def]

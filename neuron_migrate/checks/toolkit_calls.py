@@ -12,9 +12,9 @@ import re
 
 from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
-from neuron_migrate.signatures import default_argument
 from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.model import Safety
+from neuron_migrate.signatures import default_argument
 
 
 # -- arguments and calls -------------------------------------------------------------------
