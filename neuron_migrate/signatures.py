@@ -43,11 +43,21 @@ def param_name(token: str) -> str:
     return token.split("=", 1)[0]
 
 
+def signature_row(api: str) -> dict[str, Any]:
+    """`api`'s row; for a class whose `__init__` only forwards to another library's class
+    (NxD's `NeuronZero1Optimizer(*args, **kwargs)` -> torch_xla's ZeRO), that class's row."""
+    table = load_signatures()
+    row = table.get(api, {})
+    inherits = row.get("inherits", "")
+    unreadable = all(tokens == ("...",) for tokens in signature_versions(row).values())
+    return table[inherits] if inherits in table and unreadable else row
+
+
 def param_default(api: str, name: str) -> str | None:
     """The default value's source text of `api`'s parameter `name`, where every version agrees on it."""
     defaults = {
         token.split("=", 1)[1]
-        for tokens in signature_versions(load_signatures().get(api, {})).values()
+        for tokens in signature_versions(signature_row(api)).values()
         for token in tokens
         if "=" in token and param_name(token) == name
     }

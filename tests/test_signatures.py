@@ -16,7 +16,7 @@ import pytest
 from neuron_migrate.catalogue import MapEntry, RuleSpec, RuleSpecError, load_catalogue, parse_rule
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
-from neuron_migrate.signatures import load_signatures, param_name, signature_versions
+from neuron_migrate.signatures import load_signatures, param_name, signature_row, signature_versions
 
 SPECS = load_catalogue()
 TABLE = load_signatures()
@@ -28,13 +28,8 @@ def _rewrites(entry: MapEntry) -> bool:
 
 
 def _row(api: str) -> dict:
-    """The table row of `api`; for a class whose `__init__` only forwards to another library's
-    (`NeuronZero1Optimizer(*args, **kwargs)` -> torch_xla's ZeRO), that class's row."""
-    row = TABLE[api]
-    inherits = row.get("inherits", "")
-    return (
-        TABLE[inherits] if inherits in TABLE and all(v == ("...",) for v in signature_versions(row).values()) else row
-    )
+    """The table row of `api` (through `inherits` for a class that only forwards its arguments)."""
+    return signature_row(api)
 
 
 def _signature_names(api: str) -> dict[str, list[str]]:
@@ -195,6 +190,17 @@ def _finding(api: str, code: str, arguments: list[str], shape: str):  # type: ig
     return found[0]
 
 
+# Arguments an NxD fix needs besides the required ones: a checkpoint is saved from (and loaded into)
+# a model and its optimizer.
+CONTEXT = {
+    f"neuronx_distributed.{path}{verb}_checkpoint": ["model=a2", "optimizer=a3"]
+    if verb == "save"
+    else ["tag=a1", "model=a2", "optimizer=a3"]
+    for path in ("", "trainer.", "trainer.checkpoint.")
+    for verb in ("save", "load")
+}
+
+
 def _required(api: str) -> list[str]:
     tokens = signature_versions(_row(api))
     first = next(iter(tokens.values()))
@@ -222,7 +228,7 @@ CHECKED = [(s, e) for s, e in MAPPED if (e.fix or e.new_call) and not any(p.name
 
 @pytest.mark.parametrize(("spec", "entry"), CHECKED, ids=lambda x: x.old if isinstance(x, MapEntry) else x.code)
 def test_fixes_follow_the_declarations(spec: RuleSpec, entry: MapEntry) -> None:
-    api, base = entry.old, _required(entry.old)
+    api, base = entry.old, _required(entry.old) + CONTEXT.get(entry.old, [])
     shape = next((s for s in SHAPES if _finding(api, spec.code, base, s).fix is not None), None)
     if shape is None and not base:  # `torch_xla.compile(f=None, ...)`: the first argument, though optional
         base = ["a0"]

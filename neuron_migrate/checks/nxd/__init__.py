@@ -13,6 +13,8 @@ import ast
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from neuron_migrate.checks.nxd.calls import clip_grad_norm, divide, manual_seed, move_model_to_device, zero1_optimizer
+from neuron_migrate.checks.nxd.checkpoint import load_checkpoint, save_checkpoint
 from neuron_migrate.checks.nxd.imports import nxd_import, nxd_other_api, remove_nxd_import
 from neuron_migrate.checks.nxd.layers import tp_layer
 from neuron_migrate.checks.nxd.loss import parallel_cross_entropy
@@ -40,5 +42,12 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "nxd_sequence_scatter": sequence_scatter,
         "nxd_sequence_gather": sequence_gather,
         "nxd_delete_grad_sum": delete_grad_sum,
+        "nxd_zero1_optimizer": zero1_optimizer,
+        "nxd_manual_seed": manual_seed,
+        "nxd_clip_grad_norm": clip_grad_norm,
+        "nxd_move_model_to_device": move_model_to_device,
+        "nxd_divide": divide,
+        "nxd_save_checkpoint": save_checkpoint,
+        "nxd_load_checkpoint": load_checkpoint,
     }
 )

@@ -93,7 +93,7 @@ def mesh_source(analysis: Analysis, rule: RuleSpec) -> ast.AST | None:
     return sources[0]
 
 
-def _atom(ctx: FixContext, node: ast.expr) -> str:
+def atom(ctx: FixContext, node: ast.expr) -> str:
     """`node`'s text, parenthesised unless it is an atom (`tp`, `args.tp`, `2`, `int(x)`, `cfg["tp"]`)."""
     atoms = (ast.Constant, ast.Name, ast.Attribute, ast.Call, ast.Subscript)
     return ctx.segment(node) if isinstance(node, atoms) else operand(ctx, node)
@@ -147,11 +147,11 @@ def mesh_init(ctx: FixContext, match: Match) -> Plan | None:
     assert isinstance(call, ast.Call)
     tp = argument(call, "tensor_model_parallel_size", 0)
     pp = argument(call, "pipeline_model_parallel_size", 1)
-    tp_text = _atom(ctx, tp) if tp is not None else "1"
+    tp_text = atom(ctx, tp) if tp is not None else "1"
     pipeline = pp is not None and literal(pp) != 1
     world = "{dist}.get_world_size()"
     if pipeline:
-        pp_text = _atom(ctx, pp)  # type: ignore[arg-type]  # not None when `pipeline`
+        pp_text = atom(ctx, pp)  # type: ignore[arg-type]  # not None when `pipeline`
         shape, names = f"({pp_text}, {world} // ({pp_text} * {tp_text}), {tp_text})", '("pp", "dp", "tp")'
     else:
         shape, names = f"({world} // {tp_text}, {tp_text})", '("dp", "tp")'
