@@ -19,7 +19,13 @@ from neuron_migrate.checks.nxd.imports import nxd_import, nxd_other_api, remove_
 from neuron_migrate.checks.nxd.layers import tp_layer
 from neuron_migrate.checks.nxd.loss import parallel_cross_entropy
 from neuron_migrate.checks.nxd.mesh import mesh_getter, mesh_init, src_rank
-from neuron_migrate.checks.nxd.sequence import delete_grad_sum, sequence_gather, sequence_grad_sum, sequence_scatter
+from neuron_migrate.checks.nxd.sequence import (
+    delete_call,
+    delete_grad_sum,
+    sequence_gather,
+    sequence_grad_sum,
+    sequence_scatter,
+)
 from neuron_migrate.checks.toolkit import DetectorFn, FixFn
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
@@ -42,6 +48,7 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "nxd_sequence_scatter": sequence_scatter,
         "nxd_sequence_gather": sequence_gather,
         "nxd_delete_grad_sum": delete_grad_sum,
+        "nxd_delete_call": delete_call,
         "nxd_zero1_optimizer": zero1_optimizer,
         "nxd_manual_seed": manual_seed,
         "nxd_clip_grad_norm": clip_grad_norm,

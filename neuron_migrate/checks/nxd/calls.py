@@ -83,8 +83,10 @@ def _laid_out(ctx: FixContext, call: ast.Call, callee: str, arguments: list[str]
 def manual_seed(ctx: FixContext, match: Match) -> Plan | None:
     """`model_parallel_xla_manual_seed(seed)` -> `torch.manual_seed(seed)`, on every rank."""
     call = match.node
-    seed = argument(call, "seed", 0) if isinstance(call, ast.Call) else None
-    if seed is None or len(call.args) + len(call.keywords) != 1:  # type: ignore[union-attr]
+    if not isinstance(call, ast.Call) or len(call.args) + len(call.keywords) != 1:
+        return None
+    seed = argument(call, "seed", 0)
+    if seed is None:
         return None
     rendered = ctx.render(f"{{torch}}.manual_seed({ctx.segment(seed)})", match)
     return ctx.replace(call, rendered[0], rendered[1]) if rendered else None

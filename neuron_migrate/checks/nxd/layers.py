@@ -70,13 +70,23 @@ def _sites(ctx: FixContext, rules: tuple[RuleSpec, ...], init: ast.FunctionDef) 
         if layer is None:
             continue
         stmt = ctx.analysis.parent(node)
-        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
-        is_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
-        entry = next((e for r in rules for e in [entry_for(r, layer)] if e is not None), None)
-        if stmt not in init.body or stmt.value is not node or not is_self or entry is None:  # type: ignore[union-attr]
+        if (
+            not isinstance(stmt, ast.Assign)
+            or len(stmt.targets) != 1
+            or stmt not in init.body
+            or stmt.value is not node
+        ):
             return None
-        sites.append(Site(stmt, node, target.attr, entry))  # type: ignore[arg-type, union-attr]
+        target = stmt.targets[0]
+        entry = next((e for r in rules for e in [entry_for(r, layer)] if e is not None), None)
+        if not (isinstance(target, ast.Attribute) and _is_self(target.value)) or entry is None:
+            return None
+        sites.append(Site(stmt, node, target.attr, entry))
     return sites
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _plan_class(ctx: FixContext, match: Match, init: ast.FunctionDef) -> Plan | None:

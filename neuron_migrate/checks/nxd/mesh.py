@@ -18,7 +18,7 @@ from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.values import Match, Plan
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.checks.toolkit import FixContext
-from neuron_migrate.checks.toolkit_calls import ACCEL_TYPE, argument, entry_for, literal, operand
+from neuron_migrate.checks.toolkit_calls import ACCEL_TYPE, argument, entry_for, line_length, literal, operand
 from neuron_migrate.signatures import default_argument
 
 MESH = "_MESH"
@@ -160,6 +160,11 @@ def mesh_init(ctx: FixContext, match: Match) -> Plan | None:
     if rendered is None:
         return None
     lines = [rendered[0]]
+    if len(ctx.src.indent_of(stmt.lineno)) + len(rendered[0]) > line_length(ctx.src.text):
+        head, _, rest = rendered[0].partition("(")
+        arguments = rest[: -len(")")].split(", mesh_dim_names=")
+        lines = [f"{head}(", f"\t{arguments[0].split(', ', 1)[0]},", f"\t{arguments[0].split(', ', 1)[1]},"]
+        lines += [f"\tmesh_dim_names={arguments[1]},", ")"]
     owner = ctx.analysis.owner(stmt)
     if not isinstance(owner, ast.Module) and not _declares_global(owner):
         lines.insert(0, f"global {MESH}")

@@ -165,3 +165,9 @@ def _tags_by_hand(analysis: Analysis) -> bool:
         if node.attr == TAG and isinstance(node.ctx, ast.Store):
             return True
     return any(_names_tag(call, "setattr") for call in analysis.nodes(ast.Call))
+
+
+def delete_call(ctx: FixContext, match: Match) -> Plan | None:
+    """NxD's own `allreduce_sequence_parallel_gradients(optimizer)` on a line of its own: deleted."""
+    stmt = ctx.expression_statement(match) if isinstance(match.node, ast.Call) else None
+    return ctx.delete_statement(stmt) if stmt is not None else None

@@ -36,7 +36,11 @@ class TinyLM(nn.Module):
 def main():
     dist.init_process_group("neuron")
     global _MESH
-    _MESH = init_device_mesh("neuron", (dist.get_world_size() // dist.get_world_size(), dist.get_world_size()), mesh_dim_names=("dp", "tp"))
+    _MESH = init_device_mesh(
+        "neuron",
+        (dist.get_world_size() // dist.get_world_size(), dist.get_world_size()),
+        mesh_dim_names=("dp", "tp"),
+    )
     device = torch.device("neuron")
     torch.manual_seed(0)
     model = TinyLM().to(device)
