@@ -87,7 +87,7 @@ def mesh_source(analysis: Analysis, rule: RuleSpec) -> ast.AST | None:
     if isinstance(sources[0], ast.Call) and not _rewritable(analysis, rule, sources[0]):
         return None
     bindings = analysis.resolver.module_scope.bindings.get(MESH) or []
-    ours = {id(stmt) for stmt in _mesh_assignments(analysis)}
+    ours = {id(node) for stmt in _mesh_assignments(analysis) for node in (stmt, stmt.targets[0])}
     if any(b.node is not None and id(b.node) not in ours for b in bindings):
         return None  # `_MESH` is the user's own name
     return sources[0]
