@@ -80,7 +80,7 @@ def test_the_nxd_table_has_both_releases_and_the_mapped_apis() -> None:
 
 def test_every_export_of_a_mapped_nxd_api_is_decided_by_the_same_rule() -> None:
     """A package re-export (`parallel_layers.ColumnParallelLinear`) gets the finding its definition gets."""
-    from neuron_migrate.docs import api_decision
+    from neuron_migrate.api_coverage import api_decision
 
     def rule_of(api: str) -> str | None:
         decision = api_decision(api, SPECS)

@@ -7,7 +7,8 @@ torch_xla, and a second fix changes nothing. Run with torchrun on the CPU with g
 written by hand (`<name>.native.py`): the codemod wrote what an expert would. The fused QKV
 projection cannot be split mechanically: it keeps its findings and gets no fix (NM321's `stride`).
 Controls show the checks can fail: the migrated sequence-parallel program with the gradient sum
-NM340 deletes put back trains another model on 2 ranks.
+NM340 deletes put back trains another model on 2 ranks. The same migrated programs also pass
+`neuron-migrate smoke --parity` (2 emulated `neuron` ranks against 1), the command users run.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Program:
 
     name: str
     left: tuple[str, ...] = ()  # the codes of the findings that stay, with multiplicity
+    parity_ranks: str = "each"  # smoke --parity-ranks: each (tensor parallel) or mean (data parallel)
 
     @property
     def path(self) -> Path:
@@ -45,11 +47,11 @@ class Program:
 
 
 PROGRAMS = (
-    Program("dp_allreduce"),
+    Program("dp_allreduce", parity_ranks="mean"),
     Program("tp_mlp"),
     Program("vocab_parallel_lm"),
     Program("sequence_parallel"),
-    Program("zero1"),
+    Program("zero1", parity_ranks="mean"),
     Program("checkpoint_roundtrip"),
     # stride=3 is declined, so the class (and the NxD import) stays: a finding, no half-sharded class.
     Program("fused_qkv", left=("NM321", "NM321", "NM338")),
@@ -119,3 +121,17 @@ def test_the_gradient_sum_kept_trains_another_model(tmp_path: Path) -> None:
     one, two = _runs(fixed.replace(backward, backward + again), tmp_path)
     assert one.returncode == 0 and two.returncode == 0, two.output[-3000:]
     assert not agree(one, two), (one.losses, two.losses)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", RUNNING, ids=lambda p: p.name)
+def test_migrated_program_passes_smoke_parity(program: Program, tmp_path: Path) -> None:
+    """`neuron-migrate smoke --parity`: 2 emulated ranks give the 1-rank losses at every step."""
+    script = tmp_path / f"{program.name}.py"
+    shutil.copy(PROGRAMS_DIR / f"{program.name}.fixed.py", script)
+    smoke = [str(Path(sys.executable).with_name("neuron-migrate")), "smoke", script.name, "--parity", "--nproc", "2"]
+    smoke += ["--parity-ranks", program.parity_ranks, "--steps", "6", "--device", "emulate"]
+    done = subprocess.run(smoke, capture_output=True, text=True, cwd=tmp_path, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert done.stdout.startswith(f"smoke PASSED: {script.name}")
+    assert "parity with 1 rank: ok" in done.stdout
