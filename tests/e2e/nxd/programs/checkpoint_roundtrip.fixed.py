@@ -2,8 +2,8 @@
 # steps, loaded into a model built from another seed with nxd.load_checkpoint, and trained on.
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.distributed.checkpoint as dcp
+import torch.nn as nn
 from torch.distributed.checkpoint.state_dict import get_state_dict
 from torch.distributed.checkpoint.state_dict import set_state_dict
 from torch.distributed.device_mesh import init_device_mesh

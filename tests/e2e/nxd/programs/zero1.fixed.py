@@ -2,8 +2,8 @@
 # averages and clips the gradients in its step.
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.distributed.optim as dist_optim
+import torch.nn as nn
 from torch.distributed.device_mesh import init_device_mesh
 
 
