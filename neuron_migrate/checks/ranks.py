@@ -26,6 +26,8 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
+    if stmt is not None and any(k.arg == "local" and _is_true(k.value) for k in call.keywords):
+        return _local_print(ctx, match, call, stmt)
     body = _print_of(ctx, match, call)
     if stmt is None or body is None or _prints_xla_report(ctx, match, call):
         return None
@@ -76,8 +78,24 @@ class Save:
     barrier_guard: str = ""
 
 
+def _local_print(ctx: FixContext, match: Match, call: ast.Call, stmt: ast.stmt) -> Plan | None:
+    """`xm.master_print(x, local=True)` -> `if <LOCAL_RANK == 0>:` / `print(x)`: torch_xla printed
+    on each host's first process."""
+    guard = ctx.render('int({os}.environ.get("LOCAL_RANK", 0)) == 0', match)
+    others = [k for k in call.keywords if k.arg != "local"]
+    if guard is None or any(k.arg not in ("fd", "flush") for k in others) or _prints_xla_report(ctx, match, call):
+        return None
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:master_print", Guard(guard[0]), guard[1])
+
+
 def _is_false(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
 
 
 def _print_of(ctx: FixContext, match: Match, call: ast.Call) -> str | None:
