@@ -7,17 +7,17 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import body_of
 from neuron_migrate.analysis.source import kept_comments
-from neuron_migrate.analysis.values import Edit, HelperRequest, Match, Plan, Request
+from neuron_migrate.analysis.values import Edit, HelperRequest, Match, Plan
 from neuron_migrate.checks.helpers import helper_imports
+from neuron_migrate.checks.rank_zero import global_rank0, inside_rank0, merge_rank0, rank_variable, sole_body_of_rank_if
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
-from neuron_migrate.checks.toolkit_calls import argument, is_default, line_length, literal, only_args
+from neuron_migrate.checks.toolkit_calls import argument, is_default, literal, only_args
 
 
 def master_print(ctx: FixContext, match: Match) -> Plan | None:
@@ -26,13 +26,15 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
+    if stmt is not None and any(k.arg == "local" and _is_true(k.value) for k in call.keywords):
+        return _local_print(ctx, match, call, stmt)
     body = _print_of(ctx, match, call)
     if stmt is None or body is None or _prints_xla_report(ctx, match, call):
         return None
-    guard = _global_rank0(ctx, match, stmt)
+    guard = global_rank0(ctx, match, stmt)
     if guard is None:
         return None
-    if _inside_rank0(ctx, match, stmt, guard[0]):
+    if inside_rank0(ctx, match, stmt, guard[0]):
         return ctx.replace_statement(stmt, [body])  # an enclosing `if` already runs on rank 0 only
     run = _print_run(ctx, match, stmt)
     if len(run) > 1:  # consecutive prints: one guard for them all (each finding gets this plan)
@@ -41,9 +43,9 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
         indent, unit, newline = ctx.src.indent_of(run[0].lineno), ctx.analysis.indent_unit(), ctx.src.newline
         text = newline.join((indent if i else "") + line.replace("\t", unit) for i, line in enumerate(lines))
         return Plan((Edit(start, end, text),), guard[1])
-    outer = _sole_body_of_rank_if(ctx, stmt)
+    outer = sole_body_of_rank_if(ctx, stmt)
     if outer is not None:
-        return _merge_rank0(ctx, match, outer, stmt, body)
+        return merge_rank0(ctx, match, outer, stmt, body)
     if any(k.arg == "local" and not _is_false(k.value) for k in call.keywords):
         return None  # `local=` spelled other than `False`: the transform keeps only that spelling
     return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:master_print", Guard(guard[0]), guard[1])
@@ -76,72 +78,24 @@ class Save:
     barrier_guard: str = ""
 
 
+def _local_print(ctx: FixContext, match: Match, call: ast.Call, stmt: ast.stmt) -> Plan | None:
+    """`xm.master_print(x, local=True)` -> `if <LOCAL_RANK == 0>:` / `print(x)`: torch_xla printed
+    on each host's first process."""
+    guard = ctx.render('int({os}.environ.get("LOCAL_RANK", 0)) == 0', match)
+    others = [k for k in call.keywords if k.arg != "local"]
+    if guard is None or any(k.arg not in ("fd", "flush") for k in others) or _prints_xla_report(ctx, match, call):
+        return None
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:master_print", Guard(guard[0]), guard[1])
+
+
 def _is_false(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
 
 
-_GLOBAL_RANKS = frozenset(
-    {
-        "torch_xla.core.xla_model.get_ordinal",
-        "torch_xla.runtime.global_ordinal",
-        "torch.distributed.get_rank",
-        "torch.distributed.distributed_c10d.get_rank",
-    }
-)
-
-
-def _global_rank0(ctx: FixContext, match: Match, stmt: ast.stmt) -> tuple[str, tuple[Request, ...]] | None:
-    """The test for global rank 0 at `stmt`: `rank == 0` where the function already holds the
-    global rank in `rank` (`rank = xm.get_ordinal()`, bound once, before `stmt`), else the
-    environment's `RANK`, which is right before `init_process_group` too."""
-    name = _rank_variable(ctx, match, stmt)
-    if name is not None:
-        return f"{name} == 0", ()
-    return ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)
-
-
-def _rank_variable(ctx: FixContext, match: Match, node: ast.AST) -> str | None:
-    """A local name of `node`'s function (or module) that holds the global rank when `node` runs:
-    assigned once, from a rank query with no arguments, by a statement of the function's own body
-    that comes before the one holding `node`, and bound nowhere else (no `global`, no loop)."""
-    owner = ctx.analysis.owner(node)
-    top: ast.AST = node
-    while ctx.analysis.parent(top) is not owner:
-        parent = ctx.analysis.parent(top)
-        if parent is None:
-            return None
-        top = parent
-    body = owner.body
-    index = next((i for i, s in enumerate(body) if s is top), None)
-    for assign in body[:index] if index is not None else ():
-        if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.value, ast.Call)):
-            continue
-        target, value = assign.targets[0], assign.value
-        if not isinstance(target, ast.Name) or value.args or value.keywords:
-            continue
-        if not ctx.analysis.call_names(value, match.scope) & _GLOBAL_RANKS:
-            continue
-        shared = any(target.id in n.names for n in ctx.analysis.nodes(ast.Global, ast.Nonlocal))  # type: ignore[attr-defined]
-        if _bindings(owner, target.id) == 1 and not shared:
-            return target.id
-    return None
-
-
-def _bindings(tree: ast.AST, name: str) -> int:
-    """How many times `name` is bound anywhere under `tree` (nested functions included)."""
-    count = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            count += node.id == name and not isinstance(node.ctx, ast.Load)
-        elif isinstance(node, ast.arg | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            count += (node.arg if isinstance(node, ast.arg) else node.name) == name
-        elif isinstance(node, ast.alias):
-            count += (node.asname or node.name.partition(".")[0]) == name
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
-            count += node.name == name
-        elif isinstance(node, ast.MatchMapping):
-            count += node.rest == name
-    return count
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
 
 
 def _print_of(ctx: FixContext, match: Match, call: ast.Call) -> str | None:
@@ -194,17 +148,6 @@ def _print_run(ctx: FixContext, match: Match, stmt: ast.stmt) -> list[ast.stmt]:
 def _only_blank_between(ctx: FixContext, before: ast.stmt, after: ast.stmt) -> bool:
     end, start = ctx.src.node_span(before)[1], ctx.src.node_span(after)[0]
     return not ctx.src.text[end:start].strip()
-
-
-def _inside_rank0(ctx: FixContext, match: Match, stmt: ast.stmt, guard: str) -> bool:
-    """Whether an `if` around `stmt` (in its own function) runs its body on global rank 0 only."""
-    child: ast.AST = stmt
-    current = ctx.analysis.parent(stmt)
-    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        if isinstance(current, ast.If) and child in current.body and _is_global_rank0(ctx, match, current.test, guard):
-            return True
-        child, current = current, ctx.analysis.parent(current)
-    return False
 
 
 # Reports NM207 and NM211 delete where they are printed: `xm.master_print(met.metrics_report())` goes whole.
@@ -313,74 +256,6 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:xla_save", change, tuple(dict.fromkeys(imports)))
 
 
-_RANK_TEST = re.compile(r"rank|ordinal|master", re.IGNORECASE)
-_ENV_RANK0 = re.compile(r"""int\(\w+\.environ\.get\((["'])RANK\1, 0\)\) == 0""")
-
-
-def _merge_rank0(ctx: FixContext, match: Match, outer: ast.If, stmt: ast.stmt, body: str) -> Plan | None:
-    """`body` on global rank 0 only, in place of `stmt`, the whole body of `outer`, an `if` that
-    already tests a rank (`if xm.is_master_ordinal():`, a `LOCAL_RANK` check): the two guards are
-    merged into that `if` rather than nested."""
-    guard = _global_rank0(ctx, match, stmt)
-    if guard is None:
-        return None
-    if _is_global_rank0(ctx, match, outer.test, guard[0]):
-        return ctx.replace_statement(stmt, [body])  # the `if` already runs on rank 0 only
-    return _merge_into_if(ctx, outer, stmt, guard[0], body, guard[1])
-
-
-def _merge_into_if(
-    ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, body: str, imports: tuple[Request, ...]
-) -> Plan | None:
-    """`if test:\n    stmt` -> `if test and (guard):\n    body`, by two edits that leave the test's
-    own text alone (another fix may be rewriting it in the same round)."""
-    span = ctx.statement_lines(stmt)
-    if span is None:
-        return None
-    start, end = ctx.src.node_span(outer.test)
-    test = outer.test
-    low = isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (
-        isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)
-    )
-    indent = ctx.src.indent_of(outer.lineno).replace("\t", ctx.analysis.indent_unit())
-    tail = f" and {guard}"
-    header = len(indent) + len("if ") + (end - start) + 2 * low + len(tail) + 1
-    if header > line_length(ctx.src.text):
-        newline, unit = ctx.src.newline, ctx.analysis.indent_unit()
-        tail = f" and ({newline}{indent}{unit}{guard}{newline}{indent})"
-    s_start, s_end = ctx.src.node_span(stmt)
-    edits = [Edit(end, end, (")" if low else "") + tail), Edit(s_start, s_end, body)]
-    if low:
-        edits.insert(0, Edit(start, start, "("))
-    return Plan(tuple(edits), imports)
-
-
-def _is_global_rank0(ctx: FixContext, match: Match, test: ast.expr, guard: str) -> bool:
-    """Whether `test` is the rank-0 guard itself, or `xm.is_master_ordinal(local=False)`
-    (which NM303 rewrites into that guard)."""
-    text = " ".join(ctx.segment(test).split())
-    if text == guard or _ENV_RANK0.fullmatch(text):
-        return True
-    if not isinstance(test, ast.Call) or "torch_xla.core.xla_model.is_master_ordinal" not in ctx.analysis.call_names(
-        test, match.scope
-    ):
-        return False
-    local = argument(test, "local", 0)
-    return isinstance(local, ast.Constant) and local.value is False and len(test.args) + len(test.keywords) == 1
-
-
-def _sole_body_of_rank_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
-    """The `if` whose only statement is `stmt`, when its test is a rank check and nothing but
-    `:` and whitespace lies between them (no comment to lose)."""
-    parent = ctx.analysis.parent(stmt)
-    if not isinstance(parent, ast.If) or parent.orelse or len(parent.body) != 1 or parent.body[0] is not stmt:
-        return None
-    if not _RANK_TEST.search(ctx.segment(parent.test)):
-        return None
-    between = ctx.src.text[ctx.src.node_span(parent.test)[1] : ctx.src.node_span(stmt)[0]]
-    return parent if between.strip() == ":" else None
-
-
 _LOADERS = (
     "torch_xla.distributed.parallel_loader.MpDeviceLoader",
     "torch_xla.distributed.parallel_loader.ParallelLoader",
@@ -416,7 +291,7 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
     else:
         template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
     target: ast.AST = call
-    held = None if local is None or local else _rank_variable(ctx, match, call)
+    held = None if local is None or local else rank_variable(ctx, match, call)
     if held is not None:
         template = f"{held} == 0"  # the function holds the global rank already
     parent = ctx.analysis.parent(call)

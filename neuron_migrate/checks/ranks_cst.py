@@ -21,6 +21,9 @@ def _guarded(stmt: cst.SimpleStatementLine, guard: str, inner: cst.BaseExpressio
     )
 
 
+_BOOLS = ("False", "True")
+
+
 def master_print(stmt: cst.CSTNode, options: Guard) -> cst.CSTNode:
     """`xm.master_print(x, fd=f)` -> `if <test>:` / `print(x, file=f)`, every comment kept."""
     line, call = call_statement(stmt)
@@ -30,9 +33,9 @@ def master_print(stmt: cst.CSTNode, options: Guard) -> cst.CSTNode:
         if arg.star:
             raise Decline
         if arg.keyword is not None:
-            if arg.keyword.value == "local" and isinstance(arg.value, cst.Name) and arg.value.value == "False":
+            if arg.keyword.value == "local" and isinstance(arg.value, cst.Name) and arg.value.value in _BOOLS:
                 dropped_last = index == len(call.args) - 1
-                continue  # torch_xla's default
+                continue  # which ranks print is the guard's choice
             if arg.keyword.value not in ("fd", "flush"):
                 raise Decline
             if arg.keyword.value == "fd":
