@@ -205,19 +205,17 @@ def _helper_arguments(call: ast.Call) -> bool:
 
 
 def checkpoint_module(ctx: FixContext, match: Match) -> Plan | None:
-    """`checkpoint_module(m)` whose result is used -> torch's `checkpoint_wrapper(m)`.
-
-    torch_xla's patches `m.forward` in place and returns `m`; torch's returns a wrapper module,
-    so a call used only for its effect stays a finding.
-    """
+    """`checkpoint_module(m)` -> `_checkpoint_module(m)`, a helper that patches `m.forward` in place
+    with torch's activation checkpointing and returns `m`, as torch_xla's did (so a call used only
+    for its effect keeps it, and the state dict keeps its keys)."""
     call = matched_call(match)
-    if call is None or ctx.expression_statement(match) is not None or len(call.args) != 1 or call.keywords:
+    if call is None or len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
         return None
-    rendered = ctx.render("{checkpoint_wrapper}", match)
-    if isinstance(call.args[0], ast.Starred) or rendered is None:
+    needed = helper_imports(ctx, match, "checkpoint_module")
+    if needed is None:
         return None
     start, end = ctx.src.node_span(call.func)
-    return Plan((Edit(start, end, rendered[0]),), rendered[1], Safety.UNSAFE)
+    return Plan((Edit(start, end, HELPER_NAMES["checkpoint_module"]),), needed)
 
 
 def consolidate_checkpoints(ctx: FixContext, match: Match) -> Plan | None:

@@ -50,6 +50,24 @@ def _shard_children(module, policy, wrap, options):
             wrapped += inner
     return wrapped
 """,
+        "checkpoint_module": """def _checkpoint_module(module):
+    \"\"\"Recompute `module`'s activations in the backward pass: its `forward` is patched in place and
+    the module returned, as torch_xla's `checkpoint_module` did (a call whose inputs need no gradient runs plainly).\"\"\"
+    import functools
+
+    import torch.utils.checkpoint
+
+    forward = module.forward
+
+    @functools.wraps(forward)
+    def checkpointed(*args, **kwargs):
+        if any(isinstance(t, torch.Tensor) and t.requires_grad for t in (*args, *kwargs.values())):
+            return torch.utils.checkpoint.checkpoint(forward, *args, use_reentrant=False, **kwargs)
+        return forward(*args, **kwargs)
+
+    module.forward = checkpointed
+    return module
+""",
         "shard_metadata": """def _shard_metadata(model):
     \"\"\"In place of XLA FSDP's `get_shard_metadata()`: the full state dict, gathered from every rank (call it on all).\"\"\"
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
