@@ -176,21 +176,31 @@ def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleInd
 
 
 def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> list[Match]:
+    """The entries' matches for a name or a whole chain, else for the API the chain reads an
+    attribute of (`__version__.split` of `from torch_xla import __version__`), else the catch-all's."""
+    part: ast.AST = node
+    while isinstance(part, (ast.Name, ast.Attribute)):
+        found = _entry_matches(analysis, part, scope, index)
+        if found:
+            return found
+        part = part.value if isinstance(part, ast.Attribute) else None  # type: ignore[assignment]
     names = analysis.qualified(node, scope)
-    if not names:
+    if index.catch_all is None or not names:
         return []
+    xla = sorted(n for n in names if n == XLA_ROOT or n.startswith(XLA_ROOT + "."))
+    return [Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))] if xla else []
+
+
+def _entry_matches(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> list[Match]:
     found: list[Match] = []
     seen: set[tuple[str, str]] = set()
-    for name in sorted(names):
+    for name in sorted(analysis.qualified(node, scope)):
         for rule, entry in index.entries_for(name):
             if entry.calls_only or (rule.code, entry.old) in seen:
                 continue
             seen.add((rule.code, entry.old))
             found.append(Match(rule, node, scope, entry, name, _written(analysis, node)))
-    if found or index.catch_all is None:
-        return found
-    xla = sorted(n for n in names if n == XLA_ROOT or n.startswith(XLA_ROOT + "."))
-    return [Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))] if xla else []
+    return found
 
 
 def loads_of(analysis: Analysis, names: frozenset[str]) -> list[tuple[ast.Name, Scope]]:

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.index import XLA_ROOT, import_rule, needles
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
-from neuron_migrate.analysis.values import Match, Plan
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import entry_for
@@ -42,8 +42,9 @@ REMOVE_IMPORT = "remove_import"  # the fix that reads `keep_reason` (rules name 
 
 
 def bound_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
-    """The names an import statement binds (`*` for a star import)."""
-    return [alias.asname or alias.name.split(".")[0] for alias in stmt.names]
+    """The names an import statement binds for torch_xla (`*` for a star import): in
+    `import torch, torch_xla.core.xla_model as xm`, only `xm`."""
+    return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if is_xla(stmt, alias)]
 
 
 # -- uses, per scope ---------------------------------------------------------------------
@@ -293,7 +294,7 @@ def removal(
     Without `calls`, a probe's statements are not checked for calls that might fail to import
     (what other fixes make of those calls is known only once they are made)."""
     if len(stmt.names) > 1 and not all(is_xla(stmt, alias) for alias in stmt.names):
-        return None  # a mixed import; a human splits it
+        return _without_xla(ctx, stmt)
     parent = ctx.analysis.parent(stmt)
     if isinstance(parent, ast.Try) and any(s is stmt for s in parent.body):
         if is_optional_import(ctx.analysis, parent, gone):
@@ -311,6 +312,13 @@ def _other_import_used(ctx: FixContext, probe: ast.Try, stmt: ast.stmt, gone: fr
         for other in probe.body
         if isinstance(other, (ast.Import, ast.ImportFrom))
     )
+
+
+def _without_xla(ctx: FixContext, stmt: ast.Import | ast.ImportFrom) -> Plan:
+    """`import torch, torch_xla.core.xla_model as xm` -> `import torch`: the other modules stay."""
+    kept = [ctx.segment(alias) for alias in stmt.names if not is_xla(stmt, alias)]
+    start, end = ctx.src.node_span(stmt)
+    return Plan((Edit(start, end, "import " + ", ".join(kept)),))
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
