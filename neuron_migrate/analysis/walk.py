@@ -188,7 +188,18 @@ def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: Rul
     if index.catch_all is None or not names:
         return []
     xla = sorted(n for n in names if n == XLA_ROOT or n.startswith(XLA_ROOT + "."))
-    return [Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))] if xla else []
+    if not xla or not all(index.undecided(n) for n in _chain_names(analysis, node, scope)):
+        return []  # a rule that is not enabled decides it: not "no mapping"
+    return [Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))]
+
+
+def _chain_names(analysis: Analysis, node: ast.AST, scope: Scope) -> list[str]:
+    """The qualified names of a chain and of each chain it reads an attribute of."""
+    names: list[str] = []
+    while isinstance(node, (ast.Name, ast.Attribute)):
+        names += analysis.qualified(node, scope)
+        node = node.value if isinstance(node, ast.Attribute) else None  # type: ignore[assignment]
+    return names
 
 
 def _entry_matches(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> list[Match]:
