@@ -122,7 +122,7 @@ def build_ruleset(
         [
             s
             for s in rules.specs
-            if s.detector == "qualified" or s.detector in rules.detectors and not _imports(rules, s)
+            if s.detector == "qualified" or (s.detector in rules.detectors and not _imports(rules, s))
         ]
     )
     substrings = minimal_triggers(triggers)
