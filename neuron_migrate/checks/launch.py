@@ -232,29 +232,66 @@ def _with_process_group_after(ctx: FixContext, match: Match, plan: Plan, holder:
 
 
 def _only_conditional_init(ctx: FixContext, fn: ast.expr, match: Match) -> ast.stmt | None:
-    """The statement of the launched function's body that holds its `init_process_group`, when
-    every call of that name in the file sits in that function under a condition and none on its
-    own top level; else None (the process group is known to start, or is started elsewhere)."""
+    """The statement that holds the `init_process_group` of the launched function, or of a
+    function of this file it calls (`_mp_fn` -> `train`), when every call of that name in the
+    file sits in that one function under a condition and none on its own top level; else None
+    (the process group is known to start, or is started elsewhere)."""
     if not isinstance(fn, ast.Name) or not _defined_here(ctx, fn, match):
         return None
-    function = ctx.analysis.resolver.lookup(fn.id, match.scope)[0].node
-    assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+    launched = ctx.analysis.resolver.lookup(fn.id, match.scope)[0].node
+    assert isinstance(launched, (ast.FunctionDef, ast.AsyncFunctionDef))
+    inits = [n for n in ctx.analysis.nodes(ast.Call) if _call_name(n) == "init_process_group"]
+    owners = {id(_top_function(ctx, init)): _top_function(ctx, init) for init in inits}
+    function = next(iter(owners.values())) if len(owners) == 1 else None
+    if function is None or function not in _called_from(ctx, launched):
+        return None
     holders: list[ast.stmt] = []
-    for init in ctx.analysis.nodes(ast.Call):
-        if _call_name(init) != "init_process_group":
-            continue
-        current: ast.AST | None = ctx.analysis.parent(init)
+    for init in inits:
         below: ast.AST = init
+        current: ast.AST | None = ctx.analysis.parent(init)
         while current is not None and current is not function:
             current, below = ctx.analysis.parent(current), current  # type: ignore[assignment]
-        if current is None or not isinstance(below, ast.stmt) or below not in function.body:
-            return None  # outside the function: not ours to judge
+        if not isinstance(below, ast.stmt) or below not in function.body:
+            return None
         if isinstance(below, ast.Expr) and below.value is init:
             return None  # on the function's top level: the process group starts
         if isinstance(below, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return None
         holders.append(below)
     return holders[-1] if holders else None
+
+
+def _top_function(ctx: FixContext, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module-level function `node` is in (None at module level or in a class)."""
+    current: ast.AST | None = node
+    found = None
+    while current is not None:
+        parent = ctx.analysis.parent(current)
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent is ctx.analysis.tree:
+            found = current
+        current = parent
+    return found
+
+
+_CALL_DEPTH = 3  # how many calls deep the launch follows the launched function to its process group
+
+
+def _called_from(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+    """`function` and the module-level functions of this file it calls, directly or through them."""
+    resolver = ctx.analysis.resolver
+    found: list[ast.AST] = [function]
+    frontier: list[ast.AST] = [function]
+    for _ in range(_CALL_DEPTH):
+        reached: list[ast.AST] = []
+        for caller in frontier:
+            for call in (n for n in ast.walk(caller) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+                bindings = resolver.lookup(call.func.id, resolver.module_scope)  # type: ignore[attr-defined]
+                callee = bindings[0].node if len(bindings) == 1 else None
+                if isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) and callee not in found:
+                    found.append(callee)
+                    reached.append(callee)
+        frontier = reached
+    return found
 
 
 def _call_name(node: ast.Call) -> str:
