@@ -9,6 +9,7 @@ from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.values import Match
+from neuron_migrate.checks import rng_state
 
 # torch_xla reduce types (constants and strings) -> torch.distributed.ReduceOp members.
 _REDUCE_OPS = {"sum": "SUM", "mul": "PRODUCT", "and": "BAND", "or": "BOR", "min": "MIN", "max": "MAX"}
@@ -53,34 +54,19 @@ def _uses_spmd(module: ast.AST) -> bool:
     return False
 
 
-def restores_rng_state(match: Match) -> bool:
-    """Whether `xm.set_rng_state(s)` restores what `get_rng_state()` read: `s` is that call, or a
-    name that its scope only ever assigns from such a call (`s = xm.get_rng_state()`)."""
+def restores_rng_state(analysis: Analysis, match: Match) -> bool:
+    """Whether `xm.set_rng_state(s)` restores what `get_rng_state()` read (checks/rng_state.py)."""
     call = match.node
     if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords:
         return False
-    value = call.args[0]
-    if isinstance(value, ast.Name):
-        assigned = [
-            node.value
-            for node in ast.walk(match.scope.node)
-            if isinstance(node, (ast.Assign, ast.AnnAssign))
-            and [getattr(t, "id", None) for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
-            == [value.id]
-        ]
-        return bool(assigned) and all(_reads_rng_state(v) for v in assigned)
-    return _reads_rng_state(value)
-
-
-def _reads_rng_state(node: ast.AST | None) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_rng_state"
+    return rng_state.restores_rng_state(analysis, call.args[0], match.scope)
 
 
 def rng_state_why(analysis: Analysis, match: Match) -> str:
     """Why the replacement for `xm.set_rng_state` is the right one here."""
     return (
         "it restores what `get_rng_state` read"
-        if restores_rng_state(match)
+        if restores_rng_state(analysis, match)
         else "it seeds only the NeuronCores, as before"
     )
 
