@@ -17,6 +17,14 @@ from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.values import Edit, Match, Plan, Request
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks import messages
+from neuron_migrate.checks.backend_labels import (
+    COMPARED,
+    branch_strings,
+    exported_backend,
+    foreign_comparisons,
+    label_comparisons,
+    renamed_label,
+)
 from neuron_migrate.checks.devices import string_source, variable_safety
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import (
@@ -41,10 +49,14 @@ _NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d
 @resolved_only
 @needles(fragments=("backend",), names=_INIT_PG | _NEW_GROUP)  # an Assign to a `*backend*` name
 def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, and a backend
-    held in a constant, class attribute or default argument."""
+    """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, a backend
+    held in a constant, class attribute or default argument, and the tests of such a holder."""
     if isinstance(node, ast.Assign):
-        yield from _exported_backend(rule, analysis, node, scope)
+        yield from exported_backend(rule, analysis, node, scope)
+        return
+    if isinstance(node, ast.Compare):
+        for text in foreign_comparisons(analysis, node):
+            yield renamed_label(rule, text, scope, Safety.UNSAFE, COMPARED)
         return
     assert isinstance(node, ast.Call)
     names = analysis.call_names(node, scope)
@@ -61,15 +73,16 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
         source = backend if text is not None else _backend_source(analysis, backend, scope)
         # `"xla" if on_xla else "gloo"`, passed or held in a variable: each "xla" branch is a backend
         sources: list[ast.Constant] = (
-            [source] if isinstance(source, ast.Constant) else _branch_strings(analysis, backend, scope)
+            [source] if isinstance(source, ast.Constant) else branch_strings(analysis, backend, scope)
         )
         for source in sources:
             if source.value != "xla":
                 continue
             variable = text is None and not isinstance(backend, ast.IfExp)
             safety = variable_safety(analysis, backend) if variable else None  # type: ignore[arg-type]
-            xla_entry = MapEntry(old="xla", fix="replace_string", safety=safety)
-            yield Match(rule, source, scope, xla_entry, "xla", "xla", (("new", "neuron"),))
+            yield renamed_label(rule, source, scope, safety)
+            for compared in label_comparisons(analysis, backend) if variable else ():
+                yield renamed_label(rule, compared, scope, safety, COMPARED)  # `if backend == "xla":` reads it
         method = next((k for k in node.keywords if k.arg == "init_method"), None)
         xla = any(s.value == "xla" for s in sources)
         if xla and text is None and method is not None and string_value(method.value) == "xla://":
@@ -90,53 +103,6 @@ _XLA_INIT_METHOD = MapEntry(
     fix="drop_keyword",
     safety=Safety.UNSAFE,
 )
-
-
-def _branch_strings(analysis: Analysis, node: ast.AST | None, scope: Scope) -> list[ast.Constant]:
-    """The strings a conditional expression can yield (`"xla" if on_xla else "gloo"`), written in
-    place or assigned once to the name `node`; [] when a branch is anything but a string or
-    another such expression."""
-    if isinstance(node, ast.Name):
-        bindings = analysis.resolver.lookup(node.id, scope)
-        target = bindings[0].node if len(bindings) == 1 else None
-        assign = next((a for a in analysis.nodes(ast.Assign) if a.targets == [target]), None)
-        if assign is None:
-            return []
-        node = assign.value
-    if not isinstance(node, ast.IfExp):
-        return []
-    found: list[ast.Constant] = []
-    for branch in (node.body, node.orelse):
-        if isinstance(branch, ast.IfExp):
-            inner = _branch_strings(analysis, branch, scope)
-            if not inner:
-                return []
-            found += inner
-        elif isinstance(branch, ast.Constant) and string_value(branch) is not None:
-            found.append(branch)
-        else:
-            return []
-    return found
-
-
-def _exported_backend(rule: RuleSpec, analysis: Analysis, node: ast.Assign, scope: Scope) -> Iterator[Match]:
-    """`dist_backend = "xla"` in a class body or at module level, named as a backend and read
-    nowhere in this file: another module passes it to `init_process_group` (unsafe: unseen)."""
-    if scope.parent is not None and not scope.is_class:
-        return
-    target = node.targets[0] if len(node.targets) == 1 else None
-    if not isinstance(target, ast.Name) or "backend" not in target.id.lower() or string_value(node.value) != "xla":
-        return
-    if any(_reads(n, target.id) for n in analysis.nodes(ast.Name, ast.Attribute)):
-        return  # read here: the call that reads it decides
-    entry = MapEntry(old="xla", fix="replace_string", safety=Safety.UNSAFE)
-    yield Match(rule, node.value, scope, entry, "xla", "xla", (("new", "neuron"),))
-
-
-def _reads(node: ast.AST, name: str) -> bool:
-    if isinstance(node, ast.Name):
-        return node.id == name and isinstance(node.ctx, ast.Load)
-    return isinstance(node, ast.Attribute) and node.attr == name
 
 
 def _backend_source(analysis: Analysis, backend: ast.AST | None, scope: Scope) -> ast.Constant | None:
@@ -423,7 +389,7 @@ def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> E
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
     {
-        "process_group": ((ast.Call, ast.Assign), process_group),
+        "process_group": ((ast.Call, ast.Assign, ast.Compare), process_group),
     }
 )
 
