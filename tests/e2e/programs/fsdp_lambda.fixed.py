@@ -35,9 +35,14 @@ def _fully_shard(module, reshard_after_forward=True, *, compute_dtype=None, buff
     """What torch_xla's FSDP wrapper did, with FSDP2: shard the submodules the policy picks, then `module`."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+    import os
+
     for name in ("sharding_groups", "sharding_rank", "sharding_world_size", "param_init_fn"):
         if xla_only.get(name) is not None:
             raise NotImplementedError(f"XLA FSDP's {name}= has no FSDP2 counterpart; port it by hand")
+    distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+    if not distributed and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise RuntimeError("FSDP needs a process group on every rank: call torch.distributed.init_process_group() first")
     options = dict(reshard_after_forward=reshard_after_forward, compute_dtype=compute_dtype, buffer_dtype=buffer_dtype, fp32_reduce_scatter=fp32_reduce_scatter, **xla_only)
     if auto_wrap_policy is not None:
         _shard_children(module, auto_wrap_policy, auto_wrapper_callable or _fully_shard, options)
@@ -45,7 +50,7 @@ def _fully_shard(module, reshard_after_forward=True, *, compute_dtype=None, buff
         for buffer in module.buffers():
             if buffer.is_floating_point():
                 buffer.data = buffer.data.to(buffer_dtype or compute_dtype)
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
+    if distributed:  # one process (no torchrun) keeps the module whole, as sharding over one rank did
         reduce_dtype = torch.float32 if fp32_reduce_scatter else None
         mp_policy = MixedPrecisionPolicy(param_dtype=compute_dtype, reduce_dtype=reduce_dtype)
         fully_shard(module, reshard_after_forward=reshard_after_forward, mp_policy=mp_policy)
