@@ -89,6 +89,9 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
             yield Match(rule, method, scope, _XLA_INIT_METHOD, "xla://", "xla://")
         return
     entry = entry_for(rule, text)
+    method = keyword_of(node, "init_method")
+    if entry is not None and method is not None and _spawned_by_hand(rule, analysis):
+        entry = replace(entry, fix=None, message=_KEEP_INIT_METHOD)
     if entry is None and "xla" in text.split(",")[-1]:
         entry = MapEntry(old=text, message="Rewrite the backend `{old}` as `cpu:gloo,neuron:neuron`", safety=None)
         entry = replace(entry, fix=None)
@@ -107,6 +110,29 @@ _XLA_INIT_METHOD = MapEntry(
 
 def _backend_source(analysis: Analysis, backend: ast.AST | None, scope: Scope) -> ast.Constant | None:
     return string_source(analysis, backend, scope) if backend is not None else None
+
+
+# The init of a worker that `torch.multiprocessing.spawn` starts (a library's spawn, NM309): torchrun's
+# `env://` has no variables there, so dropping `init_method` would leave the worker unable to start.
+_KEEP_INIT_METHOD = (
+    'Pass `"neuron", init_method="tcp://HOST:PORT", rank=index, world_size=nprocs` here;'
+    " workers spawned by hand have no torchrun variables"
+)
+_SPAWNS = frozenset(
+    {"torch_xla.distributed.xla_multiprocessing.spawn", "torch_xla.launch", "torch_xla.torch_xla.launch"}
+)
+
+
+def _spawned_by_hand(rule: RuleSpec, analysis: Analysis) -> bool:
+    """Whether the file's workers start from a spawn that stays a spawn (a library's, NM309)."""
+    scope = analysis.resolver.module_scope
+    for call in analysis.nodes(ast.Call):
+        names = analysis.call_names(call, scope) & _SPAWNS
+        if names:
+            spawn = Match(rule, call, scope, None, min(names))
+            if not messages.single_process(spawn) and not messages.launches_program(analysis, spawn):
+                return True
+    return False
 
 
 _SPAWN_ARGS = {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}
