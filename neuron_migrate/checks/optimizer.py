@@ -143,9 +143,9 @@ def _wrapped_before(ctx: FixContext, match: Match) -> bool:
             break
         if _wraps(analysis, stmt, match.scope):
             return True
-        if isinstance(stmt, ast.If) and _multi_rank_test(analysis, stmt.test, match.scope, owner):
-            if any(_wraps(analysis, inner, match.scope) for inner in _straight_line(stmt.body)):
-                return True  # DDP wherever there is more than one rank: elsewhere nothing is averaged
+        ranks = isinstance(stmt, ast.If) and _multi_rank_test(analysis, stmt.test, match.scope, owner)
+        if ranks and any(_wraps(analysis, inner, match.scope) for inner in _straight_line(stmt.body)):  # type: ignore[attr-defined]
+            return True  # DDP wherever there is more than one rank: elsewhere nothing is averaged
     return False
 
 
