@@ -8,7 +8,25 @@ import torch
 import torch.distributed as dist
 import torch.distributed.fsdp as fsdp
 import torch.nn as nn
-from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+
+def _checkpoint_module(module):
+    """Recompute `module`'s activations in the backward pass: its `forward` is patched in place and
+    the module returned, as torch_xla's `checkpoint_module` did (a call whose inputs need no gradient runs plainly)."""
+    import functools
+
+    import torch.utils.checkpoint
+
+    forward = module.forward
+
+    @functools.wraps(forward)
+    def checkpointed(*args, **kwargs):
+        if any(isinstance(t, torch.Tensor) and t.requires_grad for t in (*args, *kwargs.values())):
+            return torch.utils.checkpoint.checkpoint(forward, *args, use_reentrant=False, **kwargs)
+        return forward(*args, **kwargs)
+
+    module.forward = checkpointed
+    return module
 
 
 def _consolidate_sharded_model_checkpoints(ckpt_prefix, ckpt_suffix="*.pth", save_path="", save_model=True):
@@ -134,7 +152,7 @@ def _mp_fn(index, flags):
         shard_param_on_dim_0=False,
         pin_layout_in_collective_ops=True,
         auto_wrap_policy=auto_wrap_policy,
-        auto_wrapper_callable=lambda m, *args, **kwargs: _fully_shard(checkpoint_wrapper(m), *args, **kwargs),
+        auto_wrapper_callable=lambda m, *args, **kwargs: _fully_shard(_checkpoint_module(m), *args, **kwargs),
     )
     model = fsdp_wrap(Net().to(device))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
