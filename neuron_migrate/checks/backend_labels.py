@@ -112,9 +112,8 @@ def _xla_operands(node: ast.Compare) -> list[tuple[ast.Constant, ast.AST]]:
 def _set_here(analysis: Analysis, attr: str) -> bool:
     """Whether this file assigns `attr` (as an attribute, or a name in a class body)."""
     for node in analysis.nodes(ast.Attribute, ast.Name):
-        if isinstance(node.ctx, ast.Store) and (
-            getattr(node, "attr", None) == attr or getattr(node, "id", None) == attr
-        ):
+        stored = isinstance(getattr(node, "ctx", None), ast.Store)
+        if stored and (getattr(node, "attr", None) == attr or getattr(node, "id", None) == attr):
             return True
     return False
 

@@ -55,8 +55,8 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
         yield from exported_backend(rule, analysis, node, scope)
         return
     if isinstance(node, ast.Compare):
-        for text in foreign_comparisons(analysis, node):
-            yield renamed_label(rule, text, scope, Safety.UNSAFE, COMPARED)
+        for label in foreign_comparisons(analysis, node):
+            yield renamed_label(rule, label, scope, Safety.UNSAFE, COMPARED)
         return
     assert isinstance(node, ast.Call)
     names = analysis.call_names(node, scope)
@@ -81,7 +81,7 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
             variable = text is None and not isinstance(backend, ast.IfExp)
             safety = variable_safety(analysis, backend) if variable else None  # type: ignore[arg-type]
             yield renamed_label(rule, source, scope, safety)
-            for compared in label_comparisons(analysis, backend) if variable else ():
+            for compared in label_comparisons(analysis, backend) if variable and backend is not None else ():
                 yield renamed_label(rule, compared, scope, safety, COMPARED)  # `if backend == "xla":` reads it
         method = next((k for k in node.keywords if k.arg == "init_method"), None)
         xla = any(s.value == "xla" for s in sources)

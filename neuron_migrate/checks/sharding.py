@@ -323,7 +323,7 @@ def fsdp_method(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope)
     old = f"{_XLA_FSDP}.XlaFullyShardedDataParallel.{node.attr}"
     entry = next((e for e in rule.maps if e.old == old), None) or MapEntry(old=old)
     written = f"{analysis.segment(node.value)}.{node.attr}"
-    yield Match(rule, parent if called else node, scope, entry, old, written)
+    yield Match(rule, parent if called and parent is not None else node, scope, entry, old, written)
 
 
 def fsdp_clip_grad_norm(ctx: FixContext, match: Match) -> Plan | None:
