@@ -133,7 +133,7 @@ def _message(analysis: Analysis, match: Match, new: str, path: str, fixed: bool 
     referenced = None
     if entry is not None and is_reference(analysis, match):
         own = entry.ref_fix and stand_in(entry, reference_form(analysis, match.node)) is None
-        referenced = reference_message(match, fixed, own)
+        referenced = reference_message(analysis, match, fixed, own)
     template = (
         referenced or accel or manual or (entry.message if entry and entry.message else None) or match.rule.message
     )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.index import XLA_ROOT
-from neuron_migrate.analysis.values import Match, Plan
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry
 from neuron_migrate.checks.helpers import HELPERS, helper_imports
 from neuron_migrate.checks.toolkit import FixContext
@@ -114,6 +114,36 @@ def _from_call_template(entry: MapEntry, template: str) -> StandIn | None:
     return StandIn(f"lambda {', '.join(p.name for p in named)}{rest}: {body}")
 
 
+_IDENTITY = re.compile(r"^lambda (\w+): \1$")  # `lambda fn: fn`: what `assume_pure` and the like become
+
+
+def _decorator(analysis: Analysis, node: ast.AST) -> bool:
+    parent = analysis.parent(node)
+    decorated = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return isinstance(parent, decorated) and any(d is node for d in parent.decorator_list)
+
+
+def _without_decorator(ctx: FixContext, node: ast.AST) -> Plan | None:
+    """`@assume_pure` over a function -> nothing: the decorator returned the function itself."""
+    lineno = getattr(node, "lineno", 0)
+    start, end = ctx.src.node_span(node)
+    line_start = ctx.src.line_start(lineno)
+    if ctx.src.text[line_start:start].strip() != "@" or ctx.src.line_text(lineno)[end - line_start :].strip():
+        return None  # not alone on its line: a person removes it
+    return Plan((Edit(line_start, ctx.src.line_start(lineno + 1), ""),))
+
+
+def _partial_with_keywords(analysis: Analysis, node: ast.AST, found: StandIn) -> bool:
+    """`functools.partial(assume_pure, add_rng_seed_argument=True)`: a derived function takes only
+    the declared parameters, so keywords given to it beside them would raise."""
+    parent = analysis.parent(node)
+    if not isinstance(parent, ast.Call) or not parent.args or parent.args[0] is not node or not parent.keywords:
+        return False
+    func = parent.func
+    named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return named == "partial" and found.template.startswith("lambda")
+
+
 def _lambda(entry: MapEntry, body: str) -> str:
     """A function of any arguments (of none, for an API that takes none) returning `body`."""
     return f"lambda *args, **kwargs: {body}" if entry.params else f"lambda: {body}"
@@ -125,8 +155,10 @@ def reference_plan(ctx: FixContext, match: Match) -> Plan | None:
     if entry is None:
         return None
     found = stand_in(entry, reference_form(ctx.analysis, match.node))
-    if found is None:
+    if found is None or _partial_with_keywords(ctx.analysis, match.node, found):
         return None
+    if _IDENTITY.match(found.template) and _decorator(ctx.analysis, match.node):
+        return _without_decorator(ctx, match.node)
     values: dict[str, str] = {}
     imports: tuple = ()
     if found.helper is not None:
@@ -146,7 +178,10 @@ FIXED_MESSAGE = "Replace `{old}` with `{new}`; it is referenced here, not called
 MANUAL_MESSAGE = "Port `{old}` by hand where it is referenced, not called: `--fix` rewrites only its calls"
 
 
-def reference_message(match: Match, fixed: bool, own_fix: bool) -> str | None:
+DECORATOR_MESSAGE = "Remove the `@{old}` decorator; it returned the function unchanged"
+
+
+def reference_message(analysis: Analysis, match: Match, fixed: bool, own_fix: bool) -> str | None:
     """The message template of a reference to the match's API; None where the entry's own applies:
     its call is not rewritten (a finding, a blocker), only its name is (`new`), or its fix rewrote
     the reference itself (`own_fix`)."""
@@ -157,5 +192,6 @@ def reference_message(match: Match, fixed: bool, own_fix: bool) -> str | None:
     if blocker or (entry.safety or match.rule.safety) is Safety.MANUAL:
         return None
     if fixed:
-        return FIXED_MESSAGE
+        identity = _IDENTITY.match((stand_in(entry, VALUE) or StandIn("")).template)
+        return DECORATOR_MESSAGE if identity and _decorator(analysis, match.node) else FIXED_MESSAGE
     return entry.ref_message or MANUAL_MESSAGE
