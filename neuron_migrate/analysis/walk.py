@@ -13,6 +13,7 @@ from neuron_migrate.analysis.index import XLA_ROOT, RuleIndex
 from neuron_migrate.analysis.names import CHILD_FIELDS, Scope, dotted
 from neuron_migrate.analysis.reach import skipper
 from neuron_migrate.analysis.values import Match
+from neuron_migrate.catalogue import MapEntry, RuleSpec
 
 # Whether `walk` skips the statements no enabled rule can match in (`analysis/reach.py`); the
 # tests turn it off to compare the findings with and without it.
@@ -166,13 +167,19 @@ def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleInd
     found: list[Match] = []
     seen: set[tuple[str, str]] = set()
     for name in sorted(names):
-        for rule, entry in index.entries_for(name):
+        for rule, entry in _decisive(index.entries_for(name)):
             if (rule.code, entry.old) in seen:
                 continue
             seen.add((rule.code, entry.old))
             analysis.handled.add(id(call.func))
             found.append(Match(rule, call, scope, entry, name, _written(analysis, call.func)))
     return found
+
+
+def _decisive(pairs: list[tuple[RuleSpec, MapEntry]]) -> list[tuple[RuleSpec, MapEntry]]:
+    """The entries that decide a name: its own where it has one, else those of the modules above it."""
+    own = [pair for pair in pairs if not pair[1].prefix]
+    return own or pairs
 
 
 def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> list[Match]:
@@ -206,7 +213,7 @@ def _entry_matches(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleI
     found: list[Match] = []
     seen: set[tuple[str, str]] = set()
     for name in sorted(analysis.qualified(node, scope)):
-        for rule, entry in index.entries_for(name):
+        for rule, entry in _decisive(index.entries_for(name)):
             if entry.calls_only or (rule.code, entry.old) in seen:
                 continue
             seen.add((rule.code, entry.old))
