@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import re
@@ -67,6 +66,11 @@ _MAP_KEYS = {
     "manual_message",
     "blocker",
     "params",
+    "ref",
+    "ref_helper",
+    "ref_class",
+    "ref_message",
+    "ref_fix",
 }
 # What a fix does with each parameter of the API it maps (`[map.params]`): carry it over (`keep`),
 # pass it under another name (`rename: new`), leave it out (`drop: why`), or leave the call to a
@@ -133,6 +137,15 @@ class MapEntry:
     manual_message: str | None = None  # `message` for a use the entry's fix leaves to a person
     blocker: bool | None = None  # overrides the rule's `blocker` for this entry
     params: tuple[Param, ...] = ()  # every parameter of `old`'s signature, in order (rules/signatures.toml)
+    # What a reference to `old` that is not a call becomes (`f = xm.mark_step`, `default=xm.xla_device`):
+    # an expression (placeholders as in `new`, `{helper}` for `ref_helper`'s name), a helper written
+    # into the file, the class a type test (`isinstance`, `except`) names instead, or the message of a
+    # reference left to a person. engine/references.py derives the first from `new`/`new_call` where exact.
+    ref: str | None = None
+    ref_helper: str | None = None
+    ref_class: str | None = None
+    ref_message: str | None = None
+    ref_fix: bool = False  # the entry's fix rewrites a reference itself, where no stand-in is declared
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -211,7 +224,19 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         manual_message=data.get("manual_message"),
         blocker=_flag(data, "blocker", where) if "blocker" in data else None,
         params=_parse_params(data.get("params", {}), f"{where} [map.params]"),
+        ref=_text(data, "ref", where),
+        ref_helper=_text(data, "ref_helper", where),
+        ref_class=_text(data, "ref_class", where),
+        ref_message=_text(data, "ref_message", where),
+        ref_fix=_flag(data, "ref_fix", where),
     )
+
+
+def _text(data: dict[str, Any], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise RuleSpecError(f"{where}: `{key}` must be a string, not {value!r}")
+    return value
 
 
 def _parse_params(data: Any, where: str) -> tuple[Param, ...]:
@@ -395,45 +420,3 @@ def select_rules(
         if best_select >= 0 and best_select > best_ignore:
             chosen.add(spec.code)
     return frozenset(chosen)
-
-
-@functools.cache
-def load_signatures(directory: Path | None = None) -> dict[str, dict[str, Any]]:
-    """rules/signatures.toml: each torch_xla API's parameters per torch_xla version (scripts/signatures.py)."""
-    path = (directory or rules_dir()) / "signatures.toml"
-    if not path.is_file():
-        return {}
-    return dict(toml_module().loads(path.read_text(encoding="utf-8")).get("api", {}))
-
-
-def signature_versions(api: dict[str, Any]) -> dict[str, tuple[str, ...]]:
-    """A table row's parameter lists, by version (`2.5.0` -> (`device`, `dtype=None`, ...))."""
-    return {key: tuple(value) for key, value in api.items() if key[:1].isdigit()}
-
-
-def param_name(token: str) -> str:
-    """`flush=False` -> `flush`; `*args` and `**kwargs` keep their stars."""
-    return token.split("=", 1)[0]
-
-
-def param_default(api: str, name: str) -> str | None:
-    """The default value's source text of `api`'s parameter `name`, where every version agrees on it."""
-    defaults = {
-        token.split("=", 1)[1]
-        for tokens in signature_versions(load_signatures().get(api, {})).values()
-        for token in tokens
-        if "=" in token and param_name(token) == name
-    }
-    return defaults.pop() if len(defaults) == 1 else None
-
-
-def default_argument(api: str, name: str, value: ast.expr) -> bool:
-    """Whether `value` is `api`'s default for parameter `name` (`flush=False`): passing it changes nothing."""
-    default = param_default(api, name)
-    if default is None:
-        return False
-    try:
-        expected = ast.parse(default, mode="eval").body
-    except SyntaxError:
-        return False
-    return ast.dump(expected) == ast.dump(value)

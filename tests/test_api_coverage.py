@@ -5,7 +5,8 @@ from __future__ import annotations
 from conftest import ROOT
 
 from neuron_migrate import api_coverage
-from neuron_migrate.catalogue import load_catalogue, load_signatures
+from neuron_migrate.catalogue import load_catalogue
+from neuron_migrate.signatures import load_signatures
 
 
 def test_every_api_real_code_calls_has_a_decision_in_the_rules() -> None:

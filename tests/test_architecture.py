@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "neuron_migrate.model",
         "neuron_migrate.settings",
         "neuron_migrate.catalogue",
+        "neuron_migrate.signatures",
         "neuron_migrate.patterns",
         "neuron_migrate.effort",
         "neuron_migrate.trust",

@@ -11,18 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from neuron_migrate.catalogue import (
-    MapEntry,
-    RuleSpec,
-    RuleSpecError,
-    load_catalogue,
-    load_signatures,
-    param_name,
-    parse_rule,
-    signature_versions,
-)
+from neuron_migrate.catalogue import MapEntry, RuleSpec, RuleSpecError, load_catalogue, parse_rule
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
+from neuron_migrate.signatures import load_signatures, param_name, signature_versions
 
 SPECS = load_catalogue()
 TABLE = load_signatures()

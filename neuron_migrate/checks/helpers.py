@@ -174,6 +174,7 @@ HELPER_NAMES: Mapping[str, str] = MappingProxyType(
         "collective_broadcast": "_collective_broadcast",
         "reduce_scatter": "_reduce_scatter",
         "fully_shard": "_fully_shard",
+        "checkpoint_module": "_checkpoint_module",
         "shard_metadata": "_shard_metadata",
         "consolidate_checkpoints": "_consolidate_sharded_model_checkpoints",
         "zero_redundancy_optimizer": "_ZeroRedundancyOptimizer",

@@ -10,10 +10,12 @@ import ast
 import dataclasses
 import re
 
+from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.values import Edit, Match, Plan
-from neuron_migrate.catalogue import MapEntry, RuleSpec, default_argument
+from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.model import Safety
+from neuron_migrate.signatures import default_argument
 
 
 # -- arguments and calls -------------------------------------------------------------------
@@ -47,6 +49,18 @@ def is_default(match: Match, keyword: ast.keyword) -> bool:
 
 def plain_args(call: ast.Call) -> bool:
     return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
+
+
+def is_type_test(analysis: Analysis, node: ast.AST) -> bool:
+    """Whether `node` names a class a type test checks: `isinstance(x, C)`, `issubclass(t, (a, C))`, `except C:`."""
+    parent = analysis.parent(node)
+    if isinstance(parent, ast.Tuple):
+        node, parent = parent, analysis.parent(parent)
+    if isinstance(parent, ast.ExceptHandler):
+        return parent.type is node
+    if not isinstance(parent, ast.Call) or len(parent.args) != 2 or parent.args[1] is not node:
+        return False
+    return isinstance(parent.func, ast.Name) and parent.func.id in ("isinstance", "issubclass")
 
 
 def matched_call(match: Match) -> ast.Call | None:

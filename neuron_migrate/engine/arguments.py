@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from neuron_migrate.catalogue import MapEntry, Param, default_argument
+from neuron_migrate.catalogue import MapEntry, Param
+from neuron_migrate.signatures import default_argument
 
 
 @dataclass(frozen=True)
