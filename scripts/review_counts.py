@@ -22,7 +22,7 @@ REVIEW = {
     "inverted_pass": "`if not X: pass` / `else: pass`",
     "if_call_pass": "`if call(): pass`",
     "pass_functions": "functions whose body is only `pass`",
-    "comments_over_other_code": "comments left above a deleted statement, now over other code",
+    "comments_over_other_code": "comments glued to a deleted statement (code above them), now over other code",
     "comments_without_code": "comments left where their code was (before a blank line or block end)",
     "comments_deleted_code_kept": "comments deleted whose code stays",
     "under_indented": "continuation lines under-indented",
@@ -198,7 +198,8 @@ def _comment_counts(old: str, new: str) -> collections.Counter[str]:
         below_new = new_lines[j + 1] if j + 1 < len(new_lines) else ""
         indent = _indent(old_lines[i])
         if below_new.strip() and _indent(below_new) == indent and not _is_comment(below_new):
-            counts["comments_over_other_code"] += 1
+            # after a blank line it is a section header over the code below, where it belongs
+            counts["comments_over_other_code"] += 1 if _glued(old_lines, i) else 0
         elif not below_new.strip() or _indent(below_new) < indent:
             counts["comments_without_code"] += 1
     for tag, _, i2, _, _ in opcodes:
@@ -208,6 +209,15 @@ def _comment_counts(old: str, new: str) -> collections.Counter[str]:
         if _is_comment(old_lines[last]) and i2 in kept_old and old_lines[i2].strip() and not _is_comment(old_lines[i2]):
             counts["comments_deleted_code_kept"] += 1
     return counts
+
+
+def _glued(lines: list[str], index: int) -> bool:
+    """Whether the comment block holding line `index` has code right above it (not a blank line,
+    not the file's start)."""
+    indent = _indent(lines[index])
+    while index > 0 and _is_comment(lines[index - 1]) and _indent(lines[index - 1]) == indent:
+        index -= 1
+    return index > 0 and bool(lines[index - 1].strip())
 
 
 def _is_comment(line: str) -> bool:

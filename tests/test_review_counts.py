@@ -47,6 +47,8 @@ def test_comments_left_over_other_code_and_deleted_section_headers() -> None:
     )
     after = "for x in y:\n    step(x)\n    # NOTE: prevent a broken pipe\n    break\nload()\n"
     assert _added(before, after) == {"comments_over_other_code": 1}
+    header = "x = 1\n\n# Section: data\nxm.mark_step()\nload()\n"
+    assert _added(header, "x = 1\n\n# Section: data\nload()\n") == {}  # a section header stays
     header_lost = "# Section: data\nload()\n"
     assert _added(header_lost, "load()\n") == {"comments_deleted_code_kept": 1}
 
