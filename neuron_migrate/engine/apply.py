@@ -21,6 +21,7 @@ from neuron_migrate.engine.add_imports import (
 )
 from neuron_migrate.engine.check import Planned, concrete_edits
 from neuron_migrate.engine.empty_blocks import repair_empty_blocks
+from neuron_migrate.engine.realign import realigned
 from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding
 from neuron_migrate.settings import Settings
@@ -93,6 +94,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
             analysis, imports, import_placement(analysis), mark_helpers=True, before=first, inline=scoped.inline
         )
     )
+    edits = realigned(analysis, edits)  # continuation lines follow the bracket they were under
     edits = _collapse_blank_lines(analysis.text, edits)
     text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
     return Applied(text, fixed, tuple(declined))
