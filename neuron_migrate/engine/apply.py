@@ -19,6 +19,7 @@ from neuron_migrate.engine.add_imports import (
     import_edits,
     import_placement,
 )
+from neuron_migrate.engine.branches import merged_branches
 from neuron_migrate.engine.check import Planned, concrete_edits
 from neuron_migrate.engine.empty_blocks import repair_empty_blocks
 from neuron_migrate.engine.realign import realigned
@@ -82,7 +83,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
     accepted, shared = _accept(concrete, lambda item: analysis.src.node_span(item.match.node) if item.match else None)
     items = [item for item, _ in accepted]
     planned_edits = [edits for _, edits in accepted]
-    edits = repair_empty_blocks(analysis, items, planned_edits)
+    edits = merged_branches(analysis, repair_empty_blocks(analysis, items, planned_edits))
     edits.extend(_orphaned_comments(analysis.text, edits))
     scoped = scope_imports(analysis, [(e, item.plan.imports) for item, e in accepted])  # type: ignore[union-attr]
     edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
