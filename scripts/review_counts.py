@@ -31,6 +31,7 @@ REVIEW = {
     "init_guards": "`if dist.is_initialized():` guards added",
     "init_guards_after_init": "... of those, after an unconditional `init_process_group`",
     "kept_xla_args_rewritten": "torch_xla calls kept with their arguments rewritten",
+    "kept_xla_constants_rewritten": '... of those, a reduce-type constant written as its string (`"sum"`)',
     "groups_not_destroyed": "process groups added and never destroyed",
     "repeated_accelerator": "repeated `current_accelerator(...)` expressions",
 }
@@ -38,6 +39,7 @@ REVIEW = {
 _RANK_READ = re.compile(r"""os\.environ(?:\.get\(|\[)\s*["'](?:RANK|LOCAL_RANK)["']""")
 _IS_INITIALIZED = re.compile(r"^\s*(?:el)?if\b[^#]*\bis_initialized\(\)")
 _ACCELERATOR = "current_accelerator(check_available=True)"
+_REDUCE_STRING = re.compile(r"""(["'])(?:sum|mul|and|or|min|max)\1""")
 
 
 def review_counts(old: str, new: str) -> collections.Counter[str]:
@@ -45,11 +47,13 @@ def review_counts(old: str, new: str) -> collections.Counter[str]:
     before, after = _facts(old), _facts(new)
     counts: collections.Counter[str] = collections.Counter()
     for key in REVIEW:
-        if key.startswith("comments_") or key == "kept_xla_args_rewritten":
+        if key.startswith(("comments_", "kept_xla_")):
             continue
         counts[key] = max(0, after[key] - before[key])
     counts.update(_comment_counts(old, new))
-    counts["kept_xla_args_rewritten"] = _kept_xla_calls_rewritten(old, new)
+    rewritten = _kept_xla_calls_rewritten(old, new)
+    counts["kept_xla_args_rewritten"] = len(rewritten)
+    counts["kept_xla_constants_rewritten"] = sum(1 for _, arguments in rewritten if _REDUCE_STRING.search(arguments))
     return counts
 
 
@@ -252,14 +256,14 @@ def _xla_calls(text: str) -> Iterator[tuple[str, str]]:
                 yield callee, ", ".join(arguments)
 
 
-def _kept_xla_calls_rewritten(old: str, new: str) -> int:
+def _kept_xla_calls_rewritten(old: str, new: str) -> list[tuple[str, str]]:
     """torch_xla calls that stay after the fix with arguments no call of that callee had before."""
     before = collections.Counter(_xla_calls(old))
     callees = {callee for callee, _ in before}
-    count = 0
+    found = []
     for call in _xla_calls(new):
         if before[call] > 0:
             before[call] -= 1
         elif call[0] in callees:
-            count += 1
-    return count
+            found.append(call)
+    return found
