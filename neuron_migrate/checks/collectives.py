@@ -121,6 +121,10 @@ def _reduce_type(ctx: FixContext, match: Match, node: ast.expr | None) -> tuple[
     return (Edit(start, end, f'"{_REDUCE_TYPES[names.pop()]}"'),)
 
 
+def _calls_xla(ctx: FixContext, match: Match, call: ast.Call) -> bool:
+    return any(name.startswith("torch_xla.") for name in ctx.analysis.call_names(call, match.scope))
+
+
 def reduce_constant(ctx: FixContext, match: Match) -> Plan | None:
     """`xm.REDUCE_SUM` -> `"sum"` (NM307), except as an argument of a torch_xla call: there it is
     the call's fix that writes it (the collectives' does), or it stays with the call it serves."""
@@ -129,9 +133,8 @@ def reduce_constant(ctx: FixContext, match: Match) -> Plan | None:
         return None
     current = ctx.analysis.parent(match.node)
     while current is not None and not isinstance(current, ast.stmt):
-        if isinstance(current, ast.Call) and current.func is not match.node:
-            if any(name.startswith("torch_xla.") for name in ctx.analysis.call_names(current, match.scope)):
-                return None
+        if isinstance(current, ast.Call) and current.func is not match.node and _calls_xla(ctx, match, current):
+            return None
         current = ctx.analysis.parent(current)
     rendered = ctx.render(entry.new, match)
     return ctx.replace(match.node, rendered[0], rendered[1]) if rendered else None
