@@ -232,6 +232,33 @@ OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
 '''
 
 
+# The averaging of `_optimizer_step` for the helpers that average before their own step (the
+# ZeRO-1 optimizer): flat buckets of about 25 MB, one all-reduce each, as DDP does.
+AVERAGE_GRADIENTS = '''def _average_gradients(grads):
+    """Average `grads` over the default process group in flat buckets of about 25 MB, one all-reduce each, as DDP does."""
+    world_size = {torch}.distributed.get_world_size()
+    by_kind = {}
+    for grad in grads:
+        if grad.is_sparse:
+            {torch}.distributed.all_reduce(grad)
+            grad.div_(world_size)
+        else:
+            by_kind.setdefault((grad.dtype, grad.device), []).append(grad)
+    for group in by_kind.values():
+        start = 0
+        while start < len(group):
+            end, size = start + 1, group[start].nbytes
+            while end < len(group) and size + group[end].nbytes <= 25 * 2**20:
+                size, end = size + group[end].nbytes, end + 1
+            bucket, start = group[start:end], end
+            flat = {torch}.cat([t.reshape(-1) for t in bucket])
+            {torch}.distributed.all_reduce(flat)
+            flat.div_(world_size)
+            for tensor, piece in zip(bucket, flat.split([t.numel() for t in bucket])):
+                tensor.copy_(piece.view_as(tensor))
+'''
+
+
 # What `xm.reduce_gradients` did: the first half of `xm.optimizer_step`, without the step.
 REDUCE_GRADIENTS = '''def _reduce_gradients(optimizer):
     """Average gradients over the default process group (as torch_xla's reduce_gradients did); no step."""
@@ -345,6 +372,7 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
         **dict(
             sorted(
                 {
+                    "average_gradients": (AVERAGE_GRADIENTS, "_average_gradients", "torch"),
                     "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
                     "reduce_gradients": (REDUCE_GRADIENTS, "_reduce_gradients", "dist"),
                     "reduce_gradients_in_groups": (REDUCE_GRADIENTS_IN_GROUPS, "_reduce_gradients_in_groups", "dist"),
