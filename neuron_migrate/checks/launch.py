@@ -178,6 +178,7 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
         conditional = _only_conditional_init(ctx, fn, match)
         if conditional is not None and plan is not None:
             plan = _with_process_group_after(ctx, match, plan, conditional)
+            plan = _destroyed_after(ctx, match, plan, stmt) if plan is not None else None
         return plan
     if not _defined_here(ctx, fn, match):
         # The function may start a process group itself; starting one here would clash.
@@ -186,10 +187,13 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
         return ctx.transform(call, _SPAWN_TRANSFORM, Spawn(rank[0], launch), rank[1], safety)
     guard = ctx.render('"WORLD_SIZE" in {os}.environ', match)
     init = ctx.render('{dist}.init_process_group("neuron")', match)
-    if guard is None or init is None:
+    destroy = ctx.render("{dist}.destroy_process_group()", match)
+    if guard is None or init is None or destroy is None:
         return None
     imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
-    return ctx.transform(stmt, _SPAWN_TRANSFORM, Spawn(rank[0], launch, guard[0], init[0]), imports, safety)
+    ends = "" if _calls(ctx, "destroy_process_group") else destroy[0]  # the group it starts ends with the run
+    options = Spawn(rank[0], launch, guard[0], init[0], ends)
+    return ctx.transform(stmt, _SPAWN_TRANSFORM, options, imports, safety)
 
 
 _SPAWN_TRANSFORM = "neuron_migrate.checks.launch_cst:spawn"
@@ -205,6 +209,7 @@ class Spawn:
     launch: bool = False
     guard: str = ""
     init: str = ""
+    destroy: str = ""  # after the call, under the same guard: the process group ends with the run
 
 
 def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
@@ -228,6 +233,24 @@ def _with_process_group_after(ctx: FixContext, match: Match, plan: Plan, holder:
     unit, newline = ctx.analysis.indent_unit(), ctx.src.newline
     inserted = f"{indent}{guard[0]}{newline}{indent}{unit}{init[0]}{newline}"
     imports = tuple(dict.fromkeys(plan.imports + guard[1] + init[1]))
+    return replace(plan, edits=(*plan.edits, Edit(span[1], span[1], inserted)), imports=imports)
+
+
+def _destroyed_after(ctx: FixContext, match: Match, plan: Plan, stmt: ast.stmt | None) -> Plan | None:
+    """`plan`, which also destroys the process group (the one `_with_process_group_after` starts
+    in the launched function, or its own) right after `stmt`, the launch, when one exists then:
+    the program's main path ends there. Unchanged when the file destroys a group itself or the
+    launch is not a statement of its own."""
+    span = ctx.statement_lines(stmt) if stmt is not None else None
+    if stmt is None or span is None or _calls(ctx, "destroy_process_group"):
+        return plan
+    guard = ctx.render("if {dist}.is_initialized():", match)
+    destroy = ctx.render("{dist}.destroy_process_group()", match)
+    if guard is None or destroy is None:
+        return plan
+    indent, unit, newline = ctx.src.indent_of(stmt.lineno), ctx.analysis.indent_unit(), ctx.src.newline
+    inserted = f"{indent}{guard[0]}{newline}{indent}{unit}{destroy[0]}{newline}"
+    imports = tuple(dict.fromkeys(plan.imports + guard[1] + destroy[1]))
     return replace(plan, edits=(*plan.edits, Edit(span[1], span[1], inserted)), imports=imports)
 
 
@@ -264,7 +287,12 @@ def _call_name(node: ast.Call) -> str:
 
 def _calls_init_process_group(ctx: FixContext) -> bool:
     """Whether anything called `init_process_group` is called anywhere in the module."""
-    return any(_call_name(node) == "init_process_group" for node in ctx.analysis.nodes(ast.Call))
+    return _calls(ctx, "init_process_group")
+
+
+def _calls(ctx: FixContext, name: str) -> bool:
+    """Whether anything called `name` is called anywhere in the module."""
+    return any(_call_name(node) == name for node in ctx.analysis.nodes(ast.Call))
 
 
 def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
