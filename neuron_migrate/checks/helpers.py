@@ -17,7 +17,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.values import HelperRequest, Match, Plan, Request
 from neuron_migrate.checks.collective_helpers import COLLECTIVE_HELPERS
 from neuron_migrate.checks.sharding_helpers import SHARDING_HELPERS
-from neuron_migrate.checks.toolkit import FixContext
+from neuron_migrate.checks.toolkit import ACCELERATOR_EXPRESSION, ACCELERATOR_NAME, FixContext
 
 
 def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[Request, ...] | None:
@@ -364,6 +364,12 @@ def _move_to_device(data, device):
 '''
 
 
+# `--target accelerator`'s device, named by every fix that names it: computed once, at import.
+ACCELERATOR = f"""# The current accelerator (a GPU, a NeuronCore, ...), or the CPU where there is none.
+{ACCELERATOR_NAME} = {ACCELERATOR_EXPRESSION}
+"""
+
+
 # Every helper a fix may write: template, the name it defines, the module it uses. They are
 # written in this order (the device loader first, the others by name).
 HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
@@ -372,6 +378,7 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
         **dict(
             sorted(
                 {
+                    "accelerator": (ACCELERATOR, ACCELERATOR_NAME, "torch"),
                     "average_gradients": (AVERAGE_GRADIENTS, "_average_gradients", "torch"),
                     "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
                     "reduce_gradients": (REDUCE_GRADIENTS, "_reduce_gradients", "dist"),
@@ -404,7 +411,9 @@ def helper_defines(request: HelperRequest) -> frozenset[str]:
     if source is None:
         return frozenset()
     statements = ast.parse(source).body
-    return frozenset(s.name for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+    names = {s.name for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    names |= {t.id for s in statements if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+    return frozenset(names)
 
 
 def helper_shadowed(ctx: FixContext, match: Match, requests: Iterable[Request]) -> bool:
