@@ -26,6 +26,14 @@ from neuron_migrate.checks.backend_labels import (
     renamed_label,
 )
 from neuron_migrate.checks.devices import string_source, variable_safety
+from neuron_migrate.checks.launch_groups import (
+    calls,
+    calls_init_process_group,
+    defined_here,
+    destroyed_after,
+    only_conditional_init,
+    with_process_group_after,
+)
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import (
     ACCEL_DEVICE,
@@ -165,23 +173,27 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     if fn is None or rank is None:
         return None
     safety = Safety.SAFE if single else None
-    if _calls_init_process_group(ctx):
+    if calls_init_process_group(ctx):
         plan = ctx.transform(call, _SPAWN_TRANSFORM, Spawn(rank[0], launch), rank[1], safety)
-        conditional = _only_conditional_init(ctx, fn, match)
+        conditional = only_conditional_init(ctx, fn, match)
         if conditional is not None and plan is not None:
-            plan = _with_process_group_after(ctx, match, plan, conditional)
+            plan = with_process_group_after(ctx, match, plan, conditional)
+            plan = destroyed_after(ctx, match, plan, stmt) if plan is not None else None
         return plan
-    if not _defined_here(ctx, fn, match):
+    if not defined_here(ctx, fn, match):
         # The function may start a process group itself; starting one here would clash.
         if safety is not Safety.SAFE:
             return None
         return ctx.transform(call, _SPAWN_TRANSFORM, Spawn(rank[0], launch), rank[1], safety)
     guard = ctx.render('"WORLD_SIZE" in {os}.environ', match)
     init = ctx.render('{dist}.init_process_group("neuron")', match)
-    if guard is None or init is None:
+    destroy = ctx.render("{dist}.destroy_process_group()", match)
+    if guard is None or init is None or destroy is None:
         return None
     imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
-    return ctx.transform(stmt, _SPAWN_TRANSFORM, Spawn(rank[0], launch, guard[0], init[0]), imports, safety)
+    ends = "" if calls(ctx, "destroy_process_group") else destroy[0]  # the group it starts ends with the run
+    options = Spawn(rank[0], launch, guard[0], init[0], ends)
+    return ctx.transform(stmt, _SPAWN_TRANSFORM, options, imports, safety)
 
 
 _SPAWN_TRANSFORM = "neuron_migrate.checks.launch_cst:spawn"
@@ -197,103 +209,7 @@ class Spawn:
     launch: bool = False
     guard: str = ""
     init: str = ""
-
-
-def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
-    """Whether `fn` names a function defined in this file (so its body is known to the check)."""
-    if not isinstance(fn, ast.Name):
-        return False
-    bindings = ctx.analysis.resolver.lookup(fn.id, match.scope)
-    return bool(bindings) and all(isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)) for b in bindings)
-
-
-def _with_process_group_after(ctx: FixContext, match: Match, plan: Plan, holder: ast.stmt) -> Plan | None:
-    """`plan`, which also starts a process group after `holder` (the launched function's
-    statement whose `init_process_group` runs only behind a condition, such as a flag), under
-    torchrun and unless one exists: else the ranks would train independently."""
-    guard = ctx.render('if "WORLD_SIZE" in {os}.environ and not {dist}.is_initialized():', match)
-    init = ctx.render('{dist}.init_process_group("neuron")', match)
-    span = ctx.statement_lines(holder)
-    if guard is None or init is None or span is None:
-        return None
-    indent = ctx.src.indent_of(holder.lineno)
-    unit, newline = ctx.analysis.indent_unit(), ctx.src.newline
-    inserted = f"{indent}{guard[0]}{newline}{indent}{unit}{init[0]}{newline}"
-    imports = tuple(dict.fromkeys(plan.imports + guard[1] + init[1]))
-    return replace(plan, edits=(*plan.edits, Edit(span[1], span[1], inserted)), imports=imports)
-
-
-def _only_conditional_init(ctx: FixContext, fn: ast.expr, match: Match) -> ast.stmt | None:
-    """The statement that holds the `init_process_group` of the launched function, or of a
-    function of this file it calls (`_mp_fn` -> `train`), when every call of that name in the
-    file sits in that one function under a condition and none on its own top level; else None
-    (the process group is known to start, or is started elsewhere)."""
-    if not isinstance(fn, ast.Name) or not _defined_here(ctx, fn, match):
-        return None
-    launched = ctx.analysis.resolver.lookup(fn.id, match.scope)[0].node
-    assert isinstance(launched, (ast.FunctionDef, ast.AsyncFunctionDef))
-    inits = [n for n in ctx.analysis.nodes(ast.Call) if _call_name(n) == "init_process_group"]
-    owners = {id(_top_function(ctx, init)): _top_function(ctx, init) for init in inits}
-    function = next(iter(owners.values())) if len(owners) == 1 else None
-    if function is None or function not in _called_from(ctx, launched):
-        return None
-    holders: list[ast.stmt] = []
-    for init in inits:
-        below: ast.AST = init
-        current: ast.AST | None = ctx.analysis.parent(init)
-        while current is not None and current is not function:
-            current, below = ctx.analysis.parent(current), current  # type: ignore[assignment]
-        if not isinstance(below, ast.stmt) or below not in function.body:
-            return None
-        if isinstance(below, ast.Expr) and below.value is init:
-            return None  # on the function's top level: the process group starts
-        if isinstance(below, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return None
-        holders.append(below)
-    return holders[-1] if holders else None
-
-
-def _top_function(ctx: FixContext, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The module-level function `node` is in (None at module level or in a class)."""
-    current: ast.AST | None = node
-    found = None
-    while current is not None:
-        parent = ctx.analysis.parent(current)
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent is ctx.analysis.tree:
-            found = current
-        current = parent
-    return found
-
-
-_CALL_DEPTH = 3  # how many calls deep the launch follows the launched function to its process group
-
-
-def _called_from(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
-    """`function` and the module-level functions of this file it calls, directly or through them."""
-    resolver = ctx.analysis.resolver
-    found: list[ast.AST] = [function]
-    frontier: list[ast.AST] = [function]
-    for _ in range(_CALL_DEPTH):
-        reached: list[ast.AST] = []
-        for caller in frontier:
-            for call in (n for n in ast.walk(caller) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
-                bindings = resolver.lookup(call.func.id, resolver.module_scope)  # type: ignore[attr-defined]
-                callee = bindings[0].node if len(bindings) == 1 else None
-                if isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) and callee not in found:
-                    found.append(callee)
-                    reached.append(callee)
-        frontier = reached
-    return found
-
-
-def _call_name(node: ast.Call) -> str:
-    func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
-def _calls_init_process_group(ctx: FixContext) -> bool:
-    """Whether anything called `init_process_group` is called anywhere in the module."""
-    return any(_call_name(node) == "init_process_group" for node in ctx.analysis.nodes(ast.Call))
+    destroy: str = ""  # after the call, under the same guard: the process group ends with the run
 
 
 def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:

@@ -1,9 +1,14 @@
-"""The test for global rank 0 at a statement, and the rank-0 `if`s a print already sits in or
-joins: what the rank fixes (`checks/ranks.py`) guard their statements with.
+"""The test for global rank 0 at a statement, the rank-0 `if`s a print already sits in or
+joins, and where a process group surely exists: what the rank fixes (`checks/ranks.py`) guard
+their statements with.
 
-`int(os.environ.get("RANK", 0)) == 0`, or `rank == 0` where the function holds the global rank
-in `rank` already; an `if` that tests a rank (`if xm.is_master_ordinal():`) takes the guard
-into its own test rather than gaining a nested one.
+`int(os.environ.get("RANK", 0)) == 0` (torchrun's `RANK`, right before `init_process_group` and
+after it, and 0 in a plain `python` process), or `rank == 0` where the function holds the global
+rank in `rank` already; an `if` that tests a rank (`if xm.is_master_ordinal():`) takes the guard
+into its own test rather than gaining a nested one. Where the function (or module) called
+`init_process_group` itself, unconditionally, before the code in question, the group exists there
+and `dist.get_rank()`, `dist.get_world_size()` and a plain `dist.barrier()` are what a reviewer
+writes.
 """
 
 from __future__ import annotations
@@ -14,6 +19,43 @@ import re
 from neuron_migrate.analysis.values import Edit, Match, Plan, Request
 from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.checks.toolkit_calls import argument, line_length
+
+_INIT = frozenset({"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"})
+_DESTROY = "destroy_process_group"
+
+
+def group_exists(ctx: FixContext, match: Match, node: ast.AST) -> bool:
+    """Whether the default process group surely exists when `node` runs: a statement of its
+    function's (or the module's) own body that comes before the one holding `node` is a bare
+    `init_process_group(...)` call (it returns only once the group exists), and no
+    `destroy_process_group` is called in between."""
+    analysis = ctx.analysis
+    owner = analysis.owner(node)
+    top: ast.AST = node
+    while analysis.parent(top) is not owner:
+        parent = analysis.parent(top)
+        if parent is None:
+            return False
+        top = parent
+    body = owner.body
+    index = next((i for i, s in enumerate(body) if s is top), 0)
+    scope = analysis.resolver.scope_for(owner)
+    for position, stmt in enumerate(body[:index]):
+        value = stmt.value if isinstance(stmt, ast.Expr) else None
+        if isinstance(value, ast.Call) and analysis.call_names(value, scope) & _INIT:
+            return not any(_destroys(s) for s in body[position + 1 : index])
+    return False
+
+
+def _destroys(stmt: ast.stmt) -> bool:
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name == _DESTROY:
+                return True
+    return False
+
 
 _GLOBAL_RANKS = frozenset(
     {
@@ -28,10 +70,13 @@ _GLOBAL_RANKS = frozenset(
 def global_rank0(ctx: FixContext, match: Match, stmt: ast.stmt) -> tuple[str, tuple[Request, ...]] | None:
     """The test for global rank 0 at `stmt`: `rank == 0` where the function already holds the
     global rank in `rank` (`rank = xm.get_ordinal()`, bound once, before `stmt`), else the
-    environment's `RANK`, which is right before `init_process_group` too."""
+    environment's `RANK`, which is right before `init_process_group` too; `dist.get_rank()`
+    where the process group surely exists (`group_exists`)."""
     name = rank_variable(ctx, match, stmt)
     if name is not None:
         return f"{name} == 0", ()
+    if group_exists(ctx, match, stmt):
+        return ctx.render("{dist}.get_rank() == 0", match)
     return ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)
 
 
@@ -84,7 +129,7 @@ def inside_rank0(ctx: FixContext, match: Match, stmt: ast.stmt, guard: str) -> b
     child: ast.AST = stmt
     current = ctx.analysis.parent(stmt)
     while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        if isinstance(current, ast.If) and child in current.body and _isglobal_rank0(ctx, match, current.test, guard):
+        if isinstance(current, ast.If) and child in current.body and _is_global_rank0(ctx, match, current.test, guard):
             return True
         child, current = current, ctx.analysis.parent(current)
     return False
@@ -101,7 +146,7 @@ def merge_rank0(ctx: FixContext, match: Match, outer: ast.If, stmt: ast.stmt, bo
     guard = global_rank0(ctx, match, stmt)
     if guard is None:
         return None
-    if _isglobal_rank0(ctx, match, outer.test, guard[0]):
+    if _is_global_rank0(ctx, match, outer.test, guard[0]):
         return ctx.replace_statement(stmt, [body])  # the `if` already runs on rank 0 only
     return _merge_into_if(ctx, outer, stmt, guard[0], body, guard[1])
 
@@ -132,7 +177,7 @@ def _merge_into_if(
     return Plan(tuple(edits), imports)
 
 
-def _isglobal_rank0(ctx: FixContext, match: Match, test: ast.expr, guard: str) -> bool:
+def _is_global_rank0(ctx: FixContext, match: Match, test: ast.expr, guard: str) -> bool:
     """Whether `test` is the rank-0 guard itself, or `xm.is_master_ordinal(local=False)`
     (which NM303 rewrites into that guard)."""
     text = " ".join(ctx.segment(test).split())

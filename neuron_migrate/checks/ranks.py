@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -15,7 +16,14 @@ from neuron_migrate.analysis.analyze import body_of
 from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.analysis.values import Edit, HelperRequest, Match, Plan
 from neuron_migrate.checks.helpers import helper_imports
-from neuron_migrate.checks.rank_zero import global_rank0, inside_rank0, merge_rank0, rank_variable, sole_body_of_rank_if
+from neuron_migrate.checks.rank_zero import (
+    global_rank0,
+    group_exists,
+    inside_rank0,
+    merge_rank0,
+    rank_variable,
+    sole_body_of_rank_if,
+)
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import argument, is_default, literal, only_args
 
@@ -75,7 +83,7 @@ class Save:
     helper: str
     guard: str = ""
     barrier: str = ""
-    barrier_guard: str = ""
+    barrier_guard: str = ""  # "": the process group surely exists
 
 
 def _local_print(ctx: FixContext, match: Match, call: ast.Call, stmt: ast.stmt) -> Plan | None:
@@ -180,6 +188,8 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     barrier = ctx.render("{dist}.barrier()", match)
     if guard is None or barrier is None:
         return None
+    if group_exists(ctx, match, stmt):  # the function started the group: no guard
+        return ctx.replace(call, barrier[0], barrier[1])
     one_line = _one_line_if(ctx, stmt)
     if one_line is not None:  # `if c: xm.rendezvous(t)` -> `if c and dist.is_initialized(): dist.barrier()`
         test = ctx.segment(one_line.test)
@@ -240,11 +250,17 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     loader = _has_device_loader(ctx)
     helper = (HelperRequest("device_loader", "torch"),) if loader else helper_imports(ctx, match, "to_cpu")
     save = ctx.render("{torch}.save", match)
+    grouped = group_exists(ctx, match, stmt)  # the function started the group: no env read, no guard
     variable = "RANK" if global_master else "LOCAL_RANK"
-    guard = ctx.render(f'int({{os}}.environ.get("{variable}", 0)) == 0', match)
+    template = (
+        "{dist}.get_rank() == 0" if grouped and global_master else f'int({{os}}.environ.get("{variable}", 0)) == 0'
+    )
+    guard = ctx.render(template, match)
     sync_test, barrier = ctx.render("{dist}.is_initialized()", match), ctx.render("{dist}.barrier()", match)
     if helper is None or save is None or guard is None or sync_test is None or barrier is None:
         return None
+    if grouped:
+        sync_test = ("", ())
     imports = helper + save[1] + (guard[1] if master_only else ()) + (sync_test[1] if sync else ())
     change = Save(
         save[0],
@@ -288,6 +304,8 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
         return None
     if local is None or local:
         template = 'int({os}.environ.get("LOCAL_RANK", 0)) == 0'
+    elif group_exists(ctx, match, call):
+        template = "{dist}.get_rank() == 0"
     else:
         template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
     target: ast.AST = call
@@ -301,6 +319,26 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
     return ctx.replace(target, rendered[0], rendered[1]) if rendered else None
 
 
+# What a query of torchrun's environment becomes where the process group surely exists.
+_GROUP_QUERIES = {"RANK": "{dist}.get_rank()", "WORLD_SIZE": "{dist}.get_world_size()"}
+_ENV_READ = re.compile(r"""environ\.get\(\"(\w+)\"""")
+
+
+def rank_query(ctx: FixContext, match: Match) -> Plan | None:
+    """A rank or world-size query -> its torchrun environment variable (`new_call`), right before
+    `init_process_group` and after it; `dist.get_rank()` / `dist.get_world_size()` where the
+    function started the process group before the query (`group_exists`)."""
+    call, entry = match.node, match.entry
+    if not isinstance(call, ast.Call) or entry is None or not entry.new_call or call.args or call.keywords:
+        return None
+    template = entry.new_call
+    found = _ENV_READ.search(template)
+    if found is not None and found.group(1) in _GROUP_QUERIES and group_exists(ctx, match, call):
+        template = _GROUP_QUERIES[found.group(1)]
+    rendered = ctx.render(template, match)
+    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+
+
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
 
 
@@ -310,5 +348,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "rendezvous": rendezvous,
         "xla_save": xla_save,
         "master_ordinal": master_ordinal,
+        "rank_query": rank_query,
     }
 )

@@ -57,7 +57,8 @@ _SAVE = ("data", "file_or_path", "master_only", "global_master", "sync")
 
 def xla_save(stmt: cst.CSTNode, options: Save) -> cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]:
     """`xm.save(obj, path)` -> `if <guard>:` / `torch.save(_to_cpu(obj), path)` and, with a
-    barrier, `if <barrier_guard>:` / `<barrier>`; the call's comments and layout kept."""
+    barrier, `if <barrier_guard>:` / `<barrier>` (the barrier alone without a guard); the call's
+    comments and layout kept."""
     line, call = call_statement(stmt)
     given = by_name(call, _SAVE)
     data, path = given.get("data"), given.get("file_or_path")
@@ -73,8 +74,8 @@ def xla_save(stmt: cst.CSTNode, options: Save) -> cst.CSTNode | cst.FlattenSenti
     )
     if not options.barrier:
         return first
-    after = cst.If(
-        test=cst.parse_expression(options.barrier_guard),
-        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(options.barrier))])]),
-    )
+    barrier = cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(options.barrier))])
+    if not options.barrier_guard:  # the process group surely exists
+        return cst.FlattenSentinel([first, barrier])
+    after = cst.If(test=cst.parse_expression(options.barrier_guard), body=cst.IndentedBlock(body=[barrier]))
     return cst.FlattenSentinel([first, after])

@@ -261,8 +261,10 @@ def zero_redundancy_optimizer(ctx: FixContext, match: Match) -> Plan | None:
         if keyword.arg in ZERO_DECLINED_FLAGS and text not in ("False", "None"):
             return None
     needed = helper_imports(ctx, match, "zero_redundancy_optimizer")
-    if needed is None:
+    averaging = helper_imports(ctx, match, "average_gradients")  # its step averages as `_optimizer_step` does
+    if needed is None or averaging is None:
         return None
+    needed = tuple(dict.fromkeys(needed + averaging))
     start, end = ctx.src.node_span(call.func)
     return Plan((Edit(start, end, HELPER_NAMES["zero_redundancy_optimizer"]),), needed, Safety.UNSAFE)
 

@@ -112,10 +112,7 @@ def _shard_children(module, policy, wrap, options):
         import torch
 
         params = [p for group in self.param_groups for p in group["params"] if p.grad is not None]
-        world_size = torch.distributed.get_world_size()
-        for param in params:
-            torch.distributed.all_reduce(param.grad)
-            param.grad.div_(world_size)
+        _average_gradients([p.grad for p in params])
         if self._xla_max_norm is not None:
             torch.nn.utils.clip_grad_norm_(params, self._xla_max_norm)
         return super().step(closure, **kwargs)

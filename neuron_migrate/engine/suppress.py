@@ -127,7 +127,7 @@ class Suppressor:
         if finding.code == UNUSED and not directive.codes and self.src.position(directive.start) == finding.start:
             return False  # a bare directive cannot hide the report about itself; naming NM910 can
         if not directive.codes and not directive.file_level and finding.code in self.import_codes:
-            return False  # a bare `# noqa` is flake8's F401 on a torch_xla import, which blocks the run
+            return False  # a bare noqa directive is flake8's F401 on a torch_xla import, which blocks the run
         return not directive.codes or finding.code in directive.codes
 
     def reported(self, finding: Finding) -> bool:

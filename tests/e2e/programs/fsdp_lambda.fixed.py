@@ -182,3 +182,5 @@ if __name__ == "__main__":
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group("neuron")
     _mp_fn(int(os.environ.get("LOCAL_RANK", 0)), {"policy": "size", "ckpt_dir": tempfile.mkdtemp(prefix="fsdp-ckpt-")})
+    if "WORLD_SIZE" in os.environ:
+        dist.destroy_process_group()
