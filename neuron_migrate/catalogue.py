@@ -68,6 +68,11 @@ _MAP_KEYS = {
     "blocker",
     "params",
     "tier",
+    "ref",
+    "ref_helper",
+    "ref_class",
+    "ref_message",
+    "ref_fix",
 }
 # What a fix does with each parameter of the API it maps (`[map.params]`): carry it over (`keep`),
 # pass it under another name (`rename: new`), leave it out (`drop: why`), or leave the call to a
@@ -140,6 +145,15 @@ class MapEntry:
     blocker: bool | None = None  # overrides the rule's `blocker` for this entry
     params: tuple[Param, ...] = ()  # every parameter of `old`'s signature, in order (rules/signatures.toml)
     tier: str = ""  # one of TIERS, overriding the rule's; "" when the entry names none
+    # What a reference to `old` that is not a call becomes (`f = xm.mark_step`, `default=xm.xla_device`):
+    # an expression (placeholders as in `new`, `{helper}` for `ref_helper`'s name), a helper written
+    # into the file, the class a type test (`isinstance`, `except`) names instead, or the message of a
+    # reference left to a person. engine/references.py derives the first from `new`/`new_call` where exact.
+    ref: str | None = None
+    ref_helper: str | None = None
+    ref_class: str | None = None
+    ref_message: str | None = None
+    ref_fix: bool = False  # the entry's fix rewrites a reference itself, where no stand-in is declared
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -224,7 +238,19 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         blocker=_flag(data, "blocker", where) if "blocker" in data else None,
         params=_parse_params(data.get("params", {}), f"{where} [map.params]"),
         tier=_tier(data, where),
+        ref=_text(data, "ref", where),
+        ref_helper=_text(data, "ref_helper", where),
+        ref_class=_text(data, "ref_class", where),
+        ref_message=_text(data, "ref_message", where),
+        ref_fix=_flag(data, "ref_fix", where),
     )
+
+
+def _text(data: dict[str, Any], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise RuleSpecError(f"{where}: `{key}` must be a string, not {value!r}")
+    return value
 
 
 def _parse_params(data: Any, where: str) -> tuple[Param, ...]:

@@ -22,7 +22,7 @@ REVIEW = {
     "inverted_pass": "`if not X: pass` / `else: pass`",
     "if_call_pass": "`if call(): pass`",
     "pass_functions": "functions whose body is only `pass`",
-    "comments_over_other_code": "comments left above a deleted statement, now over other code",
+    "comments_over_other_code": "comments glued to a deleted statement (code above them), now over other code",
     "comments_without_code": "comments left where their code was (before a blank line or block end)",
     "comments_deleted_code_kept": "comments deleted whose code stays",
     "under_indented": "continuation lines under-indented",
@@ -31,6 +31,7 @@ REVIEW = {
     "init_guards": "`if dist.is_initialized():` guards added",
     "init_guards_after_init": "... of those, after an unconditional `init_process_group`",
     "kept_xla_args_rewritten": "torch_xla calls kept with their arguments rewritten",
+    "kept_xla_constants_rewritten": '... of those, a reduce-type constant written as its string (`"sum"`)',
     "groups_not_destroyed": "process groups added and never destroyed",
     "repeated_accelerator": "repeated `current_accelerator(...)` expressions",
 }
@@ -38,6 +39,7 @@ REVIEW = {
 _RANK_READ = re.compile(r"""os\.environ(?:\.get\(|\[)\s*["'](?:RANK|LOCAL_RANK)["']""")
 _IS_INITIALIZED = re.compile(r"^\s*(?:el)?if\b[^#]*\bis_initialized\(\)")
 _ACCELERATOR = "current_accelerator(check_available=True)"
+_REDUCE_STRING = re.compile(r"""(["'])(?:sum|mul|and|or|min|max)\1""")
 
 
 def review_counts(old: str, new: str) -> collections.Counter[str]:
@@ -45,11 +47,13 @@ def review_counts(old: str, new: str) -> collections.Counter[str]:
     before, after = _facts(old), _facts(new)
     counts: collections.Counter[str] = collections.Counter()
     for key in REVIEW:
-        if key.startswith("comments_") or key == "kept_xla_args_rewritten":
+        if key.startswith(("comments_", "kept_xla_")):
             continue
         counts[key] = max(0, after[key] - before[key])
     counts.update(_comment_counts(old, new))
-    counts["kept_xla_args_rewritten"] = _kept_xla_calls_rewritten(old, new)
+    rewritten = _kept_xla_calls_rewritten(old, new)
+    counts["kept_xla_args_rewritten"] = len(rewritten)
+    counts["kept_xla_constants_rewritten"] = sum(1 for _, arguments in rewritten if _REDUCE_STRING.search(arguments))
     return counts
 
 
@@ -198,7 +202,8 @@ def _comment_counts(old: str, new: str) -> collections.Counter[str]:
         below_new = new_lines[j + 1] if j + 1 < len(new_lines) else ""
         indent = _indent(old_lines[i])
         if below_new.strip() and _indent(below_new) == indent and not _is_comment(below_new):
-            counts["comments_over_other_code"] += 1
+            # after a blank line it is a section header over the code below, where it belongs
+            counts["comments_over_other_code"] += 1 if _glued(old_lines, i) else 0
         elif not below_new.strip() or _indent(below_new) < indent:
             counts["comments_without_code"] += 1
     for tag, _, i2, _, _ in opcodes:
@@ -208,6 +213,15 @@ def _comment_counts(old: str, new: str) -> collections.Counter[str]:
         if _is_comment(old_lines[last]) and i2 in kept_old and old_lines[i2].strip() and not _is_comment(old_lines[i2]):
             counts["comments_deleted_code_kept"] += 1
     return counts
+
+
+def _glued(lines: list[str], index: int) -> bool:
+    """Whether the comment block holding line `index` has code right above it (not a blank line,
+    not the file's start)."""
+    indent = _indent(lines[index])
+    while index > 0 and _is_comment(lines[index - 1]) and _indent(lines[index - 1]) == indent:
+        index -= 1
+    return index > 0 and bool(lines[index - 1].strip())
 
 
 def _is_comment(line: str) -> bool:
@@ -242,14 +256,14 @@ def _xla_calls(text: str) -> Iterator[tuple[str, str]]:
                 yield callee, ", ".join(arguments)
 
 
-def _kept_xla_calls_rewritten(old: str, new: str) -> int:
+def _kept_xla_calls_rewritten(old: str, new: str) -> list[tuple[str, str]]:
     """torch_xla calls that stay after the fix with arguments no call of that callee had before."""
     before = collections.Counter(_xla_calls(old))
     callees = {callee for callee, _ in before}
-    count = 0
+    found = []
     for call in _xla_calls(new):
         if before[call] > 0:
             before[call] -= 1
         elif call[0] in callees:
-            count += 1
-    return count
+            found.append(call)
+    return found

@@ -114,7 +114,8 @@ def test_cli_from_and_target(tmp_path: Path) -> None:
     assert code == 2 and "--from" in out
     code, _ = _run(["--no-cache", "--from", "xla,cuda", "--target", "accelerator", "--fix", "train.py"], tmp_path)
     fixed = (tmp_path / "train.py").read_text()
-    assert fixed.count("torch.accelerator.current_accelerator(check_available=True)") == 2, fixed
+    assert fixed.count("torch.accelerator.current_accelerator(check_available=True)") == 1, fixed  # once, as `_DEVICE`
+    assert "d = _DEVICE\n" in fixed and ".to(_DEVICE)" in fixed, fixed
 
 
 def test_config_from_cuda_turns_the_family_on(tmp_path: Path) -> None:

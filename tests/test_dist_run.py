@@ -25,6 +25,7 @@ CASES = {  # case -> whether its migration needs --unsafe-fixes (NM309: the laun
     "dist_rank_before_init": False,
     "dist_spawn_no_ddp": True,
     "dist_launch_flag_init": True,  # the only init_process_group is behind a flag that is off
+    "dist_launch_flag_init_deeper": True,  # the same, in a function the launched one calls
     "dist_syncfree_found_inf": True,  # syncfree SGD's step(found_inf=): 3 steps run, the 4th is skipped
 }
 TWO_RANK_CASES = {

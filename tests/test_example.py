@@ -71,6 +71,7 @@ def test_migrated_example_trains_on_emulated_neuron(tmp_path: Path) -> None:
     report = _smoke(_migrate(tmp_path) / "train.py", nproc=1)
     assert report.ok, report
     assert report.steps == 3
+    assert not [c for c in report.collectives if c.op == "c10d::allreduce_"]  # one rank: nothing to average
     assert report.events == ()  # no float64, no device mixing
 
 
@@ -84,6 +85,9 @@ def test_migrated_example_trains_with_two_ranks(tmp_path: Path) -> None:
     backward = next(i for i, line in enumerate(source, start=1) if line.strip() == "loss.backward()")
     allreduce = next(c for c in report.collectives if c.op == "c10d::allreduce_")
     assert backward in {s.line for s in allreduce.sites}
+    # One gradient reduction per step on each rank: DDP's, not DDP's and a helper's again.
+    assert allreduce.count == report.steps * 2, allreduce
+    assert "_optimizer_step" not in "\n".join(source)
     assert report.replicas is not None and report.replicas.status == "agree"
     assert report.replicas.compared == 4
 

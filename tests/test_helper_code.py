@@ -6,6 +6,7 @@ two-rank behaviour is checked by tests/e2e (programs/collectives.py under `smoke
 
 from __future__ import annotations
 
+import copy
 import io
 from contextlib import redirect_stdout
 from types import SimpleNamespace
@@ -129,3 +130,37 @@ def test_fully_shard_wraps_the_children_torch_xla_s_recursive_wrap_would() -> No
     assert model[2].running_mean.dtype == torch.bfloat16 and model[0][0].weight.dtype == torch.float32
     with pytest.raises(NotImplementedError, match="sharding_groups"):
         fully_shard(torch.nn.Linear(1, 1), sharding_groups=[[0, 1]])
+
+
+def test_fully_shard_raises_on_ranks_without_a_process_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under torchrun without a process group, skipping the sharding would train one model per
+    rank: the helper raises; one process (no WORLD_SIZE) keeps the module whole, as one rank did."""
+    torch = pytest.importorskip("torch")
+    fully_shard = load("fully_shard", torch=torch)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(RuntimeError, match="process group"):
+        fully_shard(torch.nn.Linear(1, 1))
+    monkeypatch.delenv("WORLD_SIZE")
+    model = torch.nn.Linear(1, 1)
+    assert fully_shard(model) is model
+
+
+def test_checkpoint_module_patches_forward_in_place_and_keeps_the_gradients() -> None:
+    """As torch_xla's: the same module comes back (its state dict keys unchanged), its forward is
+    recomputed in the backward pass, and the gradients equal an unchecked module's."""
+    torch = pytest.importorskip("torch")
+    checkpoint_module = load("checkpoint_module", torch=torch)
+    torch.manual_seed(0)
+    plain = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    checked = copy.deepcopy(plain)
+    keys = list(checked.state_dict())
+    assert checkpoint_module(checked) is checked and list(checked.state_dict()) == keys
+    x = torch.randn(5, 3, requires_grad=True)
+    plain(x).sum().backward()
+    calls = []
+    checked[0].register_forward_hook(lambda *a: calls.append(1))
+    checked(x).sum().backward()
+    assert len(calls) == 2  # run again in the backward pass
+    assert all(torch.allclose(a.grad, b.grad) for a, b in zip(plain.parameters(), checked.parameters()))
+    frozen = torch.randn(5, 3)
+    assert torch.allclose(checked(frozen), plain(frozen))  # no input needs a gradient: a plain call

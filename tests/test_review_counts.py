@@ -47,6 +47,8 @@ def test_comments_left_over_other_code_and_deleted_section_headers() -> None:
     )
     after = "for x in y:\n    step(x)\n    # NOTE: prevent a broken pipe\n    break\nload()\n"
     assert _added(before, after) == {"comments_over_other_code": 1}
+    header = "x = 1\n\n# Section: data\nxm.mark_step()\nload()\n"
+    assert _added(header, "x = 1\n\n# Section: data\nload()\n") == {}  # a section header stays
     header_lost = "# Section: data\nload()\n"
     assert _added(header_lost, "load()\n") == {"comments_deleted_code_kept": 1}
 
@@ -86,4 +88,6 @@ def test_under_indented_continuation_after_a_new_guard() -> None:
 def test_torch_xla_calls_kept_with_rewritten_arguments() -> None:
     before = "import torch_xla.core.xla_model as xm\nxm.all_reduce(xm.REDUCE_SUM, t, groups=g)\nxm.mark_step()\n"
     after = "import torch_xla.core.xla_model as xm\nxm.all_reduce('sum', t, groups=g)\n"
-    assert _added(before, after) == {"kept_xla_args_rewritten": 1}
+    assert _added(before, after) == {"kept_xla_args_rewritten": 1, "kept_xla_constants_rewritten": 1}
+    moved = "import torch_xla.distributed.spmd as xs\nxs.mark_sharding(t.to('xla'), mesh, (0,))\n"
+    assert _added(moved, moved.replace("'xla'", "'neuron'")) == {"kept_xla_args_rewritten": 1}

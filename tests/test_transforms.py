@@ -119,10 +119,10 @@ def _keep_arguments(node: cst.CSTNode, options: Rename) -> cst.CSTNode:
 
 def test_a_transform_that_declines_leaves_its_finding_unfixed(monkeypatch: pytest.MonkeyPatch) -> None:
     def xla_device(ctx: FixContext, match: Match) -> Plan | None:
-        return ctx.transform(match.node, _rename, Rename("torch.device"))
+        return ctx.transform(match.node.func, _rename, Rename("torch.device"))  # type: ignore[attr-defined]  # a call
 
     _with_fix(monkeypatch, "xla_device", xla_device)
-    source = "import torch_xla.core.xla_model as xm\n\nmake = [xm.xla_device]  # not a call\n"
+    source = "import torch_xla.core.xla_model as xm\n\nmake = [xm.xla_device()]  # `_rename` wants a call\n"
     monkeypatch.setattr(planning, "with_edits", lambda analysis, planned: planned)
     fixed = check_source(source, "train.py", Settings(select=("NM101",), fix=True))
     assert fixed.fixed_source is None

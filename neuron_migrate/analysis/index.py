@@ -105,6 +105,10 @@ class RuleIndex:
     unresolved: dict[type, list[tuple[RuleSpec, Detector]]] = field(default_factory=dict)  # those not `resolved_only`
     import_rules: tuple[RuleSpec, ...] = ()
     catch_all: RuleSpec | None = None
+    # The names every rule maps, enabled or not (exact, and those under a prefix entry): the
+    # catch-all reports only names no rule decides, whatever `--select` / `--ignore` enable.
+    decided: frozenset[str] = frozenset()
+    decided_under: frozenset[str] = frozenset()
     _entries: dict[str, list[tuple[RuleSpec, MapEntry]]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -143,6 +147,13 @@ class RuleIndex:
                     names.update(entry.old for entry in olds if not entry.prefix)
                     under.update(entry.old for entry in olds if entry.prefix)
         return Reach(frozenset(words), tuple(sorted(set(fragments))), frozenset(names), frozenset(under))
+
+    def undecided(self, name: str) -> bool:
+        """Whether no rule of the catalogue (enabled or not) maps `name`: the catch-all's names."""
+        if name in self.decided:
+            return False
+        parts = name.split(".")
+        return not any(".".join(parts[:i]) in self.decided_under for i in range(len(parts), 0, -1))
 
     def entries_for(self, name: str) -> list[tuple[RuleSpec, MapEntry]]:
         """The rules' entries for a qualified name: its own and its prefixes' (memoised per name)."""

@@ -97,9 +97,9 @@ IMPORTS = named_imports(
     ImportRequest("torch.distributed", alias="dist"),
     ImportRequest("os"),
     ImportRequest("datetime"),
+    ImportRequest("contextlib"),
     ImportRequest("torch.distributed.fsdp", alias="fsdp"),
     ImportRequest("torch.distributed.optim", alias="dist_optim"),
-    ImportRequest("torch.distributed.algorithms._checkpoint.checkpoint_wrapper", name="checkpoint_wrapper"),
     *NXD_IMPORTS,
 )
 

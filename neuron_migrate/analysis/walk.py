@@ -13,6 +13,7 @@ from neuron_migrate.analysis.index import XLA_ROOT, RuleIndex
 from neuron_migrate.analysis.names import CHILD_FIELDS, Scope, dotted
 from neuron_migrate.analysis.reach import skipper
 from neuron_migrate.analysis.values import Match
+from neuron_migrate.catalogue import MapEntry, RuleSpec
 
 # Whether `walk` skips the statements no enabled rule can match in (`analysis/reach.py`); the
 # tests turn it off to compare the findings with and without it.
@@ -166,7 +167,7 @@ def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleInd
     found: list[Match] = []
     seen: set[tuple[str, str]] = set()
     for name in sorted(names):
-        for rule, entry in index.entries_for(name):
+        for rule, entry in _decisive(index.entries_for(name)):
             if (rule.code, entry.old) in seen:
                 continue
             seen.add((rule.code, entry.old))
@@ -175,22 +176,49 @@ def _match_call(analysis: Analysis, call: ast.Call, scope: Scope, index: RuleInd
     return found
 
 
+def _decisive(pairs: list[tuple[RuleSpec, MapEntry]]) -> list[tuple[RuleSpec, MapEntry]]:
+    """The entries that decide a name: its own where it has one, else those of the modules above it."""
+    own = [pair for pair in pairs if not pair[1].prefix]
+    return own or pairs
+
+
 def _match_reference(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> list[Match]:
+    """The entries' matches for a name or a whole chain, else for the API the chain reads an
+    attribute of (`__version__.split` of `from torch_xla import __version__`), else the catch-all's."""
+    part: ast.AST = node
+    while isinstance(part, (ast.Name, ast.Attribute)):
+        found = _entry_matches(analysis, part, scope, index)
+        if found:
+            return found
+        part = part.value if isinstance(part, ast.Attribute) else None  # type: ignore[assignment]
     names = analysis.qualified(node, scope)
-    if not names:
+    if index.catch_all is None or not names:
         return []
+    xla = sorted(n for n in names if n == XLA_ROOT or n.startswith(XLA_ROOT + "."))
+    if not xla or not all(index.undecided(n) for n in _chain_names(analysis, node, scope)):
+        return []  # a rule that is not enabled decides it: not "no mapping"
+    return [Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))]
+
+
+def _chain_names(analysis: Analysis, node: ast.AST, scope: Scope) -> list[str]:
+    """The qualified names of a chain and of each chain it reads an attribute of."""
+    names: list[str] = []
+    while isinstance(node, (ast.Name, ast.Attribute)):
+        names += analysis.qualified(node, scope)
+        node = node.value if isinstance(node, ast.Attribute) else None  # type: ignore[assignment]
+    return names
+
+
+def _entry_matches(analysis: Analysis, node: ast.AST, scope: Scope, index: RuleIndex) -> list[Match]:
     found: list[Match] = []
     seen: set[tuple[str, str]] = set()
-    for name in sorted(names):
-        for rule, entry in index.entries_for(name):
+    for name in sorted(analysis.qualified(node, scope)):
+        for rule, entry in _decisive(index.entries_for(name)):
             if entry.calls_only or (rule.code, entry.old) in seen:
                 continue
             seen.add((rule.code, entry.old))
             found.append(Match(rule, node, scope, entry, name, _written(analysis, node)))
-    if found or index.catch_all is None:
-        return found
-    xla = sorted(n for n in names if n == XLA_ROOT or n.startswith(XLA_ROOT + "."))
-    return [Match(index.catch_all, node, scope, None, xla[0], _written(analysis, node))] if xla else []
+    return found
 
 
 def loads_of(analysis: Analysis, names: frozenset[str]) -> list[tuple[ast.Name, Scope]]:

@@ -18,6 +18,7 @@ from neuron_migrate.analysis.index import needles, resolved_only, resolved_only_
 from neuron_migrate.analysis.names import Scope, dotted
 from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
+from neuron_migrate.checks.tensor_places import on_cpu
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import keyword_of
 
@@ -219,39 +220,6 @@ def float64_dtype(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
             "{torch}.FloatTensor" if isinstance(node, ast.Attribute) or _imported_name(analysis, node, scope) else None
         )
         yield _match(rule, node, scope, "torch.DoubleTensor", written, new=new)
-
-
-_CPU_CALLS = frozenset({"torch.device"})
-
-
-def _is_cpu(analysis: Analysis, node: ast.AST | None, scope: Scope) -> bool:
-    """`"cpu"` or `torch.device("cpu")`."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, str) and node.value.split(":")[0] == "cpu"
-    if isinstance(node, ast.Call) and node.args and analysis.call_names(node, scope) & _CPU_CALLS:
-        return _is_cpu(analysis, node.args[0], scope)
-    return False
-
-
-def on_cpu(analysis: Analysis, call: ast.Call, scope: Scope) -> bool:
-    """Whether the tensor `call` makes or casts stays on the CPU: `device="cpu"`, `.to("cpu", ...)`,
-    or a receiver that was just moved there (`x.cpu().double()`, `x.to("cpu").to(torch.float64)`)."""
-    if _is_cpu(analysis, next((k.value for k in call.keywords if k.arg == "device"), None), scope):
-        return True
-    func = call.func
-    if not isinstance(func, ast.Attribute):
-        return False
-    if func.attr == "to" and any(_is_cpu(analysis, a, scope) for a in call.args):
-        return True
-    receiver = func.value
-    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
-        if receiver.func.attr == "cpu" and not receiver.args:
-            return True
-        return receiver.func.attr == "to" and any(
-            _is_cpu(analysis, a, scope)
-            for a in [*receiver.args, *(k.value for k in receiver.keywords if k.arg == "device")]
-        )
-    return False
 
 
 def _in_table(analysis: Analysis, node: ast.AST) -> bool:

@@ -1,4 +1,4 @@
-"""Collectives (NM306): `xm.all_reduce`, `all_gather`, `reduce_scatter`, `mesh_reduce`, ...
+"""Collectives (NM306, NM307): `xm.all_reduce`, `all_gather`, `reduce_scatter`, `mesh_reduce`, ...
 
 Each call keeps its arguments and calls a helper written into the file once, which does what
 torch_xla did with `torch.distributed`: a list is reduced in place and returned, a tensor is
@@ -101,7 +101,43 @@ def collective(ctx: FixContext, match: Match) -> Plan | None:
     if needed is None:
         return None
     start, end = ctx.src.node_span(call.func)
-    return Plan((Edit(start, end, HELPER_NAMES[kind]), *(_without(ctx, call, k) for k in extra)), needed)
+    constant = _reduce_type(ctx, match, given.get("reduce_type"))  # NM307's constant, part of this rewrite
+    return Plan((Edit(start, end, HELPER_NAMES[kind]), *constant, *(_without(ctx, call, k) for k in extra)), needed)
+
+
+_REDUCE_TYPES = {
+    f"torch_xla.core.xla_model.REDUCE_{op.upper()}": op for op in ("sum", "mul", "and", "or", "min", "max")
+}
+
+
+def _reduce_type(ctx: FixContext, match: Match, node: ast.expr | None) -> tuple[Edit, ...]:
+    """The edit that writes a torch_xla reduce-type constant given to the call as its string."""
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return ()
+    names = ctx.analysis.qualified(node, match.scope) & set(_REDUCE_TYPES)
+    if len(names) != 1:
+        return ()
+    start, end = ctx.src.node_span(node)
+    return (Edit(start, end, f'"{_REDUCE_TYPES[names.pop()]}"'),)
+
+
+def _calls_xla(ctx: FixContext, match: Match, call: ast.Call) -> bool:
+    return any(name.startswith("torch_xla.") for name in ctx.analysis.call_names(call, match.scope))
+
+
+def reduce_constant(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.REDUCE_SUM` -> `"sum"` (NM307), except as an argument of a torch_xla call: there it is
+    the call's fix that writes it (the collectives' does), or it stays with the call it serves."""
+    entry = match.entry
+    if entry is None or entry.new is None:
+        return None
+    current = ctx.analysis.parent(match.node)
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.Call) and current.func is not match.node and _calls_xla(ctx, match, current):
+            return None
+        current = ctx.analysis.parent(current)
+    rendered = ctx.render(entry.new, match)
+    return ctx.replace(match.node, rendered[0], rendered[1]) if rendered else None
 
 
 def _without(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> Edit:
@@ -215,5 +251,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "broadcast_master_param": broadcast_master_param,
         "mesh_reduce": mesh_reduce,
         "collective": collective,
+        "reduce_constant": reduce_constant,
     }
 )

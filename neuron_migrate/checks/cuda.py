@@ -26,6 +26,7 @@ from neuron_migrate.checks.toolkit_calls import (
     replace_node,
     string_literal,
     string_value,
+    synchronize,
     wants_accelerator,
 )
 from neuron_migrate.model import Safety
@@ -362,6 +363,18 @@ def fix_cuda_idiom(ctx: FixContext, match: Match) -> Plan | None:
     return replace_node(ctx, match, match.node, template, safety)
 
 
+# -- NM805 ------------------------------------------------------------------------------------------
+def cuda_synchronize(ctx: FixContext, match: Match) -> Plan | None:
+    """`torch.cuda.synchronize(d)` -> `torch.neuron.synchronize(d)`; with `--target accelerator`,
+    `torch.accelerator.synchronize(d)` where there is an accelerator (it raises where there is none)."""
+    call, entry = match.node, match.entry
+    if not isinstance(call, ast.Call) or not _simple_args(call) or entry is None or entry.new_call is None:
+        return None
+    if wants_accelerator(ctx, match):
+        return synchronize(ctx, match, ctx.args_text(call))
+    return replace_node(ctx, match, call, entry.new_call)
+
+
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
     {
         "cuda_device_string": ((ast.Call, ast.Compare), cuda_device_string),
@@ -381,5 +394,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "cuda_autocast": cuda_autocast,
         "cuda_grad_scaler": cuda_grad_scaler,
         "cuda_idiom": fix_cuda_idiom,
+        "cuda_synchronize": cuda_synchronize,
     }
 )

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.source import kept_comments
 from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
-from neuron_migrate.checks.toolkit_calls import argument, literal, only_args, operand
+from neuron_migrate.checks.toolkit_calls import argument, literal, only_args, operand, synchronize
 from neuron_migrate.checks.toolkit_layout import one_line
 
 
@@ -68,9 +68,13 @@ def sync(ctx: FixContext, match: Match) -> Plan | None:
     if wait is ...:
         return None
     if wait:
-        rendered = ctx.render("{torch}.accelerator.synchronize()", match)
-        return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
+        return synchronize(ctx, match)
     return remove_statement(ctx, match)
+
+
+def wait_device_ops(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.wait_device_ops()` -> `torch.accelerator.synchronize()` (guarded with `--target accelerator`)."""
+    return synchronize(ctx, match) if isinstance(match.node, ast.Call) else None
 
 
 def step_closure(ctx: FixContext, match: Match) -> Plan | None:
@@ -178,6 +182,7 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
     {
         "remove_statement": remove_statement,
         "sync": sync,
+        "wait_device_ops": wait_device_ops,
         "step_closure": step_closure,
         "step_context": step_context,
     }

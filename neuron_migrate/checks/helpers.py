@@ -17,7 +17,7 @@ from types import MappingProxyType
 from neuron_migrate.analysis.values import HelperRequest, Match, Plan, Request
 from neuron_migrate.checks.collective_helpers import COLLECTIVE_HELPERS
 from neuron_migrate.checks.sharding_helpers import SHARDING_HELPERS
-from neuron_migrate.checks.toolkit import FixContext
+from neuron_migrate.checks.toolkit import ACCELERATOR_EXPRESSION, ACCELERATOR_NAME, FixContext
 
 
 def helper_imports(ctx: FixContext, match: Match, name: str) -> tuple[Request, ...] | None:
@@ -174,6 +174,7 @@ HELPER_NAMES: Mapping[str, str] = MappingProxyType(
         "collective_broadcast": "_collective_broadcast",
         "reduce_scatter": "_reduce_scatter",
         "fully_shard": "_fully_shard",
+        "checkpoint_module": "_checkpoint_module",
         "shard_metadata": "_shard_metadata",
         "consolidate_checkpoints": "_consolidate_sharded_model_checkpoints",
         "zero_redundancy_optimizer": "_ZeroRedundancyOptimizer",
@@ -232,6 +233,33 @@ OPTIMIZER_STEP = '''def _optimizer_step(optimizer, **step_args):
                 {dist}.all_reduce(grad)
                 grad.div_(world_size)
     return optimizer.step(**step_args)
+'''
+
+
+# The averaging of `_optimizer_step` for the helpers that average before their own step (the
+# ZeRO-1 optimizer): flat buckets of about 25 MB, one all-reduce each, as DDP does.
+AVERAGE_GRADIENTS = '''def _average_gradients(grads):
+    """Average `grads` over the default process group in flat buckets of about 25 MB, one all-reduce each, as DDP does."""
+    world_size = {torch}.distributed.get_world_size()
+    by_kind = {}
+    for grad in grads:
+        if grad.is_sparse:
+            {torch}.distributed.all_reduce(grad)
+            grad.div_(world_size)
+        else:
+            by_kind.setdefault((grad.dtype, grad.device), []).append(grad)
+    for group in by_kind.values():
+        start = 0
+        while start < len(group):
+            end, size = start + 1, group[start].nbytes
+            while end < len(group) and size + group[end].nbytes <= 25 * 2**20:
+                size, end = size + group[end].nbytes, end + 1
+            bucket, start = group[start:end], end
+            flat = {torch}.cat([t.reshape(-1) for t in bucket])
+            {torch}.distributed.all_reduce(flat)
+            flat.div_(world_size)
+            for tensor, piece in zip(bucket, flat.split([t.numel() for t in bucket])):
+                tensor.copy_(piece.view_as(tensor))
 '''
 
 
@@ -340,6 +368,12 @@ def _move_to_device(data, device):
 '''
 
 
+# `--target accelerator`'s device, named by every fix that names it: computed once, at import.
+ACCELERATOR = f"""# The current accelerator (a GPU, a NeuronCore, ...), or the CPU where there is none.
+{ACCELERATOR_NAME} = {ACCELERATOR_EXPRESSION}
+"""
+
+
 # Every helper a fix may write: template, the name it defines, the module it uses. They are
 # written in this order (the device loader first, the others by name).
 HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
@@ -348,6 +382,8 @@ HELPERS: Mapping[str, tuple[str, str, str]] = MappingProxyType(
         **dict(
             sorted(
                 {
+                    "accelerator": (ACCELERATOR, ACCELERATOR_NAME, "torch"),
+                    "average_gradients": (AVERAGE_GRADIENTS, "_average_gradients", "torch"),
                     "optimizer_step": (OPTIMIZER_STEP, "_optimizer_step", "dist"),
                     "reduce_gradients": (REDUCE_GRADIENTS, "_reduce_gradients", "dist"),
                     "reduce_gradients_in_groups": (REDUCE_GRADIENTS_IN_GROUPS, "_reduce_gradients_in_groups", "dist"),
@@ -379,7 +415,9 @@ def helper_defines(request: HelperRequest) -> frozenset[str]:
     if source is None:
         return frozenset()
     statements = ast.parse(source).body
-    return frozenset(s.name for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+    names = {s.name for s in statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    names |= {t.id for s in statements if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+    return frozenset(names)
 
 
 def helper_shadowed(ctx: FixContext, match: Match, requests: Iterable[Request]) -> bool:

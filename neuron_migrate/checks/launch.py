@@ -17,7 +17,23 @@ from neuron_migrate.analysis.names import Scope
 from neuron_migrate.analysis.values import Edit, Match, Plan, Request
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks import messages
+from neuron_migrate.checks.backend_labels import (
+    COMPARED,
+    branch_strings,
+    exported_backend,
+    foreign_comparisons,
+    label_comparisons,
+    renamed_label,
+)
 from neuron_migrate.checks.devices import string_source, variable_safety
+from neuron_migrate.checks.launch_groups import (
+    calls,
+    calls_init_process_group,
+    defined_here,
+    destroyed_after,
+    only_conditional_init,
+    with_process_group_after,
+)
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import (
     ACCEL_DEVICE,
@@ -41,10 +57,14 @@ _NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d
 @resolved_only
 @needles(fragments=("backend",), names=_INIT_PG | _NEW_GROUP)  # an Assign to a `*backend*` name
 def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
-    """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, and a backend
-    held in a constant, class attribute or default argument."""
+    """`init_process_group("xla", init_method="xla://")`, `new_group(backend="xla")`, a backend
+    held in a constant, class attribute or default argument, and the tests of such a holder."""
     if isinstance(node, ast.Assign):
-        yield from _exported_backend(rule, analysis, node, scope)
+        yield from exported_backend(rule, analysis, node, scope)
+        return
+    if isinstance(node, ast.Compare):
+        for label in foreign_comparisons(analysis, node):
+            yield renamed_label(rule, label, scope, Safety.UNSAFE, COMPARED)
         return
     assert isinstance(node, ast.Call)
     names = analysis.call_names(node, scope)
@@ -61,21 +81,25 @@ def process_group(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scop
         source = backend if text is not None else _backend_source(analysis, backend, scope)
         # `"xla" if on_xla else "gloo"`, passed or held in a variable: each "xla" branch is a backend
         sources: list[ast.Constant] = (
-            [source] if isinstance(source, ast.Constant) else _branch_strings(analysis, backend, scope)
+            [source] if isinstance(source, ast.Constant) else branch_strings(analysis, backend, scope)
         )
         for source in sources:
             if source.value != "xla":
                 continue
             variable = text is None and not isinstance(backend, ast.IfExp)
             safety = variable_safety(analysis, backend) if variable else None  # type: ignore[arg-type]
-            xla_entry = MapEntry(old="xla", fix="replace_string", safety=safety)
-            yield Match(rule, source, scope, xla_entry, "xla", "xla", (("new", "neuron"),))
+            yield renamed_label(rule, source, scope, safety)
+            for compared in label_comparisons(analysis, backend) if variable and backend is not None else ():
+                yield renamed_label(rule, compared, scope, safety, COMPARED)  # `if backend == "xla":` reads it
         method = next((k for k in node.keywords if k.arg == "init_method"), None)
         xla = any(s.value == "xla" for s in sources)
         if xla and text is None and method is not None and string_value(method.value) == "xla://":
             yield Match(rule, method, scope, _XLA_INIT_METHOD, "xla://", "xla://")
         return
     entry = entry_for(rule, text)
+    method = keyword_of(node, "init_method")
+    if entry is not None and method is not None and _spawned_by_hand(rule, analysis):
+        entry = replace(entry, fix=None, message=_KEEP_INIT_METHOD)
     if entry is None and "xla" in text.split(",")[-1]:
         entry = MapEntry(old=text, message="Rewrite the backend `{old}` as `cpu:gloo,neuron:neuron`", safety=None)
         entry = replace(entry, fix=None)
@@ -92,55 +116,31 @@ _XLA_INIT_METHOD = MapEntry(
 )
 
 
-def _branch_strings(analysis: Analysis, node: ast.AST | None, scope: Scope) -> list[ast.Constant]:
-    """The strings a conditional expression can yield (`"xla" if on_xla else "gloo"`), written in
-    place or assigned once to the name `node`; [] when a branch is anything but a string or
-    another such expression."""
-    if isinstance(node, ast.Name):
-        bindings = analysis.resolver.lookup(node.id, scope)
-        target = bindings[0].node if len(bindings) == 1 else None
-        assign = next((a for a in analysis.nodes(ast.Assign) if a.targets == [target]), None)
-        if assign is None:
-            return []
-        node = assign.value
-    if not isinstance(node, ast.IfExp):
-        return []
-    found: list[ast.Constant] = []
-    for branch in (node.body, node.orelse):
-        if isinstance(branch, ast.IfExp):
-            inner = _branch_strings(analysis, branch, scope)
-            if not inner:
-                return []
-            found += inner
-        elif isinstance(branch, ast.Constant) and string_value(branch) is not None:
-            found.append(branch)
-        else:
-            return []
-    return found
-
-
-def _exported_backend(rule: RuleSpec, analysis: Analysis, node: ast.Assign, scope: Scope) -> Iterator[Match]:
-    """`dist_backend = "xla"` in a class body or at module level, named as a backend and read
-    nowhere in this file: another module passes it to `init_process_group` (unsafe: unseen)."""
-    if scope.parent is not None and not scope.is_class:
-        return
-    target = node.targets[0] if len(node.targets) == 1 else None
-    if not isinstance(target, ast.Name) or "backend" not in target.id.lower() or string_value(node.value) != "xla":
-        return
-    if any(_reads(n, target.id) for n in analysis.nodes(ast.Name, ast.Attribute)):
-        return  # read here: the call that reads it decides
-    entry = MapEntry(old="xla", fix="replace_string", safety=Safety.UNSAFE)
-    yield Match(rule, node.value, scope, entry, "xla", "xla", (("new", "neuron"),))
-
-
-def _reads(node: ast.AST, name: str) -> bool:
-    if isinstance(node, ast.Name):
-        return node.id == name and isinstance(node.ctx, ast.Load)
-    return isinstance(node, ast.Attribute) and node.attr == name
-
-
 def _backend_source(analysis: Analysis, backend: ast.AST | None, scope: Scope) -> ast.Constant | None:
     return string_source(analysis, backend, scope) if backend is not None else None
+
+
+# The init of a worker that `torch.multiprocessing.spawn` starts (a library's spawn, NM309): torchrun's
+# `env://` has no variables there, so dropping `init_method` would leave the worker unable to start.
+_KEEP_INIT_METHOD = (
+    'Pass `"neuron", init_method="tcp://HOST:PORT", rank=index, world_size=nprocs` here;'
+    " workers spawned by hand have no torchrun variables"
+)
+_SPAWNS = frozenset(
+    {"torch_xla.distributed.xla_multiprocessing.spawn", "torch_xla.launch", "torch_xla.torch_xla.launch"}
+)
+
+
+def _spawned_by_hand(rule: RuleSpec, analysis: Analysis) -> bool:
+    """Whether the file's workers start from a spawn that stays a spawn (a library's, NM309)."""
+    scope = analysis.resolver.module_scope
+    for call in analysis.nodes(ast.Call):
+        names = analysis.call_names(call, scope) & _SPAWNS
+        if names:
+            spawn = Match(rule, call, scope, None, min(names))
+            if not messages.single_process(spawn) and not messages.launches_program(analysis, spawn):
+                return True
+    return False
 
 
 _SPAWN_ARGS = {"fn": 0, "args": 1, "nprocs": 2, "start_method": 3}
@@ -173,23 +173,27 @@ def spawn(ctx: FixContext, match: Match) -> Plan | None:
     if fn is None or rank is None:
         return None
     safety = Safety.SAFE if single else None
-    if _calls_init_process_group(ctx):
+    if calls_init_process_group(ctx):
         plan = ctx.transform(call, _SPAWN_TRANSFORM, Spawn(rank[0], launch), rank[1], safety)
-        conditional = _only_conditional_init(ctx, fn, match)
+        conditional = only_conditional_init(ctx, fn, match)
         if conditional is not None and plan is not None:
-            plan = _with_process_group_after(ctx, match, plan, conditional)
+            plan = with_process_group_after(ctx, match, plan, conditional)
+            plan = destroyed_after(ctx, match, plan, stmt) if plan is not None else None
         return plan
-    if not _defined_here(ctx, fn, match):
+    if not defined_here(ctx, fn, match):
         # The function may start a process group itself; starting one here would clash.
         if safety is not Safety.SAFE:
             return None
         return ctx.transform(call, _SPAWN_TRANSFORM, Spawn(rank[0], launch), rank[1], safety)
     guard = ctx.render('"WORLD_SIZE" in {os}.environ', match)
     init = ctx.render('{dist}.init_process_group("neuron")', match)
-    if guard is None or init is None:
+    destroy = ctx.render("{dist}.destroy_process_group()", match)
+    if guard is None or init is None or destroy is None:
         return None
     imports = tuple(dict.fromkeys(rank[1] + guard[1] + init[1]))
-    return ctx.transform(stmt, _SPAWN_TRANSFORM, Spawn(rank[0], launch, guard[0], init[0]), imports, safety)
+    ends = "" if calls(ctx, "destroy_process_group") else destroy[0]  # the group it starts ends with the run
+    options = Spawn(rank[0], launch, guard[0], init[0], ends)
+    return ctx.transform(stmt, _SPAWN_TRANSFORM, options, imports, safety)
 
 
 _SPAWN_TRANSFORM = "neuron_migrate.checks.launch_cst:spawn"
@@ -205,66 +209,7 @@ class Spawn:
     launch: bool = False
     guard: str = ""
     init: str = ""
-
-
-def _defined_here(ctx: FixContext, fn: ast.expr, match: Match) -> bool:
-    """Whether `fn` names a function defined in this file (so its body is known to the check)."""
-    if not isinstance(fn, ast.Name):
-        return False
-    bindings = ctx.analysis.resolver.lookup(fn.id, match.scope)
-    return bool(bindings) and all(isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)) for b in bindings)
-
-
-def _with_process_group_after(ctx: FixContext, match: Match, plan: Plan, holder: ast.stmt) -> Plan | None:
-    """`plan`, which also starts a process group after `holder` (the launched function's
-    statement whose `init_process_group` runs only behind a condition, such as a flag), under
-    torchrun and unless one exists: else the ranks would train independently."""
-    guard = ctx.render('if "WORLD_SIZE" in {os}.environ and not {dist}.is_initialized():', match)
-    init = ctx.render('{dist}.init_process_group("neuron")', match)
-    span = ctx.statement_lines(holder)
-    if guard is None or init is None or span is None:
-        return None
-    indent = ctx.src.indent_of(holder.lineno)
-    unit, newline = ctx.analysis.indent_unit(), ctx.src.newline
-    inserted = f"{indent}{guard[0]}{newline}{indent}{unit}{init[0]}{newline}"
-    imports = tuple(dict.fromkeys(plan.imports + guard[1] + init[1]))
-    return replace(plan, edits=(*plan.edits, Edit(span[1], span[1], inserted)), imports=imports)
-
-
-def _only_conditional_init(ctx: FixContext, fn: ast.expr, match: Match) -> ast.stmt | None:
-    """The statement of the launched function's body that holds its `init_process_group`, when
-    every call of that name in the file sits in that function under a condition and none on its
-    own top level; else None (the process group is known to start, or is started elsewhere)."""
-    if not isinstance(fn, ast.Name) or not _defined_here(ctx, fn, match):
-        return None
-    function = ctx.analysis.resolver.lookup(fn.id, match.scope)[0].node
-    assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
-    holders: list[ast.stmt] = []
-    for init in ctx.analysis.nodes(ast.Call):
-        if _call_name(init) != "init_process_group":
-            continue
-        current: ast.AST | None = ctx.analysis.parent(init)
-        below: ast.AST = init
-        while current is not None and current is not function:
-            current, below = ctx.analysis.parent(current), current  # type: ignore[assignment]
-        if current is None or not isinstance(below, ast.stmt) or below not in function.body:
-            return None  # outside the function: not ours to judge
-        if isinstance(below, ast.Expr) and below.value is init:
-            return None  # on the function's top level: the process group starts
-        if isinstance(below, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return None
-        holders.append(below)
-    return holders[-1] if holders else None
-
-
-def _call_name(node: ast.Call) -> str:
-    func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
-def _calls_init_process_group(ctx: FixContext) -> bool:
-    """Whether anything called `init_process_group` is called anywhere in the module."""
-    return any(_call_name(node) == "init_process_group" for node in ctx.analysis.nodes(ast.Call))
+    destroy: str = ""  # after the call, under the same guard: the process group ends with the run
 
 
 def fix_process_group(ctx: FixContext, match: Match) -> Plan | None:
@@ -386,7 +331,7 @@ def _remove_argument(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> E
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
     {
-        "process_group": ((ast.Call, ast.Assign), process_group),
+        "process_group": ((ast.Call, ast.Assign, ast.Compare), process_group),
     }
 )
 

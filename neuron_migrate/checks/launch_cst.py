@@ -20,7 +20,8 @@ _LAUNCH = ("fn", "args", "start_method", "debug_single_process")
 
 def spawn(node: cst.CSTNode, options: Spawn) -> cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]:
     """`xmp.spawn(fn, args=(a,))` -> `fn(<rank>, a)`; as a statement with a guard, `if <guard>:` /
-    `<init>` before it. The arguments' comments and the call's layout are kept."""
+    `<init>` before it (and `if <guard>:` / `<destroy>` after it, with a destroy). The arguments'
+    comments and the call's layout are kept."""
     if options.guard:
         line, call = call_statement(node)
     elif isinstance(node, cst.Call):
@@ -45,12 +46,17 @@ def spawn(node: cst.CSTNode, options: Spawn) -> cst.CSTNode | cst.FlattenSentine
     new = relaid(call, func, args)
     if line is None:
         return new
-    started = cst.If(
-        test=cst.parse_expression(options.guard),
-        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(options.init))])]),
-        leading_lines=line.leading_lines,
-    )
-    return cst.FlattenSentinel([started, line.with_changes(body=[cst.Expr(new)], leading_lines=())])
+    started = _guarded(options.guard, options.init).with_changes(leading_lines=line.leading_lines)
+    statements: list[cst.BaseStatement] = [started, line.with_changes(body=[cst.Expr(new)], leading_lines=())]
+    if options.destroy:
+        statements.append(_guarded(options.guard, options.destroy))
+    return cst.FlattenSentinel(statements)
+
+
+def _guarded(guard: str, call: str) -> cst.If:
+    """`if <guard>:` / `<call>`."""
+    body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(call))])])
+    return cst.If(test=cst.parse_expression(guard), body=body)
 
 
 def _element_arguments(value: cst.Tuple | cst.List) -> list[cst.Arg]:

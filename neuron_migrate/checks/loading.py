@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 from neuron_migrate.analysis.values import HelperRequest, Match, Plan, Request
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
-from neuron_migrate.checks.toolkit_calls import argument, is_default
+from neuron_migrate.checks.toolkit_calls import argument, is_default, is_type_test
 from neuron_migrate.model import Safety
 
 _HELPER_NAMES = ("_DeviceLoader", "_move_to_device")
@@ -66,20 +66,11 @@ def _helper_keys(ctx: FixContext) -> tuple[Request, ...] | None:
 
 
 def _isinstance_check(ctx: FixContext, match: Match) -> Plan | None:
-    """`isinstance(x, pl.MpDeviceLoader)` -> `isinstance(x, _DeviceLoader)`, the class this file's
+    """`isinstance(x, pl.MpDeviceLoader)` (or another type test) -> `isinstance(x, _DeviceLoader)`, the class this file's
     loaders become, in a file that builds one. Unsafe: a loader another file built is that
     file's `_DeviceLoader`."""
     node = match.node
-    parent = ctx.analysis.parent(node)
-    if isinstance(parent, ast.Tuple):
-        parent = ctx.analysis.parent(parent)
-    if not match.qualified.endswith("MpDeviceLoader") or not (
-        isinstance(parent, ast.Call)
-        and isinstance(parent.func, ast.Name)
-        and parent.func.id == "isinstance"
-        and len(parent.args) == 2
-        and node in (parent.args[1], *getattr(parent.args[1], "elts", ()))
-    ):
+    if not match.qualified.endswith("MpDeviceLoader") or not is_type_test(ctx.analysis, node):
         return None  # referenced, not called: a finding without a fix
     resolver = ctx.analysis.resolver
     built_here = resolver.lookup("_DeviceLoader", resolver.module_scope) or any(

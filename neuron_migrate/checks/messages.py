@@ -9,6 +9,7 @@ from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.values import Match
+from neuron_migrate.checks import rng_state
 
 # torch_xla reduce types (constants and strings) -> torch.distributed.ReduceOp members.
 _REDUCE_OPS = {"sum": "SUM", "mul": "PRODUCT", "and": "BAND", "or": "BOR", "min": "MIN", "max": "MAX"}
@@ -53,34 +54,19 @@ def _uses_spmd(module: ast.AST) -> bool:
     return False
 
 
-def restores_rng_state(match: Match) -> bool:
-    """Whether `xm.set_rng_state(s)` restores what `get_rng_state()` read: `s` is that call, or a
-    name that its scope only ever assigns from such a call (`s = xm.get_rng_state()`)."""
+def restores_rng_state(analysis: Analysis, match: Match) -> bool:
+    """Whether `xm.set_rng_state(s)` restores what `get_rng_state()` read (checks/rng_state.py)."""
     call = match.node
     if not isinstance(call, ast.Call) or len(call.args) != 1 or call.keywords:
         return False
-    value = call.args[0]
-    if isinstance(value, ast.Name):
-        assigned = [
-            node.value
-            for node in ast.walk(match.scope.node)
-            if isinstance(node, (ast.Assign, ast.AnnAssign))
-            and [getattr(t, "id", None) for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
-            == [value.id]
-        ]
-        return bool(assigned) and all(_reads_rng_state(v) for v in assigned)
-    return _reads_rng_state(value)
-
-
-def _reads_rng_state(node: ast.AST | None) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get_rng_state"
+    return rng_state.restores_rng_state(analysis, call.args[0], match.scope)
 
 
 def rng_state_why(analysis: Analysis, match: Match) -> str:
     """Why the replacement for `xm.set_rng_state` is the right one here."""
     return (
         "it restores what `get_rng_state` read"
-        if restores_rng_state(match)
+        if restores_rng_state(analysis, match)
         else "it seeds only the NeuronCores, as before"
     )
 
@@ -90,7 +76,10 @@ def launches_program(analysis: Analysis, match: Match) -> bool:
     level, or in a module-level function that module-level code calls or names (`main()` under
     `if __name__ == "__main__":`, `fire.Fire(main)`), directly or through other such functions,
     or in a function named `main` that nothing in the file calls (a console-script entry point).
-    Anything else is a library function, whose caller waits for what the workers return."""
+    Anything else is a library function, whose caller waits for what the workers return; so is
+    a spawn that hands its workers a queue, pipe or shared value the caller reads afterwards."""
+    if _hands_channels(analysis, match):
+        return False
     function: ast.FunctionDef | ast.AsyncFunctionDef | None = None
     current: ast.AST | None = analysis.parent(match.node)
     while current is not None and not isinstance(current, ast.Module):
@@ -107,6 +96,30 @@ def launches_program(analysis: Analysis, match: Match) -> bool:
         return False
     module: ast.Module = current
     return _entry_function(module, function.name)
+
+
+# What workers report through: torchrun's ranks share none of them with the program's caller.
+_CHANNELS = ("Queue", "SimpleQueue", "JoinableQueue", "Pipe", "Value", "Array", "Manager", "list", "dict")
+
+
+def _hands_channels(analysis: Analysis, match: Match) -> bool:
+    """Whether the spawn passes its workers a name bound to a queue, pipe or shared value
+    (`mp.Queue()`, `manager.dict()`, `Manager().list()`): the caller reads what they report."""
+    call = match.node
+    if not isinstance(call, ast.Call):
+        return False
+    given = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "args"), None)
+    names = [e.id for e in getattr(given, "elts", ()) if isinstance(e, ast.Name)]
+    for assign in analysis.nodes(ast.Assign):
+        targets = {t.id for t in assign.targets if isinstance(t, ast.Name)}
+        targets |= {e.id for t in assign.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)}
+        value = assign.value
+        func = value.func if isinstance(value, ast.Call) else None
+        made = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        shared = made in _CHANNELS and (made[0].isupper() or isinstance(func, ast.Attribute))
+        if shared and targets & set(names):
+            return True
+    return False
 
 
 def _entry_function(module: ast.Module, name: str) -> bool:
@@ -155,7 +168,10 @@ def launch_how(analysis: Analysis, match: Match) -> str:
     """How to launch what `xmp.spawn` / `torch_xla.launch` started, for its message."""
     if launches_program(analysis, match) or single_process(match):
         return f"with `torchrun --nproc-per-node=N {{file}}` instead of `{match.written}`; N is the number of ranks"
-    return f"the workers of `{match.written}` with `torch.multiprocessing.spawn` and the same `nprocs`; it is no program launch"
+    return (
+        f"the workers of `{match.written}` with `torch.multiprocessing.spawn`;"
+        ' give each `init_method="tcp://HOST:PORT"`, its rank and the world size'
+    )
 
 
 MESSAGE_VALUES: Mapping[str, Callable[[Analysis, Match], str]] = MappingProxyType(

@@ -126,9 +126,11 @@ _DATA_PARALLEL = (
 
 
 def _wrapped_before(ctx: FixContext, match: Match) -> bool:
-    """Whether a DDP/FSDP call runs on every path before the match, in the same function body.
+    """Whether a DDP/FSDP call runs before the match on every path that has ranks to average, in
+    the same function body.
 
-    Only calls in the function's (or module's) own block, or in `with` blocks inside it, count:
+    Only calls in the function's (or module's) own block, or in `with` blocks inside it, count,
+    and those under an `if` that holds wherever there is more than one rank (`world_size > 1`):
     a wrapper under `if use_ddp:`, in a loop or in another function may not have run.
     """
     analysis = ctx.analysis
@@ -139,12 +141,74 @@ def _wrapped_before(ctx: FixContext, match: Match) -> bool:
     for stmt in _straight_line(owner.body):
         if stmt.lineno >= step.lineno:
             break
-        for node in _walk_same_scope(stmt):
-            if isinstance(node, ast.Call) and any(
-                n.startswith(_DATA_PARALLEL) for n in analysis.call_names(node, match.scope)
-            ):
-                return True
+        if _wraps(analysis, stmt, match.scope):
+            return True
+        ranks = isinstance(stmt, ast.If) and _multi_rank_test(analysis, stmt.test, match.scope, owner)
+        if ranks and any(_wraps(analysis, inner, match.scope) for inner in _straight_line(stmt.body)):  # type: ignore[attr-defined]
+            return True  # DDP wherever there is more than one rank: elsewhere nothing is averaged
     return False
+
+
+def _wraps(analysis: Analysis, stmt: ast.stmt, scope: Scope) -> bool:
+    return any(
+        isinstance(node, ast.Call) and any(n.startswith(_DATA_PARALLEL) for n in analysis.call_names(node, scope))
+        for node in _walk_same_scope(stmt)
+    )
+
+
+_WORLD_SIZE = frozenset(
+    {
+        "torch_xla.runtime.world_size",
+        "torch_xla.core.xla_model.xrt_world_size",
+        "torch.distributed.get_world_size",
+        "torch.distributed.distributed_c10d.get_world_size",
+    }
+)
+_PROCESS_GROUP = frozenset({"torch.distributed.is_initialized", "torch.distributed.distributed_c10d.is_initialized"})
+
+
+def _multi_rank_test(analysis: Analysis, test: ast.expr, scope: Scope, owner: ast.AST) -> bool:
+    """Whether `test` holds exactly where gradients need averaging: more than one rank
+    (`world_size > 1`, `!= 1`, `>= 2`), or a process group exists (`dist.is_initialized()`, torchrun's
+    `"WORLD_SIZE" in os.environ`); on the other path `_optimizer_step` would average nothing."""
+    if isinstance(test, ast.Call) and not test.args and analysis.call_names(test, scope) & _PROCESS_GROUP:
+        return True
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return False
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(op, ast.In) and isinstance(left, ast.Constant) and left.value == "WORLD_SIZE":
+        return "os.environ" in analysis.qualified(right, scope)
+    bound = {(ast.Gt, 1), (ast.NotEq, 1), (ast.GtE, 2)}
+    if isinstance(right, ast.Constant) and (type(op), right.value) in bound:
+        return _world_size(analysis, left, scope, owner)
+    flipped = {(ast.Lt, 1), (ast.NotEq, 1), (ast.LtE, 2)}
+    return (
+        isinstance(left, ast.Constant)
+        and (type(op), left.value) in flipped
+        and _world_size(analysis, right, scope, owner)
+    )
+
+
+def _world_size(analysis: Analysis, node: ast.expr, scope: Scope, owner: ast.AST, depth: int = 0) -> bool:
+    """Whether `node` is the world size: a call that reads it, `int(os.environ.get("WORLD_SIZE", ...))`,
+    or a name the function assigns once from one of them."""
+    if isinstance(node, ast.Call):
+        if analysis.call_names(node, scope) & _WORLD_SIZE:
+            return True
+        inner = (
+            node.args[0] if len(node.args) == 1 and isinstance(node.func, ast.Name) and node.func.id == "int" else None
+        )
+        if isinstance(inner, ast.Call) and inner.args and isinstance(inner.args[0], ast.Constant):
+            return inner.args[0].value == "WORLD_SIZE" and "os.environ.get" in analysis.call_names(inner, scope)
+        return False
+    if not isinstance(node, ast.Name) or depth:
+        return False
+    assigned = [
+        s.value
+        for s in ast.walk(owner)
+        if isinstance(s, ast.Assign) and [getattr(t, "id", None) for t in s.targets] == [node.id]
+    ]
+    return len(assigned) == 1 and _world_size(analysis, assigned[0], scope, owner, depth + 1)
 
 
 def _statement_of(analysis: Analysis, node: ast.AST) -> ast.stmt | None:

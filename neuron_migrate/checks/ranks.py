@@ -14,10 +14,18 @@ from types import MappingProxyType
 
 from neuron_migrate.analysis.analyze import body_of
 from neuron_migrate.analysis.source import kept_comments
-from neuron_migrate.analysis.values import Edit, HelperRequest, Match, Plan, Request
+from neuron_migrate.analysis.values import Edit, HelperRequest, Match, Plan
 from neuron_migrate.checks.helpers import helper_imports
+from neuron_migrate.checks.rank_zero import (
+    global_rank0,
+    group_exists,
+    inside_rank0,
+    merge_rank0,
+    rank_variable,
+    sole_body_of_rank_if,
+)
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
-from neuron_migrate.checks.toolkit_calls import argument, is_default, line_length, literal, only_args
+from neuron_migrate.checks.toolkit_calls import argument, is_default, literal, only_args
 
 
 def master_print(ctx: FixContext, match: Match) -> Plan | None:
@@ -26,13 +34,15 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
     if not isinstance(call, ast.Call):
         return None  # referenced, not called: a finding without a fix
     stmt = ctx.expression_statement(match)
+    if stmt is not None and any(k.arg == "local" and _is_true(k.value) for k in call.keywords):
+        return _local_print(ctx, match, call, stmt)
     body = _print_of(ctx, match, call)
     if stmt is None or body is None or _prints_xla_report(ctx, match, call):
         return None
-    guard = _global_rank0(ctx, match, stmt)
+    guard = global_rank0(ctx, match, stmt)
     if guard is None:
         return None
-    if _inside_rank0(ctx, match, stmt, guard[0]):
+    if inside_rank0(ctx, match, stmt, guard[0]):
         return ctx.replace_statement(stmt, [body])  # an enclosing `if` already runs on rank 0 only
     run = _print_run(ctx, match, stmt)
     if len(run) > 1:  # consecutive prints: one guard for them all (each finding gets this plan)
@@ -41,9 +51,9 @@ def master_print(ctx: FixContext, match: Match) -> Plan | None:
         indent, unit, newline = ctx.src.indent_of(run[0].lineno), ctx.analysis.indent_unit(), ctx.src.newline
         text = newline.join((indent if i else "") + line.replace("\t", unit) for i, line in enumerate(lines))
         return Plan((Edit(start, end, text),), guard[1])
-    outer = _sole_body_of_rank_if(ctx, stmt)
+    outer = sole_body_of_rank_if(ctx, stmt)
     if outer is not None:
-        return _merge_rank0(ctx, match, outer, stmt, body)
+        return merge_rank0(ctx, match, outer, stmt, body)
     if any(k.arg == "local" and not _is_false(k.value) for k in call.keywords):
         return None  # `local=` spelled other than `False`: the transform keeps only that spelling
     return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:master_print", Guard(guard[0]), guard[1])
@@ -73,75 +83,27 @@ class Save:
     helper: str
     guard: str = ""
     barrier: str = ""
-    barrier_guard: str = ""
+    barrier_guard: str = ""  # "": the process group surely exists
+
+
+def _local_print(ctx: FixContext, match: Match, call: ast.Call, stmt: ast.stmt) -> Plan | None:
+    """`xm.master_print(x, local=True)` -> `if <LOCAL_RANK == 0>:` / `print(x)`: torch_xla printed
+    on each host's first process."""
+    guard = ctx.render('int({os}.environ.get("LOCAL_RANK", 0)) == 0', match)
+    others = [k for k in call.keywords if k.arg != "local"]
+    if guard is None or any(k.arg not in ("fd", "flush") for k in others) or _prints_xla_report(ctx, match, call):
+        return None
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:master_print", Guard(guard[0]), guard[1])
 
 
 def _is_false(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
 
 
-_GLOBAL_RANKS = frozenset(
-    {
-        "torch_xla.core.xla_model.get_ordinal",
-        "torch_xla.runtime.global_ordinal",
-        "torch.distributed.get_rank",
-        "torch.distributed.distributed_c10d.get_rank",
-    }
-)
-
-
-def _global_rank0(ctx: FixContext, match: Match, stmt: ast.stmt) -> tuple[str, tuple[Request, ...]] | None:
-    """The test for global rank 0 at `stmt`: `rank == 0` where the function already holds the
-    global rank in `rank` (`rank = xm.get_ordinal()`, bound once, before `stmt`), else the
-    environment's `RANK`, which is right before `init_process_group` too."""
-    name = _rank_variable(ctx, match, stmt)
-    if name is not None:
-        return f"{name} == 0", ()
-    return ctx.render('int({os}.environ.get("RANK", 0)) == 0', match)
-
-
-def _rank_variable(ctx: FixContext, match: Match, node: ast.AST) -> str | None:
-    """A local name of `node`'s function (or module) that holds the global rank when `node` runs:
-    assigned once, from a rank query with no arguments, by a statement of the function's own body
-    that comes before the one holding `node`, and bound nowhere else (no `global`, no loop)."""
-    owner = ctx.analysis.owner(node)
-    top: ast.AST = node
-    while ctx.analysis.parent(top) is not owner:
-        parent = ctx.analysis.parent(top)
-        if parent is None:
-            return None
-        top = parent
-    body = owner.body
-    index = next((i for i, s in enumerate(body) if s is top), None)
-    for assign in body[:index] if index is not None else ():
-        if not (isinstance(assign, ast.Assign) and len(assign.targets) == 1 and isinstance(assign.value, ast.Call)):
-            continue
-        target, value = assign.targets[0], assign.value
-        if not isinstance(target, ast.Name) or value.args or value.keywords:
-            continue
-        if not ctx.analysis.call_names(value, match.scope) & _GLOBAL_RANKS:
-            continue
-        shared = any(target.id in n.names for n in ctx.analysis.nodes(ast.Global, ast.Nonlocal))  # type: ignore[attr-defined]
-        if _bindings(owner, target.id) == 1 and not shared:
-            return target.id
-    return None
-
-
-def _bindings(tree: ast.AST, name: str) -> int:
-    """How many times `name` is bound anywhere under `tree` (nested functions included)."""
-    count = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            count += node.id == name and not isinstance(node.ctx, ast.Load)
-        elif isinstance(node, ast.arg | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            count += (node.arg if isinstance(node, ast.arg) else node.name) == name
-        elif isinstance(node, ast.alias):
-            count += (node.asname or node.name.partition(".")[0]) == name
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar):
-            count += node.name == name
-        elif isinstance(node, ast.MatchMapping):
-            count += node.rest == name
-    return count
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
 
 
 def _print_of(ctx: FixContext, match: Match, call: ast.Call) -> str | None:
@@ -196,17 +158,6 @@ def _only_blank_between(ctx: FixContext, before: ast.stmt, after: ast.stmt) -> b
     return not ctx.src.text[end:start].strip()
 
 
-def _inside_rank0(ctx: FixContext, match: Match, stmt: ast.stmt, guard: str) -> bool:
-    """Whether an `if` around `stmt` (in its own function) runs its body on global rank 0 only."""
-    child: ast.AST = stmt
-    current = ctx.analysis.parent(stmt)
-    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        if isinstance(current, ast.If) and child in current.body and _is_global_rank0(ctx, match, current.test, guard):
-            return True
-        child, current = current, ctx.analysis.parent(current)
-    return False
-
-
 # Reports NM207 and NM211 delete where they are printed: `xm.master_print(met.metrics_report())` goes whole.
 _XLA_REPORTS = frozenset(
     {
@@ -237,6 +188,8 @@ def rendezvous(ctx: FixContext, match: Match) -> Plan | None:
     barrier = ctx.render("{dist}.barrier()", match)
     if guard is None or barrier is None:
         return None
+    if group_exists(ctx, match, stmt):  # the function started the group: no guard
+        return ctx.replace(call, barrier[0], barrier[1])
     one_line = _one_line_if(ctx, stmt)
     if one_line is not None:  # `if c: xm.rendezvous(t)` -> `if c and dist.is_initialized(): dist.barrier()`
         test = ctx.segment(one_line.test)
@@ -297,11 +250,17 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
     loader = _has_device_loader(ctx)
     helper = (HelperRequest("device_loader", "torch"),) if loader else helper_imports(ctx, match, "to_cpu")
     save = ctx.render("{torch}.save", match)
+    grouped = group_exists(ctx, match, stmt)  # the function started the group: no env read, no guard
     variable = "RANK" if global_master else "LOCAL_RANK"
-    guard = ctx.render(f'int({{os}}.environ.get("{variable}", 0)) == 0', match)
+    template = (
+        "{dist}.get_rank() == 0" if grouped and global_master else f'int({{os}}.environ.get("{variable}", 0)) == 0'
+    )
+    guard = ctx.render(template, match)
     sync_test, barrier = ctx.render("{dist}.is_initialized()", match), ctx.render("{dist}.barrier()", match)
     if helper is None or save is None or guard is None or sync_test is None or barrier is None:
         return None
+    if grouped:
+        sync_test = ("", ())
     imports = helper + save[1] + (guard[1] if master_only else ()) + (sync_test[1] if sync else ())
     change = Save(
         save[0],
@@ -311,74 +270,6 @@ def xla_save(ctx: FixContext, match: Match) -> Plan | None:
         sync_test[0] if sync else "",
     )
     return ctx.transform(stmt, "neuron_migrate.checks.ranks_cst:xla_save", change, tuple(dict.fromkeys(imports)))
-
-
-_RANK_TEST = re.compile(r"rank|ordinal|master", re.IGNORECASE)
-_ENV_RANK0 = re.compile(r"""int\(\w+\.environ\.get\((["'])RANK\1, 0\)\) == 0""")
-
-
-def _merge_rank0(ctx: FixContext, match: Match, outer: ast.If, stmt: ast.stmt, body: str) -> Plan | None:
-    """`body` on global rank 0 only, in place of `stmt`, the whole body of `outer`, an `if` that
-    already tests a rank (`if xm.is_master_ordinal():`, a `LOCAL_RANK` check): the two guards are
-    merged into that `if` rather than nested."""
-    guard = _global_rank0(ctx, match, stmt)
-    if guard is None:
-        return None
-    if _is_global_rank0(ctx, match, outer.test, guard[0]):
-        return ctx.replace_statement(stmt, [body])  # the `if` already runs on rank 0 only
-    return _merge_into_if(ctx, outer, stmt, guard[0], body, guard[1])
-
-
-def _merge_into_if(
-    ctx: FixContext, outer: ast.If, stmt: ast.stmt, guard: str, body: str, imports: tuple[Request, ...]
-) -> Plan | None:
-    """`if test:\n    stmt` -> `if test and (guard):\n    body`, by two edits that leave the test's
-    own text alone (another fix may be rewriting it in the same round)."""
-    span = ctx.statement_lines(stmt)
-    if span is None:
-        return None
-    start, end = ctx.src.node_span(outer.test)
-    test = outer.test
-    low = isinstance(test, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or (
-        isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)
-    )
-    indent = ctx.src.indent_of(outer.lineno).replace("\t", ctx.analysis.indent_unit())
-    tail = f" and {guard}"
-    header = len(indent) + len("if ") + (end - start) + 2 * low + len(tail) + 1
-    if header > line_length(ctx.src.text):
-        newline, unit = ctx.src.newline, ctx.analysis.indent_unit()
-        tail = f" and ({newline}{indent}{unit}{guard}{newline}{indent})"
-    s_start, s_end = ctx.src.node_span(stmt)
-    edits = [Edit(end, end, (")" if low else "") + tail), Edit(s_start, s_end, body)]
-    if low:
-        edits.insert(0, Edit(start, start, "("))
-    return Plan(tuple(edits), imports)
-
-
-def _is_global_rank0(ctx: FixContext, match: Match, test: ast.expr, guard: str) -> bool:
-    """Whether `test` is the rank-0 guard itself, or `xm.is_master_ordinal(local=False)`
-    (which NM303 rewrites into that guard)."""
-    text = " ".join(ctx.segment(test).split())
-    if text == guard or _ENV_RANK0.fullmatch(text):
-        return True
-    if not isinstance(test, ast.Call) or "torch_xla.core.xla_model.is_master_ordinal" not in ctx.analysis.call_names(
-        test, match.scope
-    ):
-        return False
-    local = argument(test, "local", 0)
-    return isinstance(local, ast.Constant) and local.value is False and len(test.args) + len(test.keywords) == 1
-
-
-def _sole_body_of_rank_if(ctx: FixContext, stmt: ast.stmt) -> ast.If | None:
-    """The `if` whose only statement is `stmt`, when its test is a rank check and nothing but
-    `:` and whitespace lies between them (no comment to lose)."""
-    parent = ctx.analysis.parent(stmt)
-    if not isinstance(parent, ast.If) or parent.orelse or len(parent.body) != 1 or parent.body[0] is not stmt:
-        return None
-    if not _RANK_TEST.search(ctx.segment(parent.test)):
-        return None
-    between = ctx.src.text[ctx.src.node_span(parent.test)[1] : ctx.src.node_span(stmt)[0]]
-    return parent if between.strip() == ":" else None
 
 
 _LOADERS = (
@@ -413,10 +304,12 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
         return None
     if local is None or local:
         template = 'int({os}.environ.get("LOCAL_RANK", 0)) == 0'
+    elif group_exists(ctx, match, call):
+        template = "{dist}.get_rank() == 0"
     else:
         template = 'int({os}.environ.get("RANK", 0)) == 0'  # valid before init_process_group too
     target: ast.AST = call
-    held = None if local is None or local else _rank_variable(ctx, match, call)
+    held = None if local is None or local else rank_variable(ctx, match, call)
     if held is not None:
         template = f"{held} == 0"  # the function holds the global rank already
     parent = ctx.analysis.parent(call)
@@ -424,6 +317,26 @@ def master_ordinal(ctx: FixContext, match: Match) -> Plan | None:
         target, template = parent, template.replace(" == 0", " != 0")  # not `not (... == 0)`
     rendered = ctx.render(template, match)
     return ctx.replace(target, rendered[0], rendered[1]) if rendered else None
+
+
+# What a query of torchrun's environment becomes where the process group surely exists.
+_GROUP_QUERIES = {"RANK": "{dist}.get_rank()", "WORLD_SIZE": "{dist}.get_world_size()"}
+_ENV_READ = re.compile(r"""environ\.get\(\"(\w+)\"""")
+
+
+def rank_query(ctx: FixContext, match: Match) -> Plan | None:
+    """A rank or world-size query -> its torchrun environment variable (`new_call`), right before
+    `init_process_group` and after it; `dist.get_rank()` / `dist.get_world_size()` where the
+    function started the process group before the query (`group_exists`)."""
+    call, entry = match.node, match.entry
+    if not isinstance(call, ast.Call) or entry is None or not entry.new_call or call.args or call.keywords:
+        return None
+    template = entry.new_call
+    found = _ENV_READ.search(template)
+    if found is not None and found.group(1) in _GROUP_QUERIES and group_exists(ctx, match, call):
+        template = _GROUP_QUERIES[found.group(1)]
+    rendered = ctx.render(template, match)
+    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
@@ -435,5 +348,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "rendezvous": rendezvous,
         "xla_save": xla_save,
         "master_ordinal": master_ordinal,
+        "rank_query": rank_query,
     }
 )

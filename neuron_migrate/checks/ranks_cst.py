@@ -21,6 +21,9 @@ def _guarded(stmt: cst.SimpleStatementLine, guard: str, inner: cst.BaseExpressio
     )
 
 
+_BOOLS = ("False", "True")
+
+
 def master_print(stmt: cst.CSTNode, options: Guard) -> cst.CSTNode:
     """`xm.master_print(x, fd=f)` -> `if <test>:` / `print(x, file=f)`, every comment kept."""
     line, call = call_statement(stmt)
@@ -30,9 +33,9 @@ def master_print(stmt: cst.CSTNode, options: Guard) -> cst.CSTNode:
         if arg.star:
             raise Decline
         if arg.keyword is not None:
-            if arg.keyword.value == "local" and isinstance(arg.value, cst.Name) and arg.value.value == "False":
+            if arg.keyword.value == "local" and isinstance(arg.value, cst.Name) and arg.value.value in _BOOLS:
                 dropped_last = index == len(call.args) - 1
-                continue  # torch_xla's default
+                continue  # which ranks print is the guard's choice
             if arg.keyword.value not in ("fd", "flush"):
                 raise Decline
             if arg.keyword.value == "fd":
@@ -54,7 +57,8 @@ _SAVE = ("data", "file_or_path", "master_only", "global_master", "sync")
 
 def xla_save(stmt: cst.CSTNode, options: Save) -> cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement]:
     """`xm.save(obj, path)` -> `if <guard>:` / `torch.save(_to_cpu(obj), path)` and, with a
-    barrier, `if <barrier_guard>:` / `<barrier>`; the call's comments and layout kept."""
+    barrier, `if <barrier_guard>:` / `<barrier>` (the barrier alone without a guard); the call's
+    comments and layout kept."""
     line, call = call_statement(stmt)
     given = by_name(call, _SAVE)
     data, path = given.get("data"), given.get("file_or_path")
@@ -70,8 +74,8 @@ def xla_save(stmt: cst.CSTNode, options: Save) -> cst.CSTNode | cst.FlattenSenti
     )
     if not options.barrier:
         return first
-    after = cst.If(
-        test=cst.parse_expression(options.barrier_guard),
-        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(options.barrier))])]),
-    )
+    barrier = cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(options.barrier))])
+    if not options.barrier_guard:  # the process group surely exists
+        return cst.FlattenSentinel([first, barrier])
+    after = cst.If(test=cst.parse_expression(options.barrier_guard), body=cst.IndentedBlock(body=[barrier]))
     return cst.FlattenSentinel([first, after])

@@ -205,19 +205,17 @@ def _helper_arguments(call: ast.Call) -> bool:
 
 
 def checkpoint_module(ctx: FixContext, match: Match) -> Plan | None:
-    """`checkpoint_module(m)` whose result is used -> torch's `checkpoint_wrapper(m)`.
-
-    torch_xla's patches `m.forward` in place and returns `m`; torch's returns a wrapper module,
-    so a call used only for its effect stays a finding.
-    """
+    """`checkpoint_module(m)` -> `_checkpoint_module(m)`, a helper that patches `m.forward` in place
+    with torch's activation checkpointing and returns `m`, as torch_xla's did (so a call used only
+    for its effect keeps it, and the state dict keeps its keys)."""
     call = matched_call(match)
-    if call is None or ctx.expression_statement(match) is not None or len(call.args) != 1 or call.keywords:
+    if call is None or len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
         return None
-    rendered = ctx.render("{checkpoint_wrapper}", match)
-    if isinstance(call.args[0], ast.Starred) or rendered is None:
+    needed = helper_imports(ctx, match, "checkpoint_module")
+    if needed is None:
         return None
     start, end = ctx.src.node_span(call.func)
-    return Plan((Edit(start, end, rendered[0]),), rendered[1], Safety.UNSAFE)
+    return Plan((Edit(start, end, HELPER_NAMES["checkpoint_module"]),), needed)
 
 
 def consolidate_checkpoints(ctx: FixContext, match: Match) -> Plan | None:
@@ -263,8 +261,10 @@ def zero_redundancy_optimizer(ctx: FixContext, match: Match) -> Plan | None:
         if keyword.arg in ZERO_DECLINED_FLAGS and text not in ("False", "None"):
             return None
     needed = helper_imports(ctx, match, "zero_redundancy_optimizer")
-    if needed is None:
+    averaging = helper_imports(ctx, match, "average_gradients")  # its step averages as `_optimizer_step` does
+    if needed is None or averaging is None:
         return None
+    needed = tuple(dict.fromkeys(needed + averaging))
     start, end = ctx.src.node_span(call.func)
     return Plan((Edit(start, end, HELPER_NAMES["zero_redundancy_optimizer"]),), needed, Safety.UNSAFE)
 
@@ -304,6 +304,48 @@ def shard_metadata_call(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope
     yield Match(rule, node, scope, entry, _SHARD_METADATA, ".get_shard_metadata()")
 
 
+# What only torch_xla's FSDP wrapper has: an FSDP2 module (sharded in place) raises AttributeError.
+_XLA_FSDP_ONLY = ("clip_grad_norm_", "all_reduce_op", "module", "params_with_grad", "set_gradient_divide_factors")
+_CALLED = ("clip_grad_norm_", "all_reduce_op", "set_gradient_divide_factors")
+
+
+@needles(*_XLA_FSDP_ONLY)
+def fsdp_method(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) -> Iterator[Match]:
+    """`model.clip_grad_norm_(...)`, `model.module` and the other members of torch_xla's FSDP
+    wrapper that FSDP2 has not, on a local object in a module that imports torch_xla's FSDP."""
+    assert isinstance(node, ast.Attribute)
+    if node.attr not in _XLA_FSDP_ONLY or not isinstance(node.ctx, ast.Load) or analysis.qualified(node.value, scope):
+        return
+    if not _imports_xla_fsdp(analysis):
+        return
+    parent = analysis.parent(node)
+    called = isinstance(parent, ast.Call) and parent.func is node
+    if called != (node.attr in _CALLED):
+        return
+    old = f"{_XLA_FSDP}.XlaFullyShardedDataParallel.{node.attr}"
+    entry = next((e for e in rule.maps if e.old == old), None) or MapEntry(old=old)
+    written = f"{analysis.segment(node.value)}.{node.attr}"
+    yield Match(rule, parent if called and parent is not None else node, scope, entry, old, written)
+
+
+def fsdp_clip_grad_norm(ctx: FixContext, match: Match) -> Plan | None:
+    """`model.clip_grad_norm_(max_norm, norm_type)` -> `torch.nn.utils.clip_grad_norm_(model.parameters(), ...)`:
+    FSDP2's gradients are DTensors, whose norm torch's function computes over every shard."""
+    call = matched_call(match)
+    if call is None or not isinstance(call.func, ast.Attribute) or not all(k.arg for k in call.keywords):
+        return None
+    if len(call.args) > 2 or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    receiver = ctx.segment(call.func.value)
+    if not isinstance(call.func.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        receiver = f"({receiver})"
+    rendered = ctx.render("{torch}.nn.utils.clip_grad_norm_", match)
+    if rendered is None:
+        return None
+    text = f"{rendered[0]}({receiver}.parameters(), {ctx.args_text(call)})"
+    return ctx.replace(call, text, rendered[1], safety=Safety.UNSAFE)
+
+
 def _imports_xla_fsdp(analysis: Analysis) -> bool:
     return analysis.fact(_find_xla_fsdp_import)
 
@@ -318,7 +360,7 @@ def _find_xla_fsdp_import(analysis: Analysis) -> bool:
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
-    {"shard_metadata_call": ((ast.Call,), shard_metadata_call)}
+    {"shard_metadata_call": ((ast.Call,), shard_metadata_call), "fsdp_method": ((ast.Attribute,), fsdp_method)}
 )
 
 
@@ -329,5 +371,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "consolidate_checkpoints": consolidate_checkpoints,
         "shard_metadata": shard_metadata,
         "zero_redundancy_optimizer": zero_redundancy_optimizer,
+        "fsdp_clip_grad_norm": fsdp_clip_grad_norm,
     }
 )

@@ -18,9 +18,14 @@ SHARDING_HELPERS: Mapping[str, str] = MappingProxyType(
     \"\"\"What torch_xla's FSDP wrapper did, with FSDP2: shard the submodules the policy picks, then `module`.\"\"\"
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+    import os
+
     for name in {_FSDP_DECLINED}:
         if xla_only.get(name) is not None:
             raise NotImplementedError(f"XLA FSDP's {{name}}= has no FSDP2 counterpart; port it by hand")
+    distributed = {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized()
+    if not distributed and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise RuntimeError("FSDP needs a process group on every rank: call torch.distributed.init_process_group() first")
     options = dict(reshard_after_forward=reshard_after_forward, compute_dtype=compute_dtype, buffer_dtype=buffer_dtype, fp32_reduce_scatter=fp32_reduce_scatter, **xla_only)
     if auto_wrap_policy is not None:
         _shard_children(module, auto_wrap_policy, auto_wrapper_callable or _fully_shard, options)
@@ -28,7 +33,7 @@ SHARDING_HELPERS: Mapping[str, str] = MappingProxyType(
         for buffer in module.buffers():
             if buffer.is_floating_point():
                 buffer.data = buffer.data.to(buffer_dtype or compute_dtype)
-    if {{torch}}.distributed.is_available() and {{torch}}.distributed.is_initialized():
+    if distributed:  # one process (no torchrun) keeps the module whole, as sharding over one rank did
         reduce_dtype = {{torch}}.float32 if fp32_reduce_scatter else None
         mp_policy = MixedPrecisionPolicy(param_dtype=compute_dtype, reduce_dtype=reduce_dtype)
         fully_shard(module, reshard_after_forward=reshard_after_forward, mp_policy=mp_policy)
@@ -49,6 +54,24 @@ def _shard_children(module, policy, wrap, options):
         else:
             wrapped += inner
     return wrapped
+""",
+        "checkpoint_module": """def _checkpoint_module(module):
+    \"\"\"Recompute `module`'s activations in the backward pass: its `forward` is patched in place and
+    the module returned, as torch_xla's `checkpoint_module` did (a call whose inputs need no gradient runs plainly).\"\"\"
+    import functools
+
+    import torch.utils.checkpoint
+
+    forward = module.forward
+
+    @functools.wraps(forward)
+    def checkpointed(*args, **kwargs):
+        if any(isinstance(t, torch.Tensor) and t.requires_grad for t in (*args, *kwargs.values())):
+            return torch.utils.checkpoint.checkpoint(forward, *args, use_reentrant=False, **kwargs)
+        return forward(*args, **kwargs)
+
+    module.forward = checkpointed
+    return module
 """,
         "shard_metadata": """def _shard_metadata(model):
     \"\"\"In place of XLA FSDP's `get_shard_metadata()`: the full state dict, gathered from every rank (call it on all).\"\"\"
@@ -89,10 +112,7 @@ def _shard_children(module, policy, wrap, options):
         import torch
 
         params = [p for group in self.param_groups for p in group["params"] if p.grad is not None]
-        world_size = torch.distributed.get_world_size()
-        for param in params:
-            torch.distributed.all_reduce(param.grad)
-            param.grad.div_(world_size)
+        _average_gradients([p.grad for p in params])
         if self._xla_max_norm is not None:
             torch.nn.utils.clip_grad_norm_(params, self._xla_max_norm)
         return super().step(closure, **kwargs)

@@ -11,6 +11,7 @@ replace, so the rest of the file keeps its formatting.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import io
 import re
@@ -26,7 +27,7 @@ from neuron_migrate.analysis.values import (
     IMPORTS,
     STATEMENT,
     Edit,
-    ImportRequest,
+    HelperRequest,
     Match,
     Plan,
     Request,
@@ -39,6 +40,11 @@ DetectorFn = Callable[[RuleSpec, Analysis, ast.AST, Scope], Iterator[Match]]
 
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+# `--target accelerator`'s device: one module-level variable the fixes write once (the helper
+# `accelerator` of checks/helpers.py) and name wherever the file named CUDA's device.
+ACCELERATOR_NAME = "_DEVICE"
+ACCELERATOR_EXPRESSION = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
 
 
 # Parents under which an expression of any precedence needs no parentheses.
@@ -115,14 +121,15 @@ class FixContext:
 
     def render(
         self, template: str, match: Match, values: Mapping[str, str] | None = None
-    ) -> tuple[str, tuple[ImportRequest, ...]] | None:
-        """Fill `{torch}`, `{dist}`, `{os}`, `{args}` and `{0}`.. in a template; None if impossible.
+    ) -> tuple[str, tuple[Request, ...]] | None:
+        """Fill `{torch}`, `{dist}`, `{os}`, `{accelerator}`, `{args}` and `{0}`.. in a template;
+        None if impossible.
 
-        With the text, the imports it needs (a name the module does not bind yet).
+        With the text, the imports (and helpers) it needs (a name the module does not bind yet).
         """
         given = dict(values or {})
         call = match.node if isinstance(match.node, ast.Call) else None
-        needed: list[ImportRequest] = []
+        needed: list[Request] = []
         out: list[str] = []
         last = 0
         for found in _PLACEHOLDER.finditer(template):
@@ -138,6 +145,12 @@ class FixContext:
                 if found_name[1]:
                     needed.append(IMPORTS[key])
                 out.append(found_name[0])
+            elif key == "accelerator":
+                device = self._accelerator(match)
+                if device is None:
+                    return None
+                out.append(device[0])
+                needed.extend(device[1])
             elif key == "args" and call is not None:
                 out.append(self.args_text(call))
             elif key.isdigit() and call is not None and int(key) < len(call.args):
@@ -146,6 +159,30 @@ class FixContext:
                 return None
         out.append(template[last:])
         return "".join(out), tuple(needed)
+
+    def _accelerator(self, match: Match) -> tuple[str, tuple[Request, ...]] | None:
+        """`_DEVICE`, the module-level variable holding the current accelerator (or the CPU), with
+        the helper request that writes it once; the expression itself where the module cannot
+        hold it (torch is not imported at module level, the name means something else)."""
+        resolver = self.analysis.resolver
+        module = dataclasses.replace(match, scope=resolver.module_scope)
+        torch = self.name_for("torch", module)
+        if torch is None:
+            return None
+        expression = ACCELERATOR_EXPRESSION.replace("{torch}", torch[0])
+        inline = (expression, (IMPORTS["torch"],) if torch[1] else ())
+        if torch[1] or resolver.lookup(ACCELERATOR_NAME, match.scope) != resolver.module_scope.bindings.get(
+            ACCELERATOR_NAME, []
+        ):
+            return inline  # a local `_DEVICE` would shadow the module's
+        bindings = resolver.module_scope.bindings.get(ACCELERATOR_NAME, [])
+        if not bindings:
+            return ACCELERATOR_NAME, (HelperRequest("accelerator", torch[0]),)
+        node = bindings[0].node
+        ours = isinstance(node, ast.Assign) and ast.dump(node.value) == ast.dump(
+            ast.parse(expression, mode="eval").body
+        )
+        return (ACCELERATOR_NAME, ()) if len(bindings) == 1 and ours else inline
 
     # -- text -------------------------------------------------------------------------
     def segment(self, node: ast.AST) -> str:

@@ -10,6 +10,7 @@ import ast
 import dataclasses
 import re
 
+from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import MapEntry, RuleSpec
 from neuron_migrate.checks.toolkit import FixContext
@@ -48,6 +49,18 @@ def is_default(match: Match, keyword: ast.keyword) -> bool:
 
 def plain_args(call: ast.Call) -> bool:
     return not any(isinstance(a, ast.Starred) for a in call.args) and all(k.arg is not None for k in call.keywords)
+
+
+def is_type_test(analysis: Analysis, node: ast.AST) -> bool:
+    """Whether `node` names a class a type test checks: `isinstance(x, C)`, `issubclass(t, (a, C))`, `except C:`."""
+    parent = analysis.parent(node)
+    if isinstance(parent, ast.Tuple):
+        node, parent = parent, analysis.parent(parent)
+    if isinstance(parent, ast.ExceptHandler):
+        return parent.type is node
+    if not isinstance(parent, ast.Call) or len(parent.args) != 2 or parent.args[1] is not node:
+        return False
+    return isinstance(parent.func, ast.Name) and parent.func.id in ("isinstance", "issubclass")
 
 
 def matched_call(match: Match) -> ast.Call | None:
@@ -109,13 +122,49 @@ def replace_node(
 
 # -- the current accelerator (`--target accelerator`) ---------------------------------------
 # The accelerator, or the CPU where there is none (a CUDA build without a GPU counts as none); torch 2.13 and 2.14.
-ACCEL_DEVICE = '{torch}.accelerator.current_accelerator(check_available=True) or {torch}.device("cpu")'
-ACCEL_TYPE = f"({ACCEL_DEVICE}).type"
+# Written once into the module as `_DEVICE` (the `{accelerator}` placeholder of `FixContext.render`).
+ACCEL_DEVICE = "{accelerator}"
+ACCEL_TYPE = "{accelerator}.type"
 _AUTOCAST_CALLS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
 
 
 def wants_accelerator(ctx: FixContext, match: Match) -> bool:
     return ctx.analysis.target == "accelerator"
+
+
+def synchronize(ctx: FixContext, match: Match, arguments: str = "") -> Plan | None:
+    """The matched call -> `torch.accelerator.synchronize(arguments)`. With `--target accelerator`
+    it waits only where there is an accelerator (it raises on a machine without one): a statement
+    becomes `if torch.accelerator.is_available():` over the call, an expression a conditional one."""
+    call = f"{{torch}}.accelerator.synchronize({arguments})"
+    stmt = ctx.expression_statement(match)
+    if not wants_accelerator(ctx, match) or _accelerator_checked(ctx, match):
+        return replace_node(ctx, match, match.node, call)
+    if stmt is not None and ctx.statement_lines(stmt) is not None:
+        rendered = ctx.render(f"if {{torch}}.accelerator.is_available():\n\t{call}", match)
+        if rendered is None:
+            return None
+        lines = rendered[0].split("\n")
+        return ctx.replace_statement(stmt, lines, rendered[1], new=lines[1].strip())  # the message names the call
+    return replace_node(ctx, match, match.node, f"{call} if {{torch}}.accelerator.is_available() else None")
+
+
+_AVAILABLE = frozenset({"torch.cuda.is_available", "torch.accelerator.is_available", "torch.neuron.is_available"})
+
+
+def _accelerator_checked(ctx: FixContext, match: Match) -> bool:
+    """Whether the match runs only in the body of an `if` (of its own function) that asked
+    whether the device is there: `if torch.cuda.is_available():`, alone or `and`-ed."""
+    child: ast.AST = match.node
+    current = ctx.analysis.parent(child)
+    while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(current, ast.If) and child in current.body:
+            test = current.test
+            tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+            if any(isinstance(t, ast.Call) and ctx.analysis.call_names(t, match.scope) & _AVAILABLE for t in tests):
+                return True
+        child, current = current, ctx.analysis.parent(current)
+    return False
 
 
 # -- a fix several concepts name (`fix = "replace_string"`) ---------------------------------

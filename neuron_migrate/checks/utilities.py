@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from neuron_migrate.analysis.values import Match, Plan
-from neuron_migrate.checks import messages
+from neuron_migrate.checks import messages, rng_state
 from neuron_migrate.checks.helpers import HELPER_NAMES, helper_call
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import (
@@ -204,12 +204,24 @@ def set_rng_state(ctx: FixContext, match: Match) -> Plan | None:
         return None
     if argument(call, "seed", 0) is None:
         return None  # `device` goes: `torch.neuron.manual_seed` seeds the current device (rules/NM208.toml)
-    restore = messages.restores_rng_state(match)
+    restore = messages.restores_rng_state(ctx.analysis, match)
     template = "{torch}.neuron.set_rng_state({0})" if restore else "{torch}.neuron.manual_seed({0})"
     rendered = ctx.render(template, match)
     if rendered is None:
         return None
     return ctx.replace(call, rendered[0], rendered[1], safety=Safety.UNSAFE if restore else None)
+
+
+def get_rng_state(ctx: FixContext, match: Match) -> Plan | None:
+    """`xm.get_rng_state()` -> `torch.neuron.get_rng_state()`, a state tensor, where the seed it
+    read goes back into `set_rng_state` or is kept; None where it is used as a number."""
+    call = matched_call(match)
+    if call is None or rng_state.used_as_number(ctx.analysis, call, match.scope):
+        return None
+    if not only_args(call, {"device": 0}, match):
+        return None
+    rendered = ctx.render("{torch}.neuron.get_rng_state()", match)
+    return ctx.replace(call, rendered[0], rendered[1]) if rendered else None
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType({})
@@ -230,5 +242,6 @@ FIXES: Mapping[str, FixFn] = MappingProxyType(
         "printed_report": printed_report,
         "profiler_trace": profiler_trace,
         "set_rng_state": set_rng_state,
+        "get_rng_state": get_rng_state,
     }
 )

@@ -15,11 +15,19 @@ from types import MappingProxyType
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.index import XLA_ROOT, import_rule, needles
 from neuron_migrate.analysis.names import BUILTINS, Resolver, Scope
-from neuron_migrate.analysis.values import Match, Plan
+from neuron_migrate.analysis.values import Edit, Match, Plan
 from neuron_migrate.catalogue import RuleSpec
 from neuron_migrate.checks.toolkit import DetectorFn, FixContext, FixFn
 from neuron_migrate.checks.toolkit_calls import entry_for
-from neuron_migrate.model import Safety
+from neuron_migrate.checks.xla_probes import (
+    PROBE_BY_HAND,
+    PROBE_STILL_USED,
+    folds,
+    is_optional_import,
+    is_xla,
+    neuron_path,
+    probe_of,
+)
 
 # Modules imported for their side effect: they register the `xla` backend and init methods.
 BACKEND_MODULES = (
@@ -34,8 +42,9 @@ REMOVE_IMPORT = "remove_import"  # the fix that reads `keep_reason` (rules name 
 
 
 def bound_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
-    """The names an import statement binds (`*` for a star import)."""
-    return [alias.asname or alias.name.split(".")[0] for alias in stmt.names]
+    """The names an import statement binds for torch_xla (`*` for a star import): in
+    `import torch, torch_xla.core.xla_model as xm`, only `xm`."""
+    return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if is_xla(stmt, alias)]
 
 
 # -- uses, per scope ---------------------------------------------------------------------
@@ -250,9 +259,9 @@ def xla_import(rule: RuleSpec, analysis: Analysis, node: ast.AST, scope: Scope) 
         if entry.old == XLA_ROOT and entry.prefix and _claimed_elsewhere(analysis, module, rule):
             continue
         if entry.fix == REMOVE_IMPORT and not import_used(analysis, node):
-            reason = keep_reason(analysis, node)
+            reason = keep_reason(analysis, node) or (None if folds(analysis, node, scope) else PROBE_BY_HAND)
             entry = replace(entry, message=reason) if reason is not None else entry
-        elif entry.fix == REMOVE_IMPORT and _probe_of(analysis, node) is not None:
+        elif entry.fix == REMOVE_IMPORT and probe_of(analysis, node) is not None:
             entry = replace(entry, message=PROBE_STILL_USED)
         yield Match(rule, node, scope, entry, module, module)
         return
@@ -284,92 +293,32 @@ def removal(
     (the names it binds, whose reads other fixes take away); None where a person decides.
     Without `calls`, a probe's statements are not checked for calls that might fail to import
     (what other fixes make of those calls is known only once they are made)."""
-    if len(stmt.names) > 1 and not all(_is_xla(stmt, alias) for alias in stmt.names):
-        return None  # a mixed import; a human splits it
+    if len(stmt.names) > 1 and not all(is_xla(stmt, alias) for alias in stmt.names):
+        return _without_xla(ctx, stmt)
     parent = ctx.analysis.parent(stmt)
     if isinstance(parent, ast.Try) and any(s is stmt for s in parent.body):
-        if _is_optional_import(ctx, parent, gone):
+        if is_optional_import(ctx.analysis, parent, gone):
             return ctx.delete_statement(parent)
-        return _neuron_path(ctx, parent, stmt, scope, gone, calls)  # the import chose the branch that ran
+        if _other_import_used(ctx, parent, stmt, gone):
+            return None
+        return neuron_path(ctx, parent, scope, calls)  # the import chose the branch that ran
     return ctx.delete_statement(stmt)
 
 
-PROBE_STILL_USED = (
-    "Port the uses of `{old}` (those with fixes, `--fix` does): without torch_xla this probe's `except` branch runs"
-)
-_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
-
-
-def _probe_of(analysis: Analysis, stmt: ast.stmt) -> ast.Try | None:
-    """The `try:` around `stmt` whose handlers catch only a failed import (`except ImportError:`)."""
-    parent = analysis.parent(stmt)
-    if not isinstance(parent, ast.Try) or not any(s is stmt for s in parent.body) or parent.finalbody:
-        return None
-    for handler in parent.handlers:
-        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        if not all(isinstance(k, ast.Name) and k.id in _IMPORT_ERRORS for k in kinds):
-            return None
-    return parent
-
-
-def _neuron_path(
-    ctx: FixContext, node: ast.Try, stmt: ast.stmt, scope: Scope, gone: frozenset[str], calls: bool
-) -> Plan | None:
-    """`try: import torch_xla...; HAS_XLA = True / except ImportError: HAS_XLA = False` -> `HAS_XLA = True`.
-
-    Once every torch_xla import of the probe is unused, the migrated program takes the branch
-    the import took on XLA, which is the one that uses `neuron` now: the statements after the
-    imports (and the `else:` block) stay, the probe and its fallback go. Unsafe: a flag the
-    probe set (`HAS_XLA`) now says True wherever it is read.
-    """
-    if _probe_of(ctx.analysis, node.body[0]) is None:
-        return None
-    imports = [s for s in node.body if isinstance(s, (ast.Import, ast.ImportFrom))]
-    if any(not all(_is_xla(s, a) for a in s.names) or _still_used(ctx, s, stmt, gone) for s in imports):
-        return None
-    kept = [s for s in (*node.body, *node.orelse) if s not in imports]
-    simple = (ast.Assign, ast.AnnAssign, ast.Pass, ast.Expr)
-    if any(not isinstance(s, simple) or s.lineno != s.end_lineno or (calls and _calls(ctx, s, scope)) for s in kept):
-        return None  # only flags, constants and devices are known not to raise ImportError; a human reads the rest
-    lines = [ctx.segment(s) for s in kept] or ["pass"]
-    return ctx.replace_statement(node, lines, safety=Safety.UNSAFE)
-
-
-def _still_used(ctx: FixContext, other: ast.Import | ast.ImportFrom, stmt: ast.stmt, gone: frozenset[str]) -> bool:
+def _other_import_used(ctx: FixContext, probe: ast.Try, stmt: ast.stmt, gone: frozenset[str]) -> bool:
     """Whether another import of the probe is used (not counting the reads of names in `gone`)."""
-    return other is not stmt and not set(bound_names(other)) <= gone and import_used(ctx.analysis, other)
+    return any(
+        other is not stmt and not set(bound_names(other)) <= gone and import_used(ctx.analysis, other)
+        for other in probe.body
+        if isinstance(other, (ast.Import, ast.ImportFrom))
+    )
 
 
-_CANNOT_FAIL_IMPORT = frozenset({"torch.device"})  # `device = torch.device("neuron")`: no import in it
-
-
-def _calls(ctx: FixContext, stmt: ast.stmt, scope: Scope) -> bool:
-    """Whether `stmt` calls anything that might raise the ImportError the probe caught."""
-    calls = (n for n in ast.walk(stmt) if isinstance(n, ast.Call))
-    return any(not ctx.analysis.call_names(n, scope) & _CANNOT_FAIL_IMPORT for n in calls)
-
-
-def _is_xla(stmt: ast.Import | ast.ImportFrom, alias: ast.alias) -> bool:
-    module = stmt.module if isinstance(stmt, ast.ImportFrom) else alias.name
-    return module is not None and (module == "torch_xla" or module.startswith("torch_xla."))
-
-
-def _is_optional_import(ctx: FixContext, node: ast.Try, gone: frozenset[str]) -> bool:
-    """`try: import torch_xla... except ImportError: xm = None` with nothing else depending on it."""
-    if node.orelse or node.finalbody:
-        return False
-    if not all(isinstance(s, (ast.Import, ast.ImportFrom)) and all(_is_xla(s, a) for a in s.names) for s in node.body):
-        return False
-    resolver = ctx.analysis.resolver
-    for handler in node.handlers:
-        for stmt in handler.body:
-            if isinstance(stmt, ast.Pass):
-                continue
-            if not isinstance(stmt, ast.Assign) or not all(isinstance(t, ast.Name) for t in stmt.targets):
-                return False
-            if any(isinstance(t, ast.Name) and t.id not in gone and resolver.is_loaded(t.id) for t in stmt.targets):
-                return False
-    return True
+def _without_xla(ctx: FixContext, stmt: ast.Import | ast.ImportFrom) -> Plan:
+    """`import torch, torch_xla.core.xla_model as xm` -> `import torch`: the other modules stay."""
+    kept = [ctx.segment(alias) for alias in stmt.names if not is_xla(stmt, alias)]
+    start, end = ctx.src.node_span(stmt)
+    return Plan((Edit(start, end, "import " + ", ".join(kept)),))
 
 
 DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(

@@ -1,9 +1,8 @@
 """The text of a fix's new imports and helpers, and where in the module it goes.
 
-`check` reports these insertions as part of each finding's fix (`import_edits`); `--fix` adds
-the same imports once per round with LibCST (`engine/add_imports_cst.py`), at the same places
-(`import_placement`: after the last import of the new import's group, else after all imports),
-and falls back to this text when LibCST cannot parse the module.
+`check` reports these insertions as part of each finding's fix (`import_edits`), and `--fix`
+writes the same text once per round (`engine/apply.py`): each import into its group where isort
+and Ruff sort it (`import_placement`), else after all the imports; helpers after the imports.
 """
 
 from __future__ import annotations

@@ -19,8 +19,10 @@ from neuron_migrate.engine.add_imports import (
     import_edits,
     import_placement,
 )
+from neuron_migrate.engine.branches import merged_branches
 from neuron_migrate.engine.check import Planned, concrete_edits
 from neuron_migrate.engine.empty_blocks import repair_empty_blocks
+from neuron_migrate.engine.realign import realigned
 from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding
 from neuron_migrate.settings import Settings
@@ -81,7 +83,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
     accepted, shared = _accept(concrete, lambda item: analysis.src.node_span(item.match.node) if item.match else None)
     items = [item for item, _ in accepted]
     planned_edits = [edits for _, edits in accepted]
-    edits = repair_empty_blocks(analysis, items, planned_edits)
+    edits = merged_branches(analysis, repair_empty_blocks(analysis, items, planned_edits))
     edits.extend(_orphaned_comments(analysis.text, edits))
     scoped = scope_imports(analysis, [(e, item.plan.imports) for item, e in accepted])  # type: ignore[union-attr]
     edits.extend(scoped.local_edits)  # torch imported where the module imports it: in its functions
@@ -93,6 +95,7 @@ def apply_once(analysis: Analysis, chosen: list[Planned]) -> Applied:
             analysis, imports, import_placement(analysis), mark_helpers=True, before=first, inline=scoped.inline
         )
     )
+    edits = realigned(analysis, edits)  # continuation lines follow the bracket they were under
     edits = _collapse_blank_lines(analysis.text, edits)
     text = _gap_after_helpers(splice(analysis.text, edits), analysis.src.newline)
     return Applied(text, fixed, tuple(declined))
@@ -255,15 +258,18 @@ def _previous_line_start(text: str, start: int) -> int:
 
 
 def _orphaned_comments(text: str, edits: list[Edit]) -> list[Edit]:
-    """Deletions of the comment blocks whose only subject was deleted code.
+    """Deletions of the comment blocks whose subject was deleted code.
 
-    A block of comment lines right above deleted whole lines (`# sync the graph` over
-    `xm.mark_step()`, `# XLA imports` over the imports that went) goes with them when it starts a
-    paragraph (after a blank line or a block's header, not the file's header) and the deleted
-    code ends one (a blank line, the end of its block or of the file follows). Pragmas
-    (`# noqa`, `# type:`, `# fmt:`) and a shebang or coding line are kept.
+    A block of comment lines right above deleted whole lines (a statement replaced by the `pass`
+    that keeps its block counts as deleted) goes with them when it is glued to them: the line
+    above it is code (a block's header, a statement, or a line deleted too), as in
+    `# NOTE: avoid a hang` over `xm.mark_step()` over `break`. One that starts a paragraph (after
+    a blank line) is a section header over the code after the deletion and stays, unless the
+    deletion ends the paragraph too (`# sync the graph` over a final `xm.mark_step()`). The
+    file's first comment lines are its header; pragmas (`# noqa`, `# type:`, `# fmt:`) and a
+    shebang or coding line are kept.
     """
-    merged = _deleted_runs(edits)
+    merged = _deleted_runs([e if not _placeholder(e.text) else Edit(e.start, e.end, "") for e in edits])
     lines = text.splitlines(keepends=True)
     offsets = [0]
     for line in lines:
@@ -279,22 +285,30 @@ def _orphaned_comments(text: str, edits: list[Edit]) -> list[Edit]:
         top = first
         while top > 0 and lines[top - 1].lstrip().startswith("#") and _indent(lines[top - 1]) == indent:
             top -= 1
-        if top == first or any(_is_pragma(line) for line in lines[top:first]):
-            continue
-        above = lines[top - 1] if top > 0 else ""
-        # (the file's first comment lines are its header, whatever follows them)
-        starts_paragraph = top > 0 and (not above.strip() or above.split("#", 1)[0].rstrip().endswith(":"))
+        if top == 0 or top == first or any(_is_pragma(line) for line in lines[top:first]):
+            continue  # (the file's first comment lines are its header, whatever follows them)
+        above = lines[top - 1]
+        glued = bool(above.strip())  # code, a block's header or a deleted line: not a section header
         after = bisect_left(offsets, end)
         below = lines[after] if after < len(lines) else ""
         ends_paragraph = not below.strip() or (indent is not None and len(_indent(below)) < len(indent))
         untouched = not _edit_at(ordered, starts, offsets[top]) and not any(offsets[top] < s < start for s in starts)
-        if starts_paragraph and ends_paragraph and untouched:
+        if (glued or ends_paragraph) and untouched:
             extra.append(Edit(offsets[top], start, ""))
     return extra
 
 
+def _placeholder(content: str) -> bool:
+    """Whether an edit's new text is only the `pass` that keeps an emptied block valid."""
+    return content.split("#", 1)[0].strip() == "pass" and not _breaks(content.rstrip("\r\n"))
+
+
 def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
+
+
+def _breaks(text: str) -> bool:
+    return "\n" in text or "\r" in text
 
 
 def _is_pragma(line: str) -> bool:

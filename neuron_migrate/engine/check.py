@@ -23,6 +23,13 @@ from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.engine.add_imports import ImportPlacement, import_edits, import_placement
 from neuron_migrate.engine.arguments import declined, declined_message, spread_reason, unwritten_helper
 from neuron_migrate.engine.constant_tests import folded
+from neuron_migrate.engine.references import (
+    is_reference,
+    reference_form,
+    reference_message,
+    reference_plan,
+    stand_in,
+)
 from neuron_migrate.engine.ruleset import Ruleset, narrowed
 from neuron_migrate.engine.scoped_imports import scope_imports
 from neuron_migrate.model import Finding, Fix, Position, Safety, Severity, TextEdit
@@ -78,6 +85,13 @@ def plan_fix(ctx: FixContext, match: Match) -> Plan | None:
 
 
 def _entry_plan(ctx: FixContext, match: Match, entry: MapEntry) -> Plan | None:
+    if is_reference(ctx.analysis, match):
+        plan = reference_plan(ctx, match)
+        return plan if plan is not None or not entry.ref_fix else _fixed(ctx, match, entry)
+    return _fixed(ctx, match, entry)
+
+
+def _fixed(ctx: FixContext, match: Match, entry: MapEntry) -> Plan | None:
     if entry.fix:
         return ctx.analysis.fixes[entry.fix](ctx, match)
     call = match.node if isinstance(match.node, ast.Call) else None
@@ -116,7 +130,13 @@ def _message(analysis: Analysis, match: Match, new: str, path: str, fixed: bool 
     entry = match.entry
     accel = entry.accelerator_message if entry is not None and target == "accelerator" else None
     manual = entry.manual_message if entry is not None and not fixed else None
-    template = accel or manual or (entry.message if entry and entry.message else None) or match.rule.message
+    referenced = None
+    if entry is not None and is_reference(analysis, match):
+        own = entry.ref_fix and stand_in(entry, reference_form(analysis, match.node)) is None
+        referenced = reference_message(analysis, match, fixed, own)
+    template = (
+        referenced or accel or manual or (entry.message if entry and entry.message else None) or match.rule.message
+    )
     file = path.replace("\\", "/").rsplit("/", 1)[-1]
     values = {"old": match.written, "new": new or _preview(match, target), "file": file, **dict(match.values)}
     values.update(

@@ -118,10 +118,30 @@ def build_ruleset(
         if getattr(detector, IMPORT_RULE, False):
             import_rules.append(spec)
     index.import_rules = tuple(import_rules)
+    index.decided, index.decided_under = _decided(
+        [
+            s
+            for s in rules.specs
+            if s.detector == "qualified" or (s.detector in rules.detectors and not _imports(rules, s))
+        ]
+    )
     substrings = minimal_triggers(triggers)
     patterns = name_patterns(names, substrings)
     gates = tuple(_gate(spec, triggers) for spec in rules.specs if spec.code in codes and _indexed(spec))
     return Ruleset(index, substrings, codes, target_version, target, patterns, rules.fixes, sources, gates)
+
+
+def _imports(rules: Any, spec: RuleSpec) -> bool:
+    """Whether `spec` is an import rule (its entries name the modules whose imports it removes)."""
+    return bool(getattr(rules.detectors[spec.detector][1], IMPORT_RULE, False))
+
+
+def _decided(specs: list[RuleSpec]) -> tuple[frozenset[str], frozenset[str]]:
+    """The names the rules' entries map (exact, and prefixes), enabled or not: not import rules,
+    whose entries name modules, nor the catch-all."""
+    entries = [entry for spec in specs if not spec.retired for entry in spec.maps if entry.old]
+    exact = frozenset(entry.old for entry in entries if not entry.prefix)
+    return exact, frozenset(entry.old for entry in entries if entry.prefix)
 
 
 def _indexed(spec: RuleSpec) -> bool:
@@ -200,6 +220,8 @@ def _subset(ruleset: Ruleset, codes: frozenset[str]) -> Ruleset:
         unresolved=_kept(tables[3], codes),
         import_rules=tuple(spec for spec in index.import_rules if spec.code in codes),
         catch_all=catch_all,
+        decided=index.decided,
+        decided_under=index.decided_under,
     )
     gates = tuple(g for g in ruleset.gates if g.code in codes)
     return replace(ruleset, index=sub, codes=codes, gates=gates)

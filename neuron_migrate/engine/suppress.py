@@ -2,7 +2,8 @@
 
 - `# noqa: NM101, NM201` or a bare `# noqa` on a finding's first or last line (or, when the
   finding starts inside a multi-line string or a backslash continuation, on the line where that
-  ends, which is where `--add-noqa` puts it);
+  ends, which is where `--add-noqa` puts it); a bare one never hides a torch_xla import (NM601,
+  NM602): it is usually flake8's F401, and the import fails where torch_xla is not installed;
 - `# neuron-migrate: noqa` (optionally `: NM101`) anywhere in the file, for the whole file;
 - `per-file-ignores` from the config (globs -> code prefixes).
 
@@ -24,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from neuron_migrate.analysis.index import IMPORT_RULE
 from neuron_migrate.analysis.source import SourceText
 from neuron_migrate.catalogue import RuleSpec, load_catalogue
 from neuron_migrate.engine.budget import over_budget
@@ -42,7 +44,7 @@ from neuron_migrate.engine.ruleset import enabled_codes
 from neuron_migrate.model import FileResult, Finding, Fix, Position, Requirement, Safety, TextEdit
 from neuron_migrate.patterns import PathMatcher
 from neuron_migrate.registry import registry
-from neuron_migrate.settings import Settings
+from neuron_migrate.settings import RuleSources, Settings
 
 UNUSED = "NM910"
 # Findings that mean the file was not (fully) analysed: no suppression can be judged unused.
@@ -63,6 +65,17 @@ def ignored_prefixes(path: str, settings: Settings) -> tuple[str, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=16)
+def _import_codes(sources: RuleSources) -> frozenset[str]:
+    """The codes of the import rules (a torch_xla import, which fails without torch_xla)."""
+    rules = registry(sources)
+    return frozenset(
+        spec.code
+        for spec in rules.specs
+        if spec.detector in rules.detectors and getattr(rules.detectors[spec.detector][1], IMPORT_RULE, False)
+    )
+
+
 @functools.lru_cache(maxsize=256)
 def _glob(glob: str, cwd: str) -> PathMatcher:
     return PathMatcher((glob,), cwd)
@@ -78,6 +91,7 @@ class Suppressor:
 
             self.__dict__["layout"] = line_layout(self.src, file_kind(path))
         self.ignored = ignored_prefixes(path, settings)
+        self.import_codes = _import_codes(settings.rule_sources)
         # Text that does not tokenize has no comments we can trust (a directive may sit inside a
         # string), and its only findings say it is broken: nothing is suppressed by comment.
         relevant = _mentions_noqa(text) if settings.add_noqa else _mentions_our_noqa(text)
@@ -112,6 +126,8 @@ class Suppressor:
     def _covers(self, directive: Directive, finding: Finding) -> bool:
         if finding.code == UNUSED and not directive.codes and self.src.position(directive.start) == finding.start:
             return False  # a bare directive cannot hide the report about itself; naming NM910 can
+        if not directive.codes and not directive.file_level and finding.code in self.import_codes:
+            return False  # a bare noqa directive is flake8's F401 on a torch_xla import, which blocks the run
         return not directive.codes or finding.code in directive.codes
 
     def reported(self, finding: Finding) -> bool:

@@ -69,7 +69,7 @@ def freed_imports(ctx: FixContext, planned: list[Planned], import_codes: frozens
     uses = _Uses(ctx.analysis, pending)
     found: list[Freed] = []
     while pending:
-        fixing = [p for p in planned if p.plan is not None] + [_planned(freed) for freed in found]
+        fixing = _Covers(ctx.analysis, [p for p in planned if p.plan is not None] + [_planned(f) for f in found])
         taken = {id(item): t for item in pending if (t := _taken(ctx.analysis, fixing, item, uses)) is not None}
         clear = [item for item in pending if id(item) in taken]
         gone = frozenset(name for item in clear for name in bound_names(item.match.node))  # type: ignore[arg-type, union-attr]
@@ -110,7 +110,7 @@ class _Uses:
 _Taken = tuple[dict[int, Planned], bool]  # the fixes that take an import's uses away, and whether that is known
 
 
-def _taken(analysis: Analysis, fixing: list[Planned], item: Planned, uses: _Uses) -> _Taken | None:
+def _taken(analysis: Analysis, fixing: _Covers, item: Planned, uses: _Uses) -> _Taken | None:
     """The fixes that take every use of the waiting import `item` away (and every string that
     keeps it), and whether that is known before they run; None while one stays."""
     stmt = item.match.node  # type: ignore[union-attr]  # waiting() keeps findings with a match
@@ -119,14 +119,14 @@ def _taken(analysis: Analysis, fixing: list[Planned], item: Planned, uses: _Uses
     if star and next(star_names(analysis.resolver, known=False), None) is not None:
         return None  # a name bound by nothing may come from it: a person says where it comes from
     own = analysis.src.node_span(stmt)
-    if any(_overlaps(span, own) for p in fixing if p is not item for span in _spans(p.plan)):  # type: ignore[arg-type]
+    if fixing.edited_around(own, item):
         return None  # another fix edits around the import (a `try` it deletes): that fix decides
     needs: dict[int, Planned] = {}
     certain = not star
     reads: list[tuple[ast.AST, str]] = [(node, node.id) for node in uses.of(analysis, stmt)]
     reads += [(node, "") for node, _ in keeping_strings(analysis, stmt)]
     for node, name in reads:
-        found = _taken_away(analysis, fixing, node, name)
+        found = fixing.taking_away(analysis.src.node_span(node), name)
         if found is None:
             return None
         cover, known = found
@@ -159,23 +159,85 @@ def _freed(
     return Freed(item, deletion, tuple(needs.values()), certain, max(safety, own_safety, key=lambda s: s.rank))
 
 
-def _taken_away(analysis: Analysis, fixing: list[Planned], node: ast.AST, name: str) -> tuple[Planned, bool] | None:
-    """The fix that takes `node` (a read of `name`, or a string that keeps the import) away, and
-    whether that is known before it runs; the safest such fix. None when no fix does."""
-    start, end = analysis.src.node_span(node)
-    best: tuple[Planned, bool] | None = None
-    for p in sorted(fixing, key=lambda p: p.applicability.rank):
-        plan = p.plan
-        assert plan is not None and p.match is not None
-        own = _own_span(analysis, p.match.node)
-        if (own[0] <= start and end <= own[1]) or any(
-            e.start <= start and end <= e.end and not _spells(e.text, name, analysis.src.text[start:end])
-            for e in plan.edits
-        ):
-            return p, True
-        if best is None and _inside_transform_or_block(analysis, plan, start, end):
-            best = (p, False)
-    return best
+_BUCKET = 256  # characters per bucket of the fixes' spans
+_WIDE = 16  # buckets a span may cover before it is kept in the list every lookup reads
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A span a fix of the round covers: its own code, a text edit (`text`), or one whose
+    outcome only running it tells (a structural transform, a block its deletions may empty)."""
+
+    start: int
+    end: int
+    order: int  # the fix's place among the round's fixes, safest first
+    kind: str  # "own", "edit", "transform" or "block"
+    text: str = ""
+
+
+class _Covers:
+    """The fixes of one round and the spans they cover, bucketed by offset, so that the fix
+    that takes a read away is found without walking every fix for every read."""
+
+    def __init__(self, analysis: Analysis, fixing: list[Planned]) -> None:
+        self.fixes = sorted(fixing, key=lambda p: p.applicability.rank)
+        self.text = analysis.src.text
+        self.buckets: dict[int, list[_Span]] = {}
+        self.wide: dict[tuple[int, int, str, str], _Span] = {}  # a wide span's first (safest) fix
+        for order, p in enumerate(self.fixes):
+            plan = p.plan
+            assert plan is not None and p.match is not None
+            self._add(_Span(*_own_span(analysis, p.match.node), order, "own"))
+            for e in plan.edits:
+                self._add(_Span(e.start, e.end, order, "edit", e.text))
+            if plan.transform is not None:
+                self._add(_Span(*plan.transform.span, order, "transform"))
+            for stmt in plan.deletes:
+                self._add(_Span(*analysis.src.node_span(_outermost_block(analysis, stmt)), order, "block"))
+
+    def _add(self, span: _Span) -> None:
+        first, last = span.start // _BUCKET, max(span.start, span.end - 1) // _BUCKET
+        if last - first > _WIDE:
+            self.wide.setdefault((span.start, span.end, span.kind, span.text), span)
+            return
+        for key in range(first, last + 1):
+            self.buckets.setdefault(key, []).append(span)
+
+    def _near(self, first: int, last: int) -> list[_Span]:
+        near = [s for key in range(first, last + 1) for s in self.buckets.get(key, ())]
+        return near + list(self.wide.values())
+
+    def edited_around(self, own: tuple[int, int], item: Planned) -> bool:
+        """Whether a fix other than `item`'s edits text, or runs a transform, overlapping `own`."""
+        for s in self._near(own[0] // _BUCKET, max(own[0], own[1] - 1) // _BUCKET):
+            if (
+                s.kind in ("edit", "transform")
+                and self.fixes[s.order] is not item
+                and s.start < own[1]
+                and own[0] < s.end
+            ):
+                return True
+        return False
+
+    def taking_away(self, span: tuple[int, int], name: str) -> tuple[Planned, bool] | None:
+        """The fix that takes the code at `span` (a read of `name`, or a string that keeps the
+        import) away, and whether that is known before it runs: the safest fix whose own code or
+        text edit (not spelling it again) holds it, else the safest whose transform or emptied
+        block holds it. None when no fix does."""
+        start, end = span
+        code = self.text[start:end]
+        known: int | None = None
+        unknown: int | None = None
+        for s in self._near(start // _BUCKET, start // _BUCKET):
+            if not (s.start <= start and end <= s.end):
+                continue
+            if s.kind == "own" or (s.kind == "edit" and not _spells(s.text, name, code)):
+                known = s.order if known is None else min(known, s.order)
+            elif s.kind in ("transform", "block"):
+                unknown = s.order if unknown is None else min(unknown, s.order)
+        if known is not None:
+            return self.fixes[known], True
+        return None if unknown is None else (self.fixes[unknown], False)
 
 
 def _own_span(analysis: Analysis, node: ast.AST) -> tuple[int, int]:
@@ -187,25 +249,7 @@ def _spells(text: str, name: str, code: str) -> bool:
     """Whether new text still spells a name (a word) or, for a string, the string's code."""
     if not name:
         return code in text
-    return re.search(rf"(?<![\w.]){re.escape(name)}\b", text) is not None
-
-
-def _inside_transform_or_block(analysis: Analysis, plan: Plan, start: int, end: int) -> bool:
-    """Whether a structural fix rewrites the span (keeping what, only its transform knows), or the
-    span sits in a block the fix's deletions may empty and a later round remove."""
-    if plan.transform is not None and plan.transform.span[0] <= start and end <= plan.transform.span[1]:
-        return True
-    blocks = [analysis.src.node_span(_outermost_block(analysis, stmt)) for stmt in plan.deletes]
-    return any(s <= start and end <= e for s, e in blocks)
-
-
-def _spans(plan: Plan) -> list[tuple[int, int]]:
-    spans = [(e.start, e.end) for e in plan.edits]
-    return spans + ([plan.transform.span] if plan.transform is not None else [])
-
-
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
+    return name in text and re.search(rf"(?<![\w.]){re.escape(name)}\b", text) is not None
 
 
 def _outermost_block(analysis: Analysis, stmt: ast.stmt) -> ast.AST:

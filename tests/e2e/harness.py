@@ -82,6 +82,8 @@ PROGRAMS: tuple[Program, ...] = (
     Program("fsdp_lambda", distributed=True),
     Program("zero1", distributed=True),
     Program("groups_allreduce", distributed=True),
+    # Issue 37's: references, a tuple-returning probe, an init one call deep, an RNG dict round trip.
+    Program("references_probe", distributed=True),
 )
 
 

@@ -101,3 +101,5 @@ if __name__ == "__main__":
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group("neuron")
     _mp_fn(int(os.environ.get("LOCAL_RANK", 0)))
+    if "WORLD_SIZE" in os.environ:
+        dist.destroy_process_group()

@@ -2,7 +2,6 @@
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-import os
 
 
 def _all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
@@ -82,7 +81,7 @@ def _reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=
 def main():
     dist.init_process_group("neuron")
     device = torch.device("neuron")
-    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    rank, world = dist.get_rank(), dist.get_world_size()
     total = sum(range(1, world + 1))
 
     value = torch.full((2,), float(rank + 1), device=device)

@@ -8,7 +8,25 @@ import torch
 import torch.distributed as dist
 import torch.distributed.fsdp as fsdp
 import torch.nn as nn
-from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+
+def _checkpoint_module(module):
+    """Recompute `module`'s activations in the backward pass: its `forward` is patched in place and
+    the module returned, as torch_xla's `checkpoint_module` did (a call whose inputs need no gradient runs plainly)."""
+    import functools
+
+    import torch.utils.checkpoint
+
+    forward = module.forward
+
+    @functools.wraps(forward)
+    def checkpointed(*args, **kwargs):
+        if any(isinstance(t, torch.Tensor) and t.requires_grad for t in (*args, *kwargs.values())):
+            return torch.utils.checkpoint.checkpoint(forward, *args, use_reentrant=False, **kwargs)
+        return forward(*args, **kwargs)
+
+    module.forward = checkpointed
+    return module
 
 
 def _consolidate_sharded_model_checkpoints(ckpt_prefix, ckpt_suffix="*.pth", save_path="", save_model=True):
@@ -35,9 +53,14 @@ def _fully_shard(module, reshard_after_forward=True, *, compute_dtype=None, buff
     """What torch_xla's FSDP wrapper did, with FSDP2: shard the submodules the policy picks, then `module`."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+    import os
+
     for name in ("sharding_groups", "sharding_rank", "sharding_world_size", "param_init_fn"):
         if xla_only.get(name) is not None:
             raise NotImplementedError(f"XLA FSDP's {name}= has no FSDP2 counterpart; port it by hand")
+    distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+    if not distributed and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise RuntimeError("FSDP needs a process group on every rank: call torch.distributed.init_process_group() first")
     options = dict(reshard_after_forward=reshard_after_forward, compute_dtype=compute_dtype, buffer_dtype=buffer_dtype, fp32_reduce_scatter=fp32_reduce_scatter, **xla_only)
     if auto_wrap_policy is not None:
         _shard_children(module, auto_wrap_policy, auto_wrapper_callable or _fully_shard, options)
@@ -45,7 +68,7 @@ def _fully_shard(module, reshard_after_forward=True, *, compute_dtype=None, buff
         for buffer in module.buffers():
             if buffer.is_floating_point():
                 buffer.data = buffer.data.to(buffer_dtype or compute_dtype)
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
+    if distributed:  # one process (no torchrun) keeps the module whole, as sharding over one rank did
         reduce_dtype = torch.float32 if fp32_reduce_scatter else None
         mp_policy = MixedPrecisionPolicy(param_dtype=compute_dtype, reduce_dtype=reduce_dtype)
         fully_shard(module, reshard_after_forward=reshard_after_forward, mp_policy=mp_policy)
@@ -129,7 +152,7 @@ def _mp_fn(index, flags):
         shard_param_on_dim_0=False,
         pin_layout_in_collective_ops=True,
         auto_wrap_policy=auto_wrap_policy,
-        auto_wrapper_callable=lambda m, *args, **kwargs: _fully_shard(checkpoint_wrapper(m), *args, **kwargs),
+        auto_wrapper_callable=lambda m, *args, **kwargs: _fully_shard(_checkpoint_module(m), *args, **kwargs),
     )
     model = fsdp_wrap(Net().to(device))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -159,3 +182,5 @@ if __name__ == "__main__":
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group("neuron")
     _mp_fn(int(os.environ.get("LOCAL_RANK", 0)), {"policy": "size", "ckpt_dir": tempfile.mkdtemp(prefix="fsdp-ckpt-")})
+    if "WORLD_SIZE" in os.environ:
+        dist.destroy_process_group()

@@ -56,11 +56,10 @@ def synthetic_batches(rank, count=4, batch=4, length=12):
 def main():
     dist.init_process_group("neuron")
     device = torch.device("neuron")
-    rank = int(os.environ.get("RANK", 0))
+    rank = dist.get_rank()
     torch.manual_seed(0)
     model = DDP(TinyClassifier().to(device))
-    if dist.is_initialized():
-        dist.barrier()
+    dist.barrier()
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3)
     output_dir = tempfile.mkdtemp(prefix="hf_finetune_")
     model.train()
@@ -74,8 +73,7 @@ def main():
             print(f"step {step} loss {outputs['loss'].item():.4f}")
         if int(os.environ.get("LOCAL_RANK", 0)) == 0:
             torch.save(_to_cpu(model.module.state_dict()), os.path.join(output_dir, "checkpoint.pt"))
-        if dist.is_initialized():
-            dist.barrier()
+        dist.barrier()
     correct = (outputs["logits"].argmax(-1) == batch["labels"]).sum().item()
     total = _mesh_reduce(correct, sum)
     if rank == 0:

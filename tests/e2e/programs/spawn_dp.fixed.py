@@ -79,3 +79,5 @@ if __name__ == "__main__":
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group("neuron")
     _mp_fn(int(os.environ.get("LOCAL_RANK", 0)), {"lr": 0.05, "epochs": 2})
+    if "WORLD_SIZE" in os.environ:
+        dist.destroy_process_group()

@@ -18,14 +18,14 @@ def main():
     torch.manual_seed(0)
     model = DDP(nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 2)).to(device), gradient_as_bucket_view=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    for inputs, targets in synthetic_batches(int(os.environ.get("RANK", 0))):
+    for inputs, targets in synthetic_batches(dist.get_rank()):
         inputs, targets = inputs.to(device), targets.to(device)
         optimizer.zero_grad()
         loss = nn.functional.mse_loss(model(inputs), targets)
         loss.backward()
         optimizer.step()
-    if int(os.environ.get("RANK", 0)) == 0:
-        print("world", int(os.environ.get("WORLD_SIZE", 1)), "local", os.environ.get("LOCAL_RANK"), "loss", loss.item())
+    if dist.get_rank() == 0:
+        print("world", dist.get_world_size(), "local", os.environ.get("LOCAL_RANK"), "loss", loss.item())
 
 
 if __name__ == "__main__":

@@ -7,6 +7,30 @@ import torch.nn as nn
 import os
 
 
+def _average_gradients(grads):
+    """Average `grads` over the default process group in flat buckets of about 25 MB, one all-reduce each, as DDP does."""
+    world_size = torch.distributed.get_world_size()
+    by_kind = {}
+    for grad in grads:
+        if grad.is_sparse:
+            torch.distributed.all_reduce(grad)
+            grad.div_(world_size)
+        else:
+            by_kind.setdefault((grad.dtype, grad.device), []).append(grad)
+    for group in by_kind.values():
+        start = 0
+        while start < len(group):
+            end, size = start + 1, group[start].nbytes
+            while end < len(group) and size + group[end].nbytes <= 25 * 2**20:
+                size, end = size + group[end].nbytes, end + 1
+            bucket, start = group[start:end], end
+            flat = torch.cat([t.reshape(-1) for t in bucket])
+            torch.distributed.all_reduce(flat)
+            flat.div_(world_size)
+            for tensor, piece in zip(bucket, flat.split([t.numel() for t in bucket])):
+                tensor.copy_(piece.view_as(tensor))
+
+
 class _ZeroRedundancyOptimizer(dist_optim.ZeroRedundancyOptimizer):
     """torch_xla's ZeRO-1 on torch's: its `step` averaged the gradients over the ranks and clipped their norm."""
 
@@ -18,10 +42,7 @@ class _ZeroRedundancyOptimizer(dist_optim.ZeroRedundancyOptimizer):
         import torch
 
         params = [p for group in self.param_groups for p in group["params"] if p.grad is not None]
-        world_size = torch.distributed.get_world_size()
-        for param in params:
-            torch.distributed.all_reduce(param.grad)
-            param.grad.div_(world_size)
+        _average_gradients([p.grad for p in params])
         if self._xla_max_norm is not None:
             torch.nn.utils.clip_grad_norm_(params, self._xla_max_norm)
         return super().step(closure, **kwargs)
@@ -53,3 +74,5 @@ if __name__ == "__main__":
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group("neuron")
     _mp_fn(int(os.environ.get("LOCAL_RANK", 0)))
+    if "WORLD_SIZE" in os.environ:
+        dist.destroy_process_group()
