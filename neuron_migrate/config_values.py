@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from neuron_migrate.effort import CONCEPTS
+from neuron_migrate.effort import DEFAULT_EFFORT, TIER_EFFORT, TIERED_CONCEPT
 from neuron_migrate.settings import FAMILIES, RuleSources
 
 _SELECTOR = re.compile(r"^(ALL|NM\d{0,3}|NM[A-Z]\d{0,3})$")  # NMX001: a project's own rules
@@ -34,14 +34,20 @@ class ConfigError(ValueError):
 
 
 def effort(value: object, where: str) -> tuple[tuple[str, int], ...]:
-    """`[report-effort]`: concept = minutes per manual finding (see docs/report.md)."""
+    """`[report-effort]`: concept (or effort tier) = minutes per manual finding (see docs/report.md)."""
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: `report-effort` must be a table of concept = minutes, not {type_name(value)}")
+    keys = (*DEFAULT_EFFORT, *TIER_EFFORT)
     entries = []
     for concept, minutes in value.items():
-        if concept not in CONCEPTS:
-            close = _close_matches(concept, CONCEPTS, n=1)
-            hint = f" (did you mean `{close[0]}`?)" if close else f"; concepts: {', '.join(CONCEPTS)}"
+        if concept == TIERED_CONCEPT:
+            tiers = ", ".join(f"`{t}`" for t in TIER_EFFORT)
+            raise ConfigError(
+                f"{where}: `report-effort.{concept}`: its findings are costed by effort tier; set {tiers}"
+            )
+        if concept not in keys:
+            close = _close_matches(concept, keys, n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else f"; concepts and tiers: {', '.join(keys)}"
             raise ConfigError(f"{where}: `report-effort` has unknown concept `{concept}`{hint}")
         if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 0:
             raise ConfigError(f"{where}: `report-effort.{concept}` must be a whole number of minutes, not {minutes!r}")

@@ -1,5 +1,6 @@
 """The report's concepts: which concept each rule's manual work belongs to, and the minutes a
-person needs per manual finding of each (the effort estimate's defaults).
+person needs per manual finding of each concept, or of each effort tier (the effort estimate's
+defaults).
 
 Data shared by `config` (which validates `[tool.neuron-migrate.report-effort]` against
 `CONCEPTS`) and `report.model` (which builds the estimate), so neither room imports the other.
@@ -32,6 +33,9 @@ _CONCEPT_PREFIXES: Mapping[str, str] = MappingProxyType(
         "NM310": "launch",
         "NM311": "fsdp",
         "NM312": "spmd",
+        "NM32": "nxd",
+        "NM33": "nxd",
+        "NM340": "nxd",
         "NM4": "unsupported-api",
         "NM411": "dtypes",
         "NM412": "dtypes",
@@ -41,7 +45,7 @@ _CONCEPT_PREFIXES: Mapping[str, str] = MappingProxyType(
         "NM601": "imports",
         "NM602": "imports",
         "NM62": "packaging",
-        "NM624": "nxd",
+        "NM624": "packaging",
         "NM63": "environment",
         "NM631": "launch",
         "NM7": "smoke",
@@ -73,14 +77,15 @@ CONCEPTS: Mapping[str, str] = MappingProxyType(
     }
 )
 # Minutes a person needs per manual finding of each concept: an estimate, overridable in config
-# (`[tool.neuron-migrate.report-effort]`). Documented in docs/report.md.
+# (`[tool.neuron-migrate.report-effort]`). Documented in docs/report.md. A finding whose rule
+# names an effort tier is costed by TIER_EFFORT instead (every `nxd` finding is), so `nxd` has
+# no row here.
 DEFAULT_EFFORT: Mapping[str, int] = MappingProxyType(
     {
         "launch": 30,
         "collectives": 20,
         "spmd": 240,
         "fsdp": 120,
-        "nxd": 240,
         "distributed": 15,
         "data-loading": 20,
         "device": 10,
@@ -98,6 +103,26 @@ DEFAULT_EFFORT: Mapping[str, int] = MappingProxyType(
         "tool": 10,
     }
 )
+
+# Minutes a person needs for a finding of each effort tier (`catalogue.TIERS`, named by the rule
+# or its `[[map]]` entry) that no fix resolves; a finding `--fix` or `--fix --unsafe-fixes`
+# resolves costs nothing. Overridable in the same config table. Documented in docs/report.md.
+TIER_EFFORT: Mapping[str, int] = MappingProxyType({"mechanical": 5, "semi-mechanical": 30, "manual": 60})
+TIER_MEANING: Mapping[str, str] = MappingProxyType(
+    {
+        "mechanical": "a local rewrite the message names (what `--fix` / `--unsafe-fixes` writes where it can)",
+        "semi-mechanical": "a rewrite a person checks against the model's own code (a parallel plan, ZeRO-1, DCP)",
+        "manual": "a person ports it by hand (pipeline, MoE, kernels, inference APIs, fused projections)",
+    }
+)
+# The concept whose findings are all costed by tier: one that names none counts as `manual`.
+TIERED_CONCEPT = "nxd"
+
+
+def tier_for(code: str, tier: str) -> str:
+    """The tier a finding of rule `code` is costed by: its own, `manual` for an `nxd` finding
+    that names none, "" (costed by concept) otherwise."""
+    return tier or ("manual" if concept_of(code) == TIERED_CONCEPT else "")
 
 
 def concept_of(code: str) -> str:

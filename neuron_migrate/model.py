@@ -90,6 +90,9 @@ class Finding:
     # A genuine blocker: the API has no TorchNeuron counterpart a tool can write (SPMD sharding,
     # neuronx_distributed, xser, StableHLO export, Pallas), so its torch_xla import stays.
     blocker: bool = False
+    # The effort tier of the API matched (`catalogue.TIERS`: mechanical, semi-mechanical, manual),
+    # from the rule or its `[[map]]` entry; "" for rules that name none. The report costs by it.
+    tier: str = ""
 
     @property
     def sort_key(self) -> tuple[str, int, int, int, str]:

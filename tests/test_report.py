@@ -409,14 +409,23 @@ def test_effort_is_a_range_and_overridable_in_config(project: Path, monkeypatch:
 
 
 def test_every_concept_has_an_effort_and_a_label() -> None:
-    from neuron_migrate.effort import CONCEPTS, concept_of
+    """Every concept has minutes, except `nxd`, whose findings are costed by effort tier (each
+    NxD rule names one); the tiers are the catalogue's, and docs/report.md lists both tables."""
+    from neuron_migrate.catalogue import TIERS, load_catalogue
+    from neuron_migrate.effort import CONCEPTS, TIER_EFFORT, TIER_MEANING, TIERED_CONCEPT, concept_of
 
-    assert set(DEFAULT_EFFORT) == set(CONCEPTS)
-    assert concept_of("NM312") == "spmd" and concept_of("NM624") == "nxd" and concept_of("NM311") == "fsdp"
-    documented = re.findall(
-        r"^\| `([a-z-]+)` \|", (ROOT / "docs" / "report.md").read_text(encoding="utf-8"), re.MULTILINE
-    )
-    assert [c for c in documented if c in CONCEPTS] == list(CONCEPTS)
+    assert set(DEFAULT_EFFORT) | {TIERED_CONCEPT} == set(CONCEPTS) and TIERED_CONCEPT not in DEFAULT_EFFORT
+    assert tuple(TIER_EFFORT) == tuple(TIER_MEANING) == TIERS
+    assert concept_of("NM312") == "spmd" and concept_of("NM624") == "packaging" and concept_of("NM311") == "fsdp"
+    nxd = [spec for spec in load_catalogue() if concept_of(spec.code) == TIERED_CONCEPT]
+    assert {s.code for s in nxd} == {f"NM{n}" for n in range(320, 341)}
+    assert all(spec.tier in TIERS for spec in nxd), [s.code for s in nxd if not s.tier]
+    doc = (ROOT / "docs" / "report.md").read_text(encoding="utf-8").split("## The effort table", 1)[1]
+    documented = re.findall(r"^\| `([a-z-]+)` \|", doc, re.MULTILINE)
+    assert [c for c in documented if c in CONCEPTS] == [c for c in CONCEPTS if c in DEFAULT_EFFORT]
+    assert [t for t in documented if t in TIERS] == list(TIERS)
+    rows = re.findall(r"^\| `([a-z-]+)` \| .* \| (\d+) \|$", doc, re.MULTILINE)
+    assert {k: int(v) for k, v in rows} == {**DEFAULT_EFFORT, **TIER_EFFORT}  # the documented minutes are the data
 
 
 def test_effort_config_mistakes_are_reported(project: Path) -> None:

@@ -200,6 +200,7 @@ def findings_for(path: str, analysis: Analysis, matches: list[Match]) -> list[Pl
             url=match.rule.url,
             snippet=analysis.src.text[start:end].strip()[:200],
             blocker=blocker,
+            tier=match.rule.tier_of(match.entry),
         )
         planned.append(Planned(finding, plan if fix is not None else None, safety, match))
     planned.sort(key=lambda p: p.finding.sort_key)

@@ -118,9 +118,8 @@ def collect(
 
         # `smoke` is a SmokeReport, typed object so that start-up skips smoke/ (the ignore below).
         results = _join(results, report_findings(smoke))  # type: ignore[arg-type]
-    return build(
-        results, run, smoke, kinds, frozenset(done), {path: len(files) for path, files in graph.items()}, relation
-    )
+    counts = {path: len(files) for path, files in graph.items()}
+    return build(results, run, smoke, kinds, frozenset(done), counts, relation, graph)
 
 
 def report_file(path: Path, display: str, settings: Any, data: bytes) -> tuple[FileResult, Any]:

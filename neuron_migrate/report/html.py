@@ -9,7 +9,7 @@ from neuron_migrate.report.html_assets import COLOURS, CSP, CSS, SCRIPT, badge, 
 from neuron_migrate.report.html_charts import compare_chart, family_chart, status_chart
 from neuron_migrate.report.html_tables import counts_table, file_table, items_list, table
 from neuron_migrate.report.markdown import hours
-from neuron_migrate.report.model import KINDS, STATUS_MEANING, STATUSES, FolderRow, Report, fallback_text
+from neuron_migrate.report.model import KINDS, STATUS_MEANING, STATUSES, WORK_ORDER, FolderRow, Report, fallback_text
 from neuron_migrate.words import counted
 
 
@@ -140,6 +140,98 @@ def _blockers(report: Report) -> str:
     )
 
 
+def _legend(report: Report) -> str:
+    """Each status with its count and meaning: first, so every table after it reads."""
+    counts = report.status_counts()
+    items = "".join(
+        f"<li>{badge(s, f'{counts[s]} {s}')}<span>{code_spans(STATUS_MEANING[s])}</span></li>" for s in STATUSES
+    )
+    return f'<ul class="statuses" id="legend" aria-label="what the statuses mean">{items}</ul>'
+
+
+def _library(report: Report) -> str:
+    lib = report.library
+    if lib is None:
+        return ""
+    concepts = [
+        (
+            esc(c.label) + (' <span class="tag">inference</span>' if c.inference else ""),
+            esc(", ".join(c.codes)),
+            str(c.files),
+            str(c.findings),
+            str(c.left),
+            str(c.minutes),
+        )
+        for c in lib.concepts
+    ]
+    files = [
+        (
+            (esc(f.path), f"<code>{esc(f.path)}</code>"),
+            esc(", ".join(f"{lib.label(k)} {n}" for k, n in f.uses)),
+            str(f.findings),
+            str(f.left),
+            str(f.minutes),
+        )
+        for f in lib.files
+    ]
+    return (
+        f'<h2 id="library">Depends on {esc(lib.name)}</h2>'
+        f'<p class="note">{counted(len(lib.files), "file")} use it. <em>manual</em>: findings no fix resolves; '
+        "inference APIs block no training run.</p>"
+        + table(
+            "NxD concepts used",
+            ("concept", "rules", "files", "findings", "manual", "minutes"),
+            concepts,
+            (False, False, True, True, True, True),
+            stack=True,
+        )
+        + table(
+            "Files that depend on NxD",
+            ("file", "concepts (findings)", "findings", "manual", "minutes"),
+            files,
+            (False, False, True, True, True),
+            path_col=0,
+            stack=True,
+        )
+    )
+
+
+def _effort(report: Report) -> str:
+    rows = report.estimate_rows
+    body: list[tuple[str, ...]] = [
+        (
+            f"{'tier' if r.tier else 'concept'} <code>{esc(r.key)}</code>",
+            code_spans(r.label),
+            str(r.fixed) if r.tier else "",
+            str(r.left),
+            str(r.minutes_each),
+            str(r.minutes),
+        )
+        for r in rows
+    ]
+    fixed, left = sum(r.fixed for r in rows), sum(r.left for r in rows)
+    body.append(("<strong>total</strong>", "", str(fixed), str(left), "", f"<strong>{report.total_minutes}</strong>"))
+    return (
+        '<h2 id="effort">Effort estimate</h2>'
+        f'<p class="big">About <strong>{esc(hours(report))}</strong>.</p>'
+        '<p class="note" id="why-estimate">Why this estimate: each finding no fix resolves costs its concept\'s '
+        "minutes, or its effort tier's where its rule names one (every NxD finding does): <em>mechanical</em> is a "
+        "local rewrite, <em>semi-mechanical</em> a rewrite a person checks against the model's code, "
+        "<em>manual</em> a port by hand. A finding <code>--fix</code> or <code>--fix --unsafe-fixes</code> resolves "
+        f"costs nothing. The range is half to twice the typical total ({report.total_minutes} minutes); a "
+        "person-day is 6 hours. Change the minutes in <code>[tool.neuron-migrate.report-effort]</code> "
+        "(docs/report.md lists the defaults).</p>"
+        + table(
+            "Estimated effort",
+            ("costed by", "what", "fixed (no cost)", "left to a person", "minutes each", "minutes"),
+            body,
+            (False, False, True, True, True, True),
+            table_id="effort-table",
+            stack=True,
+        )
+    )
+
+
 def render(report: Report) -> str:
     run = report.run
     counts = report.status_counts()
@@ -152,8 +244,6 @@ def render(report: Report) -> str:
         for item in bgroup.first:
             concepts.setdefault(item.path, set()).add(bgroup.concept)
     concept_text = {path: " ".join(sorted(c)) for path, c in concepts.items()}
-    badges = "".join(f"<li>{badge(s, f'{counts[s]} {s}')}</li>" for s in STATUSES)
-    status_rows = [(badge(s), code_spans(STATUS_MEANING[s]), str(counts[s])) for s in STATUSES]
     manual = (
         "".join(
             f"<details><summary><strong>{esc(g.label)}</strong> ({len(g.items)})</summary>{items_list(g.items)}</details>"
@@ -161,7 +251,6 @@ def render(report: Report) -> str:
         )
         or "<p>Nothing: every finding has a fix.</p>"
     )
-    effort_rows = [(esc(g.label), str(len(g.items)), str(g.minutes_each), str(g.minutes)) for g in report.manual]
     beta = "".join(f"<h3>{esc(label)} ({len(items)})</h3>{items_list(items)}" for label, items in report.beta_limits)
     settings = [
         ("neuron-migrate", esc(run.tool_version)),
@@ -178,6 +267,7 @@ def render(report: Report) -> str:
         ("progress", "progress"),
         ("blockers", "blockers"),
         ("work", "work in order"),
+        ("library", "NxD"),
         ("folders", "folders"),
         ("effort", "effort"),
         ("findings", "findings"),
@@ -188,7 +278,7 @@ def render(report: Report) -> str:
     nav = "".join(
         f'<li><a href="#{key}">{esc(label)}</a></li>'
         for key, label in sections
-        if key != "progress" or report.comparison is not None
+        if (key != "progress" or report.comparison is not None) and (key != "library" or report.library is not None)
     )
     work = (
         file_table(
@@ -211,33 +301,19 @@ def render(report: Report) -> str:
             f"{totals['manual']} manual); {counted(report.blocker_count, 'blocker')}. Estimated manual effort: "
             f"<strong>{esc(hours(report))}</strong>.</p>"
         ),
-        f'<ul class="badges" id="badges">{badges}</ul>',
+        _legend(report),
         f"<figure>{status_chart(counts)}</figure>",
         f'<nav aria-label="sections"><ul>{nav}</ul></nav>',
         _relation(report),
         _comparison(report),
         _blockers(report),
         '<h2 id="work">The work, in order</h2>',
-        (
-            '<p class="note">Files that other files import come first (from the local import graph): a module '
-            "imported by 30 scripts is migrated once, early. Then blocked before manual, unsafe and auto.</p>"
-        ),
+        f'<p class="note" id="work-order">{code_spans(WORK_ORDER)}</p>',
         work,
+        _library(report),
         '<h2 id="folders">By folder</h2>',
         _folder_tree(report),
-        '<h2 id="effort">Effort estimate</h2>',
-        f'<p class="big">About <strong>{esc(hours(report))}</strong>.</p>',
-        (
-            '<p class="note">An <strong>estimate</strong>: minutes per manual finding, by concept; the range is half to '
-            f"twice the typical total ({report.total_minutes} minutes); a person-day is 6 hours. Change the table in "
-            "<code>[tool.neuron-migrate.report-effort]</code> (docs/report.md lists the defaults).</p>"
-        ),
-        table(
-            "Estimated effort",
-            ("concept", "findings", "minutes each", "minutes"),
-            effort_rows,
-            (False, True, True, True),
-        ),
+        _effort(report),
         '<h2 id="findings">Findings by family and rule</h2><div class="charts">',
         f'<figure class="narrow"><figcaption>Findings per family</figcaption>{family_chart(report.families)}{legend(KINDS)}</figure></div>',
         counts_table("Findings by family", report.families, "family"),
@@ -252,7 +328,6 @@ def render(report: Report) -> str:
         '<h2 id="settings">Settings</h2>',
         table("The run's settings", ("setting", "value"), settings, (False, False)),
         '<h2 id="files">All files</h2>',
-        table("Files by status", ("status", "meaning", "files"), status_rows, (False, False, True)),
         file_table("file-list", "Files (select a heading to sort)", report.files, report, False, concept_text),
         f"</main><script>{SCRIPT}</script></body></html>\n",
     ]

@@ -63,6 +63,20 @@ details.tree{margin:0 0 0 .9rem}details.tree>summary{cursor:pointer;padding:2px 
 .fold{display:inline-flex;flex-wrap:wrap;gap:4px 8px;align-items:baseline}
 .mini{display:inline-block;width:90px;height:10px;vertical-align:middle;border-radius:2px;overflow:hidden;background:var(--line)}
 .mini span{display:block;float:left;height:100%}
+.tag{display:inline-block;white-space:nowrap;font-size:.8em;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 .35em}
+ul.statuses{list-style:none;padding:0;margin:.5rem 0;display:grid;gap:4px}
+ul.statuses li{display:flex;gap:8px;align-items:baseline}ul.statuses .badge{min-width:6.5em;text-align:center}
+@media (max-width:640px){
+table.stack,table.stack tbody{display:block;width:100%}
+table.stack caption{display:block}
+table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+table.stack tr{display:flex;flex-wrap:wrap;gap:2px 14px;border:1px solid var(--line);border-radius:6px;padding:6px 8px;margin:0 0 8px}
+table.stack tr[hidden]{display:none}
+table.stack td{border:0;padding:0;text-align:left;min-width:0}
+table.stack td[data-label]::before{content:attr(data-label) ": ";color:var(--muted)}
+table.stack td.path{flex:1 1 100%}
+table.stack td.path::before{content:none}
+}
 """
 
 SCRIPT = """

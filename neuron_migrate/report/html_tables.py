@@ -10,12 +10,13 @@ from neuron_migrate.report.model import STATUSES, CountRow, FileRow, Item, Repor
 Cell = str | tuple[str, str]  # HTML, or (sort key, HTML)
 
 
-def _td(cell: Cell, numeric: bool, path: bool = False) -> str:
+def _td(cell: Cell, numeric: bool, path: bool = False, label: str = "") -> str:
+    named = f' data-label="{esc(label)}"' if label else ""
     if not isinstance(cell, tuple):
-        return f"<td class=n>{cell}</td>" if numeric else f"<td>{cell}</td>"
+        return f"<td class=n{named}>{cell}</td>" if numeric else f"<td{named}>{cell}</td>"
     key, html = cell  # the sort key, escaped by the caller
     classes = ' class="n"' if numeric else ' class="path"' if path else ""
-    return f'<td{classes} data-v="{key}">{html}</td>'
+    return f'<td{classes}{named} data-v="{key}">{html}</td>'
 
 
 def table(
@@ -26,12 +27,17 @@ def table(
     table_id: str = "",
     row_attrs: Sequence[str] = (),
     path_col: int = -1,
+    stack: bool = False,
 ) -> str:
-    ident = f' id="{table_id}" class="sortable"' if table_id else ""
+    """A table in a `.scroll` box; `stack`: on a narrow screen each row becomes a block of
+    `heading: value` cells (the `stack` CSS), so the table needs no sideways scrolling."""
+    classes = " ".join(c for c, on in (("sortable", bool(table_id)), ("stack", stack)) if on)
+    ident = (f' id="{table_id}"' if table_id else "") + (f' class="{classes}"' if classes else "")
     head = "".join(f'<th scope="col"{" class=n" if n else ""}>{esc(h)}</th>' for h, n in zip(header, numeric))
+    labels = header if stack else [""] * len(header)
     body = "".join(
         f"<tr{row_attrs[i] if row_attrs else ''}>"
-        + "".join(_td(c, n, col == path_col) for col, (c, n) in enumerate(zip(row, numeric)))
+        + "".join(_td(c, n, col == path_col, labels[col]) for col, (c, n) in enumerate(zip(row, numeric)))
         + "</tr>"
         for i, row in enumerate(rows)
     )
@@ -91,8 +97,9 @@ def file_table(
     for n, r in enumerate(rows, 1):
         row: list[Cell] = [str(n)] if order else []
         path = esc(r.path)
+        tag = ' <span class="tag">inference only</span>' if r.inference_only else ""
         row += [
-            (path, f"<code>{path}</code>"),
+            (path, f"<code>{path}</code>{tag}"),
             (str(rank[r.status]), badge(r.status)),
             str(r.importers),
             str(r.safe),
@@ -109,5 +116,5 @@ def file_table(
         )
     all_concepts = sorted({c for v in concepts.values() for c in v.split()})
     return _filters(table_id, report, rows, all_concepts) + table(
-        caption, header, cells, numeric, table_id, attrs, path_col=1 if order else 0
+        caption, header, cells, numeric, table_id, attrs, path_col=1 if order else 0, stack=True
     )

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from neuron_migrate.report.model import HOURS_PER_DAY, STATUS_MEANING, STATUSES, FileRow, Item, Report
+from neuron_migrate.report.model import HOURS_PER_DAY, STATUS_MEANING, STATUSES, WORK_ORDER, FileRow, Item, Report
 
 SCHEMA_VERSION = 2
 
@@ -21,6 +21,8 @@ def _item(item: Item) -> dict[str, Any]:
         "message": item.message,
         "kind": item.kind,
         "guide": item.guide,
+        "tier": item.tier or None,
+        "minutes": item.minutes,
     }
 
 
@@ -47,6 +49,39 @@ def _file(row: FileRow) -> dict[str, Any]:
         "blockers": row.blockers,
         "imported_by": row.importers,
         "minutes": row.minutes,
+        "inference_only": row.inference_only,
+    }
+
+
+def _library(report: Report) -> dict[str, Any] | None:
+    lib = report.library
+    if lib is None:
+        return None
+    return {
+        "name": lib.name,
+        "concepts": [
+            {
+                "concept": c.key,
+                "label": c.label,
+                "codes": list(c.codes),
+                "inference": c.inference,
+                "files": c.files,
+                "findings": c.findings,
+                "manual": c.left,
+                "minutes": c.minutes,
+            }
+            for c in lib.concepts
+        ],
+        "files": [
+            {
+                "filename": f.path,
+                "uses": [{"concept": key, "findings": count} for key, count in f.uses],
+                "findings": f.findings,
+                "manual": f.left,
+                "minutes": f.minutes,
+            }
+            for f in lib.files
+        ],
     }
 
 
@@ -92,8 +127,20 @@ def data(report: Report) -> dict[str, Any]:
         "totals": report.kind_totals(),
         "effort": {
             "estimate": True,
-            "unit": "minutes per manual finding",
+            "unit": "minutes per manual finding, by concept or by effort tier",
             "table": dict(report.effort),
+            "rows": [
+                {
+                    "key": r.key,
+                    "label": r.label,
+                    "basis": "tier" if r.tier else "concept",
+                    "fixed": r.fixed,
+                    "manual": r.left,
+                    "minutes_each": r.minutes_each,
+                    "minutes": r.minutes,
+                }
+                for r in report.estimate_rows
+            ],
             "total_minutes": report.total_minutes,
             "range_minutes": [estimate.low, estimate.high],
             "hours": [round(h, 1) for h in estimate.hours],
@@ -113,7 +160,9 @@ def data(report: Report) -> dict[str, Any]:
                 for g in report.blockers
             ],
         },
+        "work_order": WORK_ORDER,
         "work": [_file(r) for r in report.work],
+        "library": _library(report),
         "folders": [
             {
                 "folder": f.path,

@@ -8,7 +8,17 @@ from typing import TypeVar
 
 from neuron_migrate.fsio import visible_name
 from neuron_migrate.output.base import code_span
-from neuron_migrate.report.model import STATUS_MEANING, STATUSES, CountRow, Item, Report, fallback_text
+from neuron_migrate.output.escape import visible
+from neuron_migrate.report.model import (
+    STATUS_MEANING,
+    STATUSES,
+    WORK_ORDER,
+    CountRow,
+    EffortRow,
+    Item,
+    Report,
+    fallback_text,
+)
 from neuron_migrate.words import counted
 
 LIMIT = 1024 * 1024 - 1024  # GitHub's step summary limit is 1 MiB; keep room for a separator
@@ -76,6 +86,66 @@ def _summary(report: Report) -> list[str]:
     ]
 
 
+def _legend(report: Report) -> list[str]:
+    counts = report.status_counts()
+    return ["### What the statuses mean", ""] + _table(
+        ("status", "meaning", "files"), [(s, STATUS_MEANING[s], counts[s]) for s in STATUSES]
+    )
+
+
+def _library(report: Report, limit: int | None) -> list[str]:
+    lib = report.library
+    if lib is None:
+        return []
+    out = [
+        f"### Depends on {lib.name}",
+        "",
+        (
+            f"{counted(len(lib.files), 'file')} use it. Each concept with the rules that find it; "
+            "*manual*: findings no fix resolves; inference APIs block no training run."
+        ),
+        "",
+    ]
+    out += _table(
+        ("concept", "rules", "files", "findings", "manual", "minutes"),
+        [
+            (
+                c.label + (" (inference)" if c.inference else ""),
+                ", ".join(c.codes),
+                c.files,
+                c.findings,
+                c.left,
+                c.minutes,
+            )
+            for c in lib.concepts
+        ],
+    )
+    shown, more = _cut(lib.files, limit)
+    rows = [
+        (code_span(f.path), ", ".join(f"{lib.label(k)} {n}" for k, n in f.uses), f.findings, f.left, f.minutes)
+        for f in shown
+    ]
+    return out + _table(("file", "concepts (findings)", "findings", "manual", "minutes"), rows) + more
+
+
+def _effort_rows(rows: tuple[EffortRow, ...]) -> list[str]:
+    body = [
+        (
+            f"{'tier' if r.tier else 'concept'} `{r.key}`",
+            r.label,
+            r.fixed if r.tier else "",
+            r.left,
+            r.minutes_each,
+            r.minutes,
+        )
+        for r in rows
+    ]
+    total = ("**total**", "", sum(r.fixed for r in rows), sum(r.left for r in rows), "", sum(r.minutes for r in rows))
+    return _table(
+        ("costed by", "what", "fixed (no cost)", "left to a person", "minutes each", "minutes"), [*body, total]
+    )
+
+
 def _relation(report: Report) -> list[str]:
     r = report.relation
     if r is None:
@@ -124,7 +194,8 @@ def _comparison(report: Report, limit: int | None) -> list[str]:
 def _body(report: Report, limit: int | None) -> str:
     run = report.run
     counts = report.status_counts()
-    out = ["## neuron-migrate report", ""] + _summary(report) + _relation(report) + _comparison(report, limit)
+    out = ["## neuron-migrate report", ""] + _summary(report) + _legend(report)
+    out += _relation(report) + _comparison(report, limit)
     out += ["### Blockers", ""]
     if not report.blockers:
         out += ["None: no finding keeps a torch_xla import alive.", ""]
@@ -134,7 +205,7 @@ def _body(report: Report, limit: int | None) -> str:
     out += [
         "### The work, in order",
         "",
-        "Files imported by more local files come first: migrate them once, early.",
+        WORK_ORDER,
         "",
     ]
     shown, more = _cut(report.work, limit)
@@ -142,12 +213,23 @@ def _body(report: Report, limit: int | None) -> str:
         _table(
             ("#", "file", "status", "imported by", "safe", "unsafe", "manual", "blockers", "minutes"),
             [
-                (n, code_span(r.path), r.status, r.importers, r.safe, r.unsafe, r.manual, r.blockers, r.minutes)
+                (
+                    n,
+                    code_span(r.path) + (" (inference only)" if r.inference_only else ""),
+                    r.status,
+                    r.importers,
+                    r.safe,
+                    r.unsafe,
+                    r.manual,
+                    r.blockers,
+                    r.minutes,
+                )
                 for n, r in enumerate(shown, 1)
             ],
         )
         + more
     )
+    out += _library(report, limit)
     out += ["### By folder", ""]
     folders, more = _cut([f for f in report.folders if f.total or f.count("done")], limit)
     out += (
@@ -161,16 +243,16 @@ def _body(report: Report, limit: int | None) -> str:
         "### Effort estimate",
         "",
         (
-            f"An **estimate**: {hours(report)}, from minutes per manual finding by concept (typical total "
-            f"{report.total_minutes} minutes; the range is half to twice that; a person-day is 6 hours). "
-            "Override the table in `[tool.neuron-migrate.report-effort]`."
+            f"An **estimate**: {hours(report)} (typical total {report.total_minutes} minutes; the range is half to "
+            "twice that; a person-day is 6 hours). Why: each finding no fix resolves costs its concept's minutes, "
+            "or its effort tier's where its rule names one (every NxD finding does): *mechanical* is a local "
+            "rewrite, *semi-mechanical* a rewrite a person checks against the model's code, *manual* a port by "
+            "hand. A finding `--fix` or `--fix --unsafe-fixes` resolves costs nothing. Override the minutes in "
+            "`[tool.neuron-migrate.report-effort]`."
         ),
         "",
     ]
-    out += _table(
-        ("concept", "findings", "minutes each", "minutes"),
-        [(g.concept, len(g.items), g.minutes_each, g.minutes) for g in report.manual],
-    )
+    out += _effort_rows(report.estimate_rows)
     out += ["Table used: " + ", ".join(f"{k} {v}" for k, v in sorted(report.effort)) + ".", ""]
     out += ["### Findings by family", ""] + _counts(report.families, "family")
     out += ["### Findings by rule", ""] + _counts(report.rules, "rule")
@@ -220,7 +302,6 @@ def _body(report: Report, limit: int | None) -> str:
         ],
     )
     out += ["### Files", ""]
-    out += _table(("status", "meaning", "files"), [(s, STATUS_MEANING[s], counts[s]) for s in STATUSES])
     listed = [r for r in report.files if r.status != "clean"]
     shown, more = _cut(listed, None if limit is None else limit * 4)
     out += (
@@ -233,7 +314,7 @@ def _body(report: Report, limit: int | None) -> str:
     if counts["clean"]:
         noun = "clean file is" if counts["clean"] == 1 else "clean files are"
         out += [f"{counts['clean']} {noun} not listed.", ""]
-    return "\n".join(out).rstrip("\n") + "\n"
+    return "\n".join(map(visible, out)).rstrip("\n") + "\n"  # control characters from names and code escaped
 
 
 def render(report: Report, limit: int = LIMIT) -> str:

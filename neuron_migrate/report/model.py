@@ -26,6 +26,13 @@ STATUS_MEANING: Mapping[str, str] = MappingProxyType(
     }
 )
 WORK = ("blocked", "manual", "unsafe", "auto")  # statuses with something left to do
+# How the work is ordered (`plan.work_order`), said once above the work table in each format.
+WORK_ORDER = (
+    "What blocks a training run comes first: training files before inference-only ones (whose only work is "
+    "inference APIs such as `torch_neuronx.trace` or NxD's `ModelBuilder`), then files that more local files "
+    "import (a module imported by 30 scripts is migrated once, early), then blocked (its torch_xla import "
+    "stays) before manual, unsafe and auto, then the most minutes first."
+)
 KINDS = ("safe", "unsafe", "manual")
 
 FAMILIES: Mapping[str, str] = MappingProxyType(
@@ -86,6 +93,7 @@ class FileRow:
     blockers: int = 0
     importers: int = 0  # local files that import this one
     minutes: int = 0  # the estimate's typical value for its manual findings
+    inference_only: bool = False  # its only migration work is inference APIs: it blocks no training run
 
     @property
     def total(self) -> int:
@@ -145,6 +153,8 @@ class Item:
     message: str
     kind: str
     guide: str  # the rule's documentation section
+    tier: str = ""  # the effort tier it is costed by ("": by its concept)
+    minutes: int = 0  # the estimate's typical minutes for it (0 when a fix resolves it)
 
     @property
     def location(self) -> str:
@@ -154,14 +164,72 @@ class Item:
 
 @dataclass(frozen=True)
 class ConceptGroup:
+    """The manual findings of one concept (each costed by its concept's row, or by its tier)."""
+
     concept: str
     label: str
-    minutes_each: int
+    minutes_each: int | None  # None where the items are costed by tier
     items: tuple[Item, ...]
 
     @property
     def minutes(self) -> int:
-        return self.minutes_each * len(self.items)
+        return sum(item.minutes for item in self.items)
+
+
+@dataclass(frozen=True)
+class EffortRow:
+    """One row of the estimate: a concept's manual findings, or an effort tier's findings."""
+
+    key: str  # a concept, or a tier
+    label: str
+    tier: bool  # a tier row: `fixed` counts its findings a fix resolves (they cost nothing)
+    left: int  # findings left to a person
+    minutes_each: int
+    fixed: int = 0
+
+    @property
+    def minutes(self) -> int:
+        return self.left * self.minutes_each
+
+
+@dataclass(frozen=True)
+class LibraryConcept:
+    """One concept of a library (NxD's mesh, tensor-parallel layers, pipeline...) and its use."""
+
+    key: str
+    label: str
+    codes: tuple[str, ...]  # the rules that find it
+    inference: bool  # an inference API: it blocks no training run
+    files: int
+    findings: int
+    left: int  # findings no fix resolves
+    minutes: int = 0  # their typical minutes
+
+
+@dataclass(frozen=True)
+class LibraryFile:
+    """One file that depends on the library: the concepts it uses, with their findings."""
+
+    path: str
+    uses: tuple[tuple[str, int], ...]  # (concept key, findings), in the library's concept order
+    left: int  # findings no fix resolves
+    minutes: int  # their typical minutes
+
+    @property
+    def findings(self) -> int:
+        return sum(count for _, count in self.uses)
+
+
+@dataclass(frozen=True)
+class Library:
+    """The files that depend on a library the migration removes, grouped by concept."""
+
+    name: str
+    concepts: tuple[LibraryConcept, ...]  # the concepts used, in the library's order
+    files: tuple[LibraryFile, ...]  # by path
+
+    def label(self, key: str) -> str:
+        return next((c.label for c in self.concepts if c.key == key), key)
 
 
 @dataclass(frozen=True)
@@ -254,6 +322,8 @@ class Report:
     blockers: tuple[BlockerGroup, ...] = ()
     relation: Relation | None = None
     comparison: Comparison | None = field(default=None, compare=False)
+    estimate_rows: tuple[EffortRow, ...] = ()  # concept rows, then tier rows; they sum to the estimate
+    library: Library | None = None  # the files that depend on NxD, by concept
 
     def status_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATUSES, 0)
@@ -266,7 +336,7 @@ class Report:
 
     @property
     def total_minutes(self) -> int:
-        return sum(group.minutes for group in self.manual)
+        return sum(row.minutes for row in self.estimate_rows)
 
     @property
     def estimate(self) -> Effort:
