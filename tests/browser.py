@@ -59,6 +59,12 @@ if(bar){var sel=bar.querySelector('select[name=status]');out.filters={};
   out.textFilterShown=[].filter.call(doc.querySelectorAll('#file-list tbody tr'),function(r){return !r.hidden;}).length;
   text.value='';text.dispatchEvent(new win.Event('input'));}
 out.folders=doc.querySelectorAll('#folders-tree details').length;
+out.tables={};[].forEach.call(doc.querySelectorAll('table[id]'),function(t){var box=t.parentElement;
+  out.tables[t.id]={scrollWidth:box.scrollWidth,clientWidth:box.clientWidth,right:Math.round(t.getBoundingClientRect().right)};});
+var legend=doc.getElementById('legend');
+out.legendFirst=!!legend&&[].every.call(doc.querySelectorAll('table'),function(t){var r=t.getBoundingClientRect();
+  return r.height===0||legend.getBoundingClientRect().bottom<=r.top;});
+out.library=!!doc.getElementById('library');
 out.requests=win.performance.getEntriesByType('resource').map(function(e){return e.name;});
 out.order=[].map.call(doc.querySelectorAll('main > h2[id]'),function(h){return h.id;});
 out.dark=win.matchMedia('(prefers-color-scheme: dark)').matches;
