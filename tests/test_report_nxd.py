@@ -122,6 +122,7 @@ def test_library_section_groups_nxd_files_by_concept(nxd: Path) -> None:
         "trace": (2, 2, 2),
     }
     assert [c["concept"] for c in lib["concepts"]][-1] == "trace" and lib["concepts"][-1]["inference"]
+    assert [f["filename"] for f in lib["files"]] == ["model.py", "train.py", "serve.py", "serve2.py", "serve_utils.py"]
     files = {f["filename"]: {u["concept"]: u["findings"] for u in f["uses"]} for f in lib["files"]}
     assert files["train.py"] == {"mesh": 2, "loss": 1, "pipeline": 1, "imports": 3}
     assert files["model.py"] == {"tp-layers": 3, "imports": 1} and files["serve.py"] == {"trace": 1}

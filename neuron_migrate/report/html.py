@@ -183,6 +183,7 @@ def _library(report: Report) -> str:
             ("concept", "rules", "files", "findings", "manual", "minutes"),
             concepts,
             (False, False, True, True, True, True),
+            table_id="library-concepts",
             stack=True,
         )
         + table(
@@ -190,6 +191,7 @@ def _library(report: Report) -> str:
             ("file", "concepts (findings)", "findings", "manual", "minutes"),
             files,
             (False, False, True, True, True),
+            table_id="library-files",
             path_col=0,
             stack=True,
         )

@@ -80,10 +80,14 @@ def inference_files(own: Mapping[str, bool], imported_by: Mapping[str, frozenset
 
 
 def build_library(
-    findings: Sequence[Finding], manual: Callable[[Finding], bool], minutes: Callable[[Finding], int]
+    findings: Sequence[Finding],
+    manual: Callable[[Finding], bool],
+    minutes: Callable[[Finding], int],
+    inference: frozenset[str] = frozenset(),
 ) -> Library | None:
     """The NxD section for `findings` (sorted); None when no file depends on NxD. `manual`:
-    no fix resolves the finding; `minutes`: its typical cost."""
+    no fix resolves the finding; `minutes`: its typical cost; `inference`: the inference-only
+    files, listed after the training files."""
     per_file: dict[str, dict[str, int]] = {}
     left: dict[str, int] = {}
     cost: dict[str, int] = {}
@@ -113,6 +117,6 @@ def build_library(
     )
     files = tuple(
         LibraryFile(path, tuple((k, uses[k]) for k in order if k in uses), left[path], cost[path])
-        for path, uses in sorted(per_file.items())
+        for path, uses in sorted(per_file.items(), key=lambda kv: (kv[0] in inference, kv[0]))
     )
     return Library(NAME, concepts, files)

@@ -226,7 +226,7 @@ class Library:
 
     name: str
     concepts: tuple[LibraryConcept, ...]  # the concepts used, in the library's order
-    files: tuple[LibraryFile, ...]  # by path
+    files: tuple[LibraryFile, ...]  # training files first, then inference-only ones; by path
 
     def label(self, key: str) -> str:
         return next((c.label for c in self.concepts if c.key == key), key)
@@ -348,11 +348,17 @@ class Report:
 
 
 def fallback_text(smoke: SmokeSummary) -> str:
-    """The fallbacks cell: the ops, or none; with how many ops the compat data could not judge."""
-    shown = ", ".join(smoke.fallbacks) or ("none known" if smoke.unknown_ops and smoke.fallbacks_predicted else "none")
-    if smoke.unknown_ops and smoke.fallbacks_predicted:
-        shown += f" ({smoke.unknown_ops} op{'s' if smoke.unknown_ops != 1 else ''} of unknown status)"
-    return shown
+    """The fallbacks cell: the ops, or none; and, for a prediction, plainly that the ops the
+    compat data does not list may fall back too."""
+    shown = ", ".join(smoke.fallbacks)
+    unknown = smoke.unknown_ops if smoke.fallbacks_predicted else 0
+    if not unknown:
+        return shown or "none"
+    ops = f"{unknown} op is" if unknown == 1 else f"{unknown} ops are"
+    unlisted = (
+        f"{ops} not in the compat data, so whether {'it falls' if unknown == 1 else 'they fall'} back is not known"
+    )
+    return f"{shown}; {unlisted}" if shown else f"none predicted; {unlisted}"
 
 
 def effort_range(minutes: int) -> Effort:

@@ -266,7 +266,7 @@ def build(
         blockers=_blockers(findings, kind),
         relation=relation,
         estimate_rows=estimate_rows(findings, effort, kind),
-        library=build_library(findings, lambda f: kind(f) == "manual", cost),
+        library=build_library(findings, lambda f: kind(f) == "manual", cost, inference),
     )
 
 
