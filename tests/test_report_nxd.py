@@ -17,7 +17,7 @@ from neuron_migrate import report
 from neuron_migrate.effort import TIER_EFFORT
 from neuron_migrate.report import markdown
 from neuron_migrate.report.command import collect
-from neuron_migrate.report.model import WORK_ORDER, SmokeSummary, fallback_text
+from neuron_migrate.report.model import WORK_ORDER, FileRow, SmokeSummary, fallback_text
 
 pytestmark = pytest.mark.slow  # runs the CLI and the fixes several times per report
 
@@ -210,3 +210,16 @@ def test_nxd_report_in_a_real_browser(nxd: Path, tmp_path: Path, monkeypatch: py
             box = seen["tables"][table]
             assert box["scrollWidth"] <= box["clientWidth"] and box["right"] <= width, (width, table, seen)
         assert seen["order"].index("work") < seen["order"].index("library") < seen["order"].index("effort")
+
+
+def test_folders_of_absolute_paths_roll_up_once() -> None:
+    """`report /abs/path`: the top counts each file once, and `/abs` is one level down."""
+    from neuron_migrate.report.plan import folders
+
+    rows = folders([FileRow("/work/a/x.py", "clean", 0, 0, 0), FileRow("/work/a/b/y.py", "clean", 0, 0, 0)])
+    assert [(f.path, f.depth, f.files) for f in rows] == [
+        (".", 0, 2),
+        ("/work", 1, 2),
+        ("/work/a", 2, 2),
+        ("/work/a/b", 3, 1),
+    ]
