@@ -400,7 +400,9 @@ def test_unknown_ops_are_counted_where_the_report_says_none() -> None:
     from neuron_migrate.report.model import fallback_text
     from neuron_migrate.report.plan import _smoke_summary
 
-    assert fallback_text(_smoke_summary(report)) == "none known (5 ops of unknown status)"  # `report --smoke`
+    assert fallback_text(_smoke_summary(report)) == (  # `report --smoke`
+        "none predicted; 5 ops are not in the compat data, so whether they fall back is not known"
+    )
     one = full_report(ops=unknown[:1], fallbacks=(), events=(), parity=None)
     assert render_text(one).splitlines()[0] == "smoke PASSED: train.py (1 op of unknown compat status)"
 
