@@ -73,6 +73,7 @@ _MAP_KEYS = {
     "ref_class",
     "ref_message",
     "ref_fix",
+    "constant",
 }
 # What a fix does with each parameter of the API it maps (`[map.params]`): carry it over (`keep`),
 # pass it under another name (`rename: new`), leave it out (`drop: why`), or leave the call to a
@@ -154,6 +155,7 @@ class MapEntry:
     ref_class: str | None = None
     ref_message: str | None = None
     ref_fix: bool = False  # the entry's fix rewrites a reference itself, where no stand-in is declared
+    constant: bool = False  # `old` is a value, not a callable (`xm.REDUCE_SUM`): its reads are its uses
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -243,6 +245,7 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         ref_class=_text(data, "ref_class", where),
         ref_message=_text(data, "ref_message", where),
         ref_fix=_flag(data, "ref_fix", where),
+        constant=_flag(data, "constant", where),
     )
 
 

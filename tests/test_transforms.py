@@ -144,7 +144,7 @@ def _structural(text: str, path: str, settings: Settings) -> list[Planned]:
     start = first_round(text, path, settings, ruleset_for(settings))
     if not isinstance(start, tuple) or start[1] is None:
         return []
-    reported = suppress.reporter(text, path, settings)  # not the findings a `# noqa` silences
+    reported = suppress.reporter(text, path, settings)  # not the findings a noqa comment silences
     return [p for p in start[0] if p.plan is not None and p.plan.transform is not None and reported(p.finding)]
 
 

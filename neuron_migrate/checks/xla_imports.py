@@ -8,7 +8,7 @@ when the fix declines to remove it.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -286,13 +286,13 @@ def removal(
     stmt: ast.Import | ast.ImportFrom,
     scope: Scope,
     gone: frozenset[str] = frozenset(),
-    calls: bool = True,
+    rewritten: Callable[[ast.Call], bool] | None = None,
 ) -> Plan | None:
     """The deletion `remove_import` makes of `stmt` (in `scope`) once nothing uses it and no
     string keeps it, planned on the text as it is, as if the names in `gone` were read nowhere
     (the names it binds, whose reads other fixes take away); None where a person decides.
-    Without `calls`, a probe's statements are not checked for calls that might fail to import
-    (what other fixes make of those calls is known only once they are made)."""
+    A probe's statements may call what other fixes rewrite (`rewritten`): what those calls become
+    is known only once they are made."""
     if len(stmt.names) > 1 and not all(is_xla(stmt, alias) for alias in stmt.names):
         return _without_xla(ctx, stmt)
     parent = ctx.analysis.parent(stmt)
@@ -301,7 +301,7 @@ def removal(
             return ctx.delete_statement(parent)
         if _other_import_used(ctx, parent, stmt, gone):
             return None
-        return neuron_path(ctx, parent, scope, calls)  # the import chose the branch that ran
+        return neuron_path(ctx, parent, scope, rewritten)  # the import chose the branch that ran
     return ctx.delete_statement(stmt)
 
 

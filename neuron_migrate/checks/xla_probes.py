@@ -13,6 +13,7 @@ branch would run and what to write.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.names import Scope
@@ -63,26 +64,29 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     return any(isinstance(k, ast.Name) and k.id in _CAUGHT for k in kinds)
 
 
-def kept_statements(analysis: Analysis, probe: ast.Try, scope: Scope, calls: bool = True) -> list[ast.stmt] | None:
+def kept_statements(
+    analysis: Analysis, probe: ast.Try, scope: Scope, rewritten: Callable[[ast.Call], bool] | None = None
+) -> list[ast.stmt] | None:
     """The statements of the branch XLA took, without the probe's imports, when the fold may keep
     them alone: each a simple statement on one line that calls nothing able to raise an
-    ImportError (not checked without `calls`: what other fixes make of those calls is known only
-    once they are made). None otherwise (or when an import of the probe is not torch_xla's alone)."""
+    ImportError, apart from the calls other fixes rewrite (`rewritten`: what those become is known
+    only once they are made). None otherwise (or when an import of the probe is not torch_xla's alone)."""
     imports = [s for s in probe.body if isinstance(s, (ast.Import, ast.ImportFrom))]
     if any(not all(is_xla(s, a) for a in s.names) for s in imports):
         return None
     kept = [s for s in (*probe.body, *probe.orelse) if s not in imports]
     if any(
-        not isinstance(s, _SIMPLE) or s.lineno != s.end_lineno or (calls and _calls(analysis, s, scope)) for s in kept
+        not isinstance(s, _SIMPLE) or s.lineno != s.end_lineno or _calls(analysis, s, scope, rewritten) for s in kept
     ):
         return None
     return kept
 
 
-def _calls(analysis: Analysis, stmt: ast.stmt, scope: Scope) -> bool:
-    """Whether `stmt` calls anything that might raise the ImportError the probe caught."""
+def _calls(analysis: Analysis, stmt: ast.stmt, scope: Scope, rewritten: Callable[[ast.Call], bool] | None) -> bool:
+    """Whether `stmt` calls anything that might raise the ImportError the probe caught (a call
+    another fix rewrites aside)."""
     for node in ast.walk(stmt):
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or (rewritten is not None and rewritten(node)):
             continue
         names = analysis.call_names(node, scope)
         builtin = isinstance(node.func, ast.Name) and node.func.id in _BUILTINS and not names
@@ -91,7 +95,9 @@ def _calls(analysis: Analysis, stmt: ast.stmt, scope: Scope) -> bool:
     return False
 
 
-def neuron_path(ctx: FixContext, node: ast.Try, scope: Scope, calls: bool = True) -> Plan | None:
+def neuron_path(
+    ctx: FixContext, node: ast.Try, scope: Scope, rewritten: Callable[[ast.Call], bool] | None = None
+) -> Plan | None:
     """`try: import torch_xla...; HAS_XLA = True / except ImportError: HAS_XLA = False` -> `HAS_XLA = True`.
 
     The statements after the imports (and the `else:` block) stay, the probe and its fallback go;
@@ -100,7 +106,7 @@ def neuron_path(ctx: FixContext, node: ast.Try, scope: Scope, calls: bool = True
     """
     if probe_of(ctx.analysis, node.body[0]) is None:
         return None
-    kept = kept_statements(ctx.analysis, node, scope, calls)
+    kept = kept_statements(ctx.analysis, node, scope, rewritten)
     if kept is None:
         return None
     if not kept:

@@ -56,9 +56,14 @@ def reference_form(analysis: Analysis, node: ast.AST) -> str:
 
 def is_reference(analysis: Analysis, match: Match) -> bool:
     """Whether the match is a reference to a torch_xla API (a name or attribute chain) that is not
-    a call, of a map entry (the APIs a detector finds by other means keep their own handling)."""
+    a call, of a map entry (the APIs a detector finds by other means keep their own handling); a
+    constant's reads are its uses, not references."""
     node = match.node
-    if match.entry is None or not (match.qualified == XLA_ROOT or match.qualified.startswith(XLA_ROOT + ".")):
+    if (
+        match.entry is None
+        or match.entry.constant
+        or not (match.qualified == XLA_ROOT or match.qualified.startswith(XLA_ROOT + "."))
+    ):
         return False
     return isinstance(node, (ast.Name, ast.Attribute)) and reference_form(analysis, node) != CALL
 

@@ -73,7 +73,7 @@ def freed_imports(ctx: FixContext, planned: list[Planned], import_codes: frozens
         taken = {id(item): t for item in pending if (t := _taken(ctx.analysis, fixing, item, uses)) is not None}
         clear = [item for item in pending if id(item) in taken]
         gone = frozenset(name for item in clear for name in bound_names(item.match.node))  # type: ignore[arg-type, union-attr]
-        new = [f for f in (_freed(ctx, item, clear, taken, gone) for item in clear) if f is not None]
+        new = [f for f in (_freed(ctx, item, clear, taken, gone, fixing) for item in clear) if f is not None]
         if not new:
             break
         found += new
@@ -136,17 +136,28 @@ def _taken(analysis: Analysis, fixing: _Covers, item: Planned, uses: _Uses) -> _
 
 
 def _freed(
-    ctx: FixContext, item: Planned, clear: list[Planned], taken: dict[int, _Taken], gone: frozenset[str]
+    ctx: FixContext,
+    item: Planned,
+    clear: list[Planned],
+    taken: dict[int, _Taken],
+    gone: frozenset[str],
+    fixing: _Covers,
 ) -> Freed | None:
     """How the waiting import `item` goes, whose uses fixes take away: its deletion (planned as if
-    the names of every such import were read nowhere), which waits on those fixes and on those of
-    the other imports it deletes with it (a probe's `try`); None where a person decides."""
+    the names of every such import were read nowhere), which waits on those fixes, on those of
+    the other imports it deletes with it (a probe's `try`) and on those of the calls its probe
+    keeps; None where a person decides."""
     match = item.match
     assert match is not None and isinstance(match.node, (ast.Import, ast.ImportFrom))
     needs, certain = dict(taken[id(item)][0]), taken[id(item)][1]
     deletion = removal(ctx, match.node, match.scope, gone)
     if deletion is None:  # a probe whose statements call what fixes rewrite: known once they run
-        deletion, certain = removal(ctx, match.node, match.scope, gone, calls=False), False
+        deletion, certain = removal(ctx, match.node, match.scope, gone, fixing.rewrites), False
+        probe = ctx.analysis.parent(match.node)
+        for call in (n for n in ast.walk(probe) if isinstance(n, ast.Call)) if deletion and probe else ():
+            cover = fixing.taking_away(ctx.analysis.src.node_span(call.func), "")
+            if cover is not None:
+                needs.setdefault(id(cover[0]), cover[0])
     if deletion is None:
         return None
     for other in clear:  # imports the deletion takes with it wait on their uses' fixes too
@@ -182,6 +193,7 @@ class _Covers:
     def __init__(self, analysis: Analysis, fixing: list[Planned]) -> None:
         self.fixes = sorted(fixing, key=lambda p: p.applicability.rank)
         self.text = analysis.src.text
+        self.spans = analysis.src.node_span
         self.buckets: dict[int, list[_Span]] = {}
         self.wide: dict[tuple[int, int, str, str], _Span] = {}  # a wide span's first (safest) fix
         for order, p in enumerate(self.fixes):
@@ -218,6 +230,10 @@ class _Covers:
             ):
                 return True
         return False
+
+    def rewrites(self, call: ast.Call) -> bool:
+        """Whether a fix of the round rewrites `call`'s callee (known or not before it runs)."""
+        return self.taking_away(self.spans(call.func), "") is not None
 
     def taking_away(self, span: tuple[int, int], name: str) -> tuple[Planned, bool] | None:
         """The fix that takes the code at `span` (a read of `name`, or a string that keeps the

@@ -120,3 +120,5 @@ if __name__ == "__main__":
     parser.add_argument("--ddp", action="store_true")
     parser.add_argument("--no-checkpoint", dest="checkpoint", action="store_false")
     _mp_fn(int(os.environ.get("LOCAL_RANK", 0)), parser.parse_known_args()[0])
+    if dist.is_initialized():
+        dist.destroy_process_group()
