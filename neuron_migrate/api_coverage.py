@@ -1,5 +1,5 @@
 """docs/api-coverage.md: what the rules do to each torch_xla API, from the rules and the
-signatures table (`rules/signatures.toml`)."""
+signature tables (`rules/signatures.toml`, `rules/signatures-nxd.toml`)."""
 
 from __future__ import annotations
 
@@ -122,12 +122,13 @@ def render_api_coverage() -> str:
     out = [
         COVERAGE_BANNER,
         "",
-        "# torch_xla API coverage",
+        "# torch_xla and NxD API coverage",
         "",
-        "Every torch_xla API a rule maps, and every public one that real code calls (pytorch/xla's examples and",
-        "tests, aws-neuron-samples; `calls` counts the call sites seen), with what `--fix --unsafe-fixes` does",
-        "to it. The signatures come from the torch_xla 2.5.0 and 2.8.0 wheels (`rules/signatures.toml`,",
-        "written by `scripts/signatures.py`).",
+        "Every torch_xla and neuronx_distributed (NxD) API a rule maps, and every public one that real code calls",
+        "(pytorch/xla's examples and tests, NxD's training examples, aws-neuron-samples; `calls` counts the call",
+        "sites seen), with what `--fix --unsafe-fixes` does to it. The signatures come from the torch_xla 2.5.0",
+        "and 2.8.0 wheels (`rules/signatures.toml`) and the NxD 0.10.1 and 0.18.0 sources",
+        "(`rules/signatures-nxd.toml`), both written by `scripts/signatures.py`.",
         "",
         "- **port**: rewritten in place to the TorchNeuron or PyTorch equivalent;",
         "- **helper**: replaced by a call to a small function written into the file once;",

@@ -48,6 +48,7 @@ _RULE_KEYS = {
     "compat",
     "from",
     "blocker",
+    "tier",
 }
 _MAP_KEYS = {
     "old",
@@ -66,6 +67,7 @@ _MAP_KEYS = {
     "manual_message",
     "blocker",
     "params",
+    "tier",
     "ref",
     "ref_helper",
     "ref_class",
@@ -77,6 +79,10 @@ _MAP_KEYS = {
 # pass it under another name (`rename: new`), leave it out (`drop: why`), or leave the call to a
 # human when it is given a value other than its default (`decline: why`, shown in the finding).
 PARAM_ACTIONS = ("keep", "rename", "drop", "decline")
+# How much of a person's work a rule's finding is (`tier`, on the rule or a `[[map]]` entry), for
+# the report's effort tiers: a local rewrite (`mechanical`), one that needs the model's own module
+# names, i.e. a plan (`semi-mechanical`), or a port by hand (`manual`). The NxD rules carry it.
+TIERS = ("mechanical", "semi-mechanical", "manual")
 # What code a rule migrates from (`--from`): the torch_xla rules, the CUDA rules (NM8xx), and the
 # bands that apply to both (APIs the beta lacks, torch.compile, smoke findings, the tool itself).
 _SHARED_BANDS = ("NM4", "NM5", "NM7", "NM9")
@@ -100,6 +106,7 @@ MODULE_CONCEPTS = (
     "environment",
     "cuda",
     "cuda_setup",
+    "nxd",
 )
 CONCEPTS = (*MODULE_CONCEPTS, "packaging", "shell", "smoke", "engine")
 _DOC_KEYS = {"what", "why", "fix_safety", "known_problems", "references"}
@@ -138,6 +145,7 @@ class MapEntry:
     manual_message: str | None = None  # `message` for a use the entry's fix leaves to a person
     blocker: bool | None = None  # overrides the rule's `blocker` for this entry
     params: tuple[Param, ...] = ()  # every parameter of `old`'s signature, in order (rules/signatures.toml)
+    tier: str = ""  # one of TIERS, overriding the rule's; "" when the entry names none
     # What a reference to `old` that is not a call becomes (`f = xm.mark_step`, `default=xm.xla_device`):
     # an expression (placeholders as in `new`, `{helper}` for `ref_helper`'s name), a helper written
     # into the file, the class a type test (`isinstance`, `except`) names instead, or the message of a
@@ -174,6 +182,11 @@ class RuleSpec:
     families: tuple[str, ...] = ("xla",)  # the `--from` families the rule belongs to
     # Its findings keep a torch_xla import alive: no TorchNeuron counterpart a tool can write.
     blocker: bool = False
+    tier: str = ""  # one of TIERS; "" when the rule names none
+
+    def tier_of(self, entry: MapEntry | None) -> str:
+        """The effort tier of a finding of this rule through `entry`: the entry's, else the rule's."""
+        return entry.tier if entry is not None and entry.tier else self.tier
 
     @property
     def category(self) -> str:
@@ -226,6 +239,7 @@ def _parse_map(data: dict[str, Any], where: str) -> MapEntry:
         manual_message=data.get("manual_message"),
         blocker=_flag(data, "blocker", where) if "blocker" in data else None,
         params=_parse_params(data.get("params", {}), f"{where} [map.params]"),
+        tier=_tier(data, where),
         ref=_text(data, "ref", where),
         ref_helper=_text(data, "ref_helper", where),
         ref_class=_text(data, "ref_class", where),
@@ -298,7 +312,16 @@ def parse_rule(data: dict[str, Any], where: str, project: bool = False) -> RuleS
         maps=maps,
         families=_families(data, where),
         blocker=_flag(data, "blocker", where),
+        tier=_tier(data, where),
     )
+
+
+def _tier(data: dict[str, Any], where: str) -> str:
+    """The table's `tier`, one of TIERS ("" when it names none)."""
+    value = data.get("tier", "")
+    if value and value not in TIERS:
+        raise RuleSpecError(f"{where}: `tier` must be one of {', '.join(TIERS)}, not {value!r}")
+    return str(value)
 
 
 def _concept(data: dict[str, Any], where: str) -> str:

@@ -53,6 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # review_counts.py beside this script
 from review_counts import REVIEW, review_counts
 
+ROOT = Path(__file__).resolve().parent.parent
 # Pinned so that the table in docs/ecosystem.md can be reproduced.
 PACKAGES = {
     "xla": ("optimum-neuron==0.0.28", "accelerate==1.2.1", "pytorch-lightning==2.4.0", "transformers==4.46.3"),
@@ -605,6 +606,26 @@ def _problems(results: list[PackageResult]) -> list[str]:
     return lines
 
 
+# The revision the NxD section compares with: the last one before the NxD rules (one NM214 entry).
+NXD_BEFORE = "afafe6b"
+
+
+def _nxd_section(roots: list[Path], revision: str) -> str:
+    """The NxD references of the local folders, and their terminal actions before and after."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import ecosystem_nxd
+
+    with tempfile.TemporaryDirectory(prefix="nm-before-") as temp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", revision, "neuron_migrate", "rules"],
+            capture_output=True,
+            check=True,
+        )
+        subprocess.run(["tar", "-x", "-C", temp], input=archive.stdout, check=True)
+        lines = ecosystem_nxd.section(roots, Path(temp), f"`{revision}`")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -623,6 +644,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--diffs", type=Path, help="write one unified diff per package and mode into this folder")
     parser.add_argument("--work", type=Path, help="work folder (default: a temporary folder, removed afterwards)")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="worker processes for each CLI run")
+    parser.add_argument(
+        "--nxd-before",
+        default=NXD_BEFORE,
+        help="git revision whose neuron-migrate the NxD section compares with (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     sources = [s.strip() for s in args.source.split(",") if s.strip()]
     unknown = [s for s in sources if s not in MARKERS]
@@ -641,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
             work = (args.work / source) if args.work else Path(temp)
             found = [check_package(spec, work, source, extra, args.jobs) for spec in specs]
         sections.append(render(found, source))
+        if source == "xla" and args.path:
+            sections.append(_nxd_section([Path(p) for p in args.path], args.nxd_before))
         results += found
         if args.diffs:
             args.diffs.mkdir(parents=True, exist_ok=True)

@@ -1,19 +1,32 @@
 #!/usr/bin/env python3
-"""Write rules/signatures.toml: the parameters of the torch_xla APIs the rules map, and of those real code calls.
+"""Write rules/signatures.toml and rules/signatures-nxd.toml: the parameters of the APIs the rules map.
 
-The signatures are read statically, with `ast`, from the `.py` files inside torch_xla wheels
-(torch_xla is never imported; it needs a TPU runtime to import). Download the wheels first:
+The signatures are read statically, with `ast`, from the `.py` files of the library (it is never
+imported: torch_xla needs a TPU runtime, neuronx_distributed a Neuron one). For torch_xla, from
+its wheels; download them first:
 
     pip download torch_xla==2.5.0 --no-deps -d /tmp/scripts-wheels
     pip download torch_xla==2.8.0 --no-deps -d /tmp/scripts-wheels
     python scripts/signatures.py /tmp/scripts-wheels/torch_xla-2.5.0-*.whl /tmp/scripts-wheels/torch_xla-2.8.0-*.whl \
         --corpus /path/to/pytorch-xla-checkout --corpus /path/to/aws-neuron-samples
 
-The table holds every API a rule's `[[map]]` entry names (`old`, not `prefix`), plus each public
-torch_xla symbol of the modules users import (xla_model, runtime, debug.metrics, debug.profiler,
-test.test_utils, utils.utils, amp, distributed.*, experimental.*) that the `--corpus` folders
-call, with the number of call sites seen. `tests/test_signatures.py` checks each mapped API's
-declared parameters (`params` in its `[[map]]` entry) against this table, and
+For neuronx_distributed (NxD), from the `src/` folder of two releases of the public
+`aws-neuron/neuronx-distributed` repository (Neuron 2.21.1 and 2.29, NxD 0.10.1 and 0.18.0):
+
+    git -C neuronx-distributed archive 977d3b7 src | tar -x -C /tmp/nxd-0.10.1
+    git -C neuronx-distributed archive fbac349 src | tar -x -C /tmp/nxd-0.18.0
+    python scripts/signatures.py --nxd /tmp/nxd-0.10.1/src --nxd /tmp/nxd-0.18.0/src \
+        --corpus /path/to/neuronx-distributed/examples/training --corpus /path/to/aws-neuron-samples
+
+Each run writes the table of the library it is given and leaves the other's file alone.
+
+The torch_xla table holds every API a rule's `[[map]]` entry names (`old`, not `prefix`), plus each
+public torch_xla symbol of the modules users import (xla_model, runtime, debug.metrics,
+debug.profiler, test.test_utils, utils.utils, amp, distributed.*, experimental.*) that the `--corpus`
+folders call, with the number of call sites seen. The NxD table holds every NxD API a rule names,
+every other public path the same definition is exported under (`defined` names the definition),
+and each public NxD symbol the corpus calls. `tests/test_signatures.py` checks each mapped API's
+declared parameters (`params` in its `[[map]]` entry) against these tables, and
 `docs/api-coverage.md` (`neuron-migrate rules --format api-coverage`) lists every symbol with its
 action.
 
@@ -45,6 +58,10 @@ PUBLIC = re.compile(
     r"|\.core\.functions)?\.[A-Za-z_][A-Za-z0-9_]*$"
 )
 UNKNOWN = ("...",)
+XLA_ROOT, NXD_ROOT = "torch_xla", "neuronx_distributed"
+# A public NxD API: no part of its path starts with an underscore.
+NXD_PUBLIC = re.compile(r"^neuronx_distributed(\.[A-Za-z][A-Za-z0-9_]*)+$")
+FORWARDING = ("*args", "**kwargs")
 
 
 @dataclass(frozen=True)
@@ -80,25 +97,25 @@ def _params(args: ast.arguments, drop_first: bool = False) -> tuple[str, ...]:
     return tuple(out)
 
 
-class Wheel:
-    """The `.py` files of one torch_xla wheel, and the top-level symbols of each module."""
+class Library:
+    """The `.py` files of one release of a library (`root`: its top-level package), and the
+    top-level symbols of each module."""
 
-    def __init__(self, path: Path) -> None:
-        found = re.search(r"torch_xla-([0-9.]+)", path.name)
-        if found is None:
-            raise SystemExit(f"{path}: not a torch_xla wheel (torch_xla-<version>-*.whl)")
-        self.version = found.group(1)
+    def __init__(self, root: str, version: str, files: dict[str, str]) -> None:
+        self.root = root
+        self.version = version
         self.sources: dict[str, str] = {}
         self.packages: set[str] = set()
-        with zipfile.ZipFile(path) as archive:
-            for name in archive.namelist():
-                if name.startswith("torch_xla/") and name.endswith(".py"):
-                    module = name[: -len(".py")].replace("/", ".")
-                    if module.endswith(".__init__"):
-                        module = module[: -len(".__init__")]
-                        self.packages.add(module)
-                    self.sources[module] = archive.read(name).decode("utf-8", "replace")
+        for name, text in files.items():  # `root/a/b.py` -> its text
+            module = name[: -len(".py")].replace("/", ".")
+            if module.endswith(".__init__"):
+                module = module[: -len(".__init__")]
+                self.packages.add(module)
+            self.sources[module] = text
         self._cache: dict[str, dict[str, Symbol | tuple[str, str]]] = {}
+
+    def ours(self, name: str) -> bool:
+        return name == self.root or name.startswith(self.root + ".")
 
     def _absolute(self, module: str, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -152,16 +169,26 @@ class Wheel:
     def _class(self, module: str, node: ast.ClassDef) -> Symbol:
         for item in node.body:
             if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-                return Symbol("class", _params(item.args, drop_first=True))
+                params = _params(item.args, drop_first=True)
+                inherited = self._foreign_base(module, node) if params == FORWARDING else None
+                return Symbol("class", UNKNOWN, inherits=inherited) if inherited else Symbol("class", params)
         for base in node.bases:
             if isinstance(base, ast.Name):
                 found = self.resolve(module, base.id)
                 if found is not None and found.kind == "class":
                     return found
             name = _dotted(base)
-            if name is not None and not name.startswith("torch_xla") and "." in name:
+            if name is not None and not self.ours(name) and "." in name:
                 return Symbol("class", UNKNOWN, inherits=name)  # e.g. `class Adam(torch.optim.Adam)`
         return Symbol("class", UNKNOWN)
+
+    def _foreign_base(self, module: str, node: ast.ClassDef) -> str | None:
+        """The base class imported from another library, whose `__init__` an `(*args, **kwargs)` one forwards to."""
+        for base in node.bases:
+            found = self.names(module).get(base.id) if isinstance(base, ast.Name) else None
+            if isinstance(found, tuple) and not self.ours(found[0]):
+                return f"{found[0]}.{found[1]}"
+        return None
 
     def _assigned(self, module: str, value: ast.expr, table: dict) -> Symbol | tuple[str, str]:
         if isinstance(value, ast.Name) and value.id in table:
@@ -190,9 +217,36 @@ class Wheel:
     def resolve(self, module: str, name: str, depth: int = 0) -> Symbol | None:
         found = self.names(module).get(name)
         if isinstance(found, tuple):
-            if depth > 8 or not found[0].startswith("torch_xla"):
+            if depth > 8 or not self.ours(found[0]):
                 return None
             return self.resolve(found[0], found[1], depth + 1)
+        return found
+
+    def definition(self, qualified: str) -> str | None:
+        """Where the name is defined (`pkg.mod.name`), following re-exports; None if it is not ours."""
+        module, _, name = qualified.rpartition(".")
+        if qualified in self.sources or module not in self.sources:
+            return qualified if qualified in self.sources else None
+        for _ in range(9):
+            found = self.names(module).get(name)
+            if not isinstance(found, tuple):
+                return f"{module}.{name}" if found is not None else None
+            if not self.ours(found[0]):
+                return None
+            module, name = found
+        return None
+
+    def public_names(self) -> list[tuple[str, str]]:
+        """(public path, its definition) for every public name a package (`__init__.py`) exports:
+        where users import re-exported APIs from (a module's own imports are not its API)."""
+        found = []
+        for module in sorted(self.packages):
+            if any(part.startswith("_") for part in module.split(".")):
+                continue
+            for name in sorted(self.names(module)):
+                definition = self.definition(f"{module}.{name}") if not name.startswith("_") else None
+                if definition is not None:
+                    found.append((f"{module}.{name}", definition))
         return found
 
     def lookup(self, qualified: str) -> Symbol | None:
@@ -202,25 +256,52 @@ class Wheel:
         return self.resolve(module, name) if module in self.sources else None
 
 
-def mapped_apis() -> set[str]:
-    """Every torch_xla name a rule's `[[map]]` entry matches exactly."""
+def wheel(path: Path) -> Library:
+    """A torch_xla wheel (`torch_xla-<version>-*.whl`)."""
+    found = re.search(r"torch_xla-([0-9.]+)", path.name)
+    if found is None:
+        raise SystemExit(f"{path}: not a torch_xla wheel (torch_xla-<version>-*.whl)")
+    with zipfile.ZipFile(path) as archive:
+        files = {
+            name: archive.read(name).decode("utf-8", "replace")
+            for name in archive.namelist()
+            if name.startswith("torch_xla/") and name.endswith(".py")
+        }
+    return Library(XLA_ROOT, found.group(1), files)
+
+
+def nxd_tree(folder: Path) -> Library:
+    """A neuronx_distributed release: the folder that holds its `neuronx_distributed/` package."""
+    package = folder / NXD_ROOT
+    version = re.search(r'__version__ = "([^"]+)"', (package / "_version.py").read_text(encoding="utf-8"))
+    if version is None:
+        raise SystemExit(f"{folder}: no neuronx_distributed/_version.py with a __version__")
+    files = {
+        path.relative_to(folder).as_posix(): path.read_text(encoding="utf-8", errors="replace")
+        for path in sorted(package.rglob("*.py"))
+    }
+    return Library(NXD_ROOT, version.group(1), files)
+
+
+def mapped_apis(root: str) -> set[str]:
+    """Every name of `root` (torch_xla, neuronx_distributed) a rule's `[[map]]` entry matches exactly."""
     names: set[str] = set()
     for path in sorted((ROOT / "rules").glob("NM*.toml")):
         for entry in toml_module().loads(path.read_text(encoding="utf-8")).get("map", []):
-            if entry["old"].startswith("torch_xla.") and not entry.get("prefix"):
+            if entry["old"].startswith(root + ".") and not entry.get("prefix"):
                 names.add(entry["old"])
     return names
 
 
-def _imports(tree: ast.Module) -> dict[str, str]:
-    """Local name -> the torch_xla module or symbol it stands for (module-level and nested imports)."""
+def _imports(tree: ast.Module, root: str) -> dict[str, str]:
+    """Local name -> the module or symbol of `root` it stands for (module-level and nested imports)."""
     bound: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith("torch_xla"):
-                    bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else "torch_xla"
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch_xla") and not node.level:
+                if alias.name.split(".")[0] == root:
+                    bound[alias.asname or root] = alias.name if alias.asname else root
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == root and not node.level:
             for alias in node.names:
                 if alias.name != "*":
                     bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
@@ -255,8 +336,8 @@ def _python_text(path: Path) -> str:
     return "\n".join(lines)
 
 
-def corpus_calls(folders: list[Path]) -> collections.Counter[str]:
-    """Qualified torch_xla names called (or used as a constant) in the folders' .py files and notebooks."""
+def corpus_calls(folders: list[Path], root: str) -> collections.Counter[str]:
+    """Qualified names of `root` called (or used as a constant) in the folders' .py files and notebooks."""
     counts: collections.Counter[str] = collections.Counter()
     for folder in folders:
         for path in sorted([*folder.rglob("*.py"), *folder.rglob("*.ipynb")]):
@@ -264,7 +345,7 @@ def corpus_calls(folders: list[Path]) -> collections.Counter[str]:
                 tree = ast.parse(_python_text(path))
             except (SyntaxError, ValueError):
                 continue
-            bound = _imports(tree)
+            bound = _imports(tree, root)
             if not bound:
                 continue
             for node in ast.walk(tree):
@@ -287,7 +368,28 @@ def _toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render(wheels: list[Wheel], mapped: set[str], calls: collections.Counter[str]) -> str:
+def _api_lines(name: str, libraries: list[Library], mapped: set[str], calls: collections.Counter[str]) -> list[str]:
+    symbols = {library.version: library.lookup(name) for library in libraries}
+    kinds = {s.kind for s in symbols.values() if s is not None}
+    lines = [
+        f"[api.{_toml_string(name)}]",
+        f"kind = {_toml_string(min(kinds) if kinds else 'absent')}",
+        f"mapped = {'true' if name in mapped else 'false'}",
+        f"calls = {calls.get(name, 0)}",
+    ]
+    inherits = {s.inherits for s in symbols.values() if s is not None and s.inherits}
+    if inherits:
+        lines.append(f"inherits = {_toml_string(min(inherits))}")
+    defined = {d for d in (library.definition(name) for library in libraries) if d is not None and d != name}
+    if defined:
+        lines.append(f"defined = {_toml_string(min(defined))}")
+    for version, symbol in symbols.items():
+        if symbol is not None:
+            lines.append(f"{_toml_string(version)} = [{', '.join(_toml_string(p) for p in symbol.params)}]")
+    return [*lines, ""]
+
+
+def render(wheels: list[Library], mapped: set[str], calls: collections.Counter[str]) -> str:
     chosen = set(mapped)
     for name in calls:
         if PUBLIC.match(name) and any(w.lookup(name) is not None for w in wheels):
@@ -304,32 +406,55 @@ def render(wheels: list[Wheel], mapped: set[str], calls: collections.Counter[str
         "",
     ]
     for name in sorted(chosen):
-        symbols = {w.version: w.lookup(name) for w in wheels}
-        kinds = {s.kind for s in symbols.values() if s is not None}
-        lines.append(f"[api.{_toml_string(name)}]")
-        lines.append(f"kind = {_toml_string(min(kinds) if kinds else 'absent')}")
-        lines.append(f"mapped = {'true' if name in mapped else 'false'}")
-        lines.append(f"calls = {calls.get(name, 0)}")
-        inherits = {s.inherits for s in symbols.values() if s is not None and s.inherits}
-        if inherits:
-            lines.append(f"inherits = {_toml_string(min(inherits))}")
-        for version, symbol in symbols.items():
-            if symbol is not None:
-                lines.append(f"{_toml_string(version)} = [{', '.join(_toml_string(p) for p in symbol.params)}]")
-        lines.append("")
+        lines += [line for line in _api_lines(name, wheels, mapped, calls) if not line.startswith("defined =")]
+    return "\n".join(lines)
+
+
+def render_nxd(releases: list[Library], mapped: set[str], calls: collections.Counter[str]) -> str:
+    """The NxD table: the mapped APIs, every public path their definitions are exported under, and
+    the public APIs the corpus calls."""
+    chosen = set(mapped)
+    for name in calls:
+        if NXD_PUBLIC.match(name) and any(r.lookup(name) is not None for r in releases):
+            chosen.add(name)
+    definitions = {d for r in releases for d in (r.definition(n) for n in mapped) if d is not None}
+    for release in releases:
+        chosen |= {name for name, found in release.public_names() if found in definitions}
+    versions = [r.version for r in releases]
+    lines = [
+        "# GENERATED by scripts/signatures.py from the neuronx_distributed "
+        + " and ".join(versions)
+        + " sources (ast over the .py files of",
+        "# aws-neuron/neuronx-distributed's src/ at Neuron 2.21.1 and 2.29); do not edit. Each API: its kind,",
+        "# whether a rule maps it, the call sites seen in the corpus (NxD's training examples,",
+        "# aws-neuron-samples), the definition it re-exports (`defined`), and its parameters in each release",
+        '# (a missing release: the API is absent there; ["..."]: not readable statically).',
+        f"versions = [{', '.join(_toml_string(v) for v in versions)}]",
+        "",
+    ]
+    for name in sorted(chosen):
+        lines += _api_lines(name, releases, mapped, calls)
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("wheels", nargs="+", type=Path)
-    parser.add_argument("--corpus", action="append", type=Path, default=[], help="a folder of real torch_xla code")
-    parser.add_argument("--output", type=Path, default=ROOT / "rules" / "signatures.toml")
+    parser.add_argument("wheels", nargs="*", type=Path, help="torch_xla wheels")
+    parser.add_argument("--nxd", action="append", type=Path, default=[], help="a neuronx_distributed src/ folder")
+    parser.add_argument("--corpus", action="append", type=Path, default=[], help="a folder of real code")
+    parser.add_argument("--output", type=Path, help="where to write the table (default: rules/signatures*.toml)")
     args = parser.parse_args()
-    wheels = [Wheel(path) for path in args.wheels]
-    text = render(wheels, mapped_apis(), corpus_calls(args.corpus))
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {args.output} ({text.count('[api.')} APIs)", file=sys.stderr)
+    if bool(args.wheels) == bool(args.nxd):
+        parser.error("give either torch_xla wheels or --nxd folders")
+    if args.wheels:
+        text = render([wheel(path) for path in args.wheels], mapped_apis(XLA_ROOT), corpus_calls(args.corpus, XLA_ROOT))
+        output = args.output or ROOT / "rules" / "signatures.toml"
+    else:
+        releases = [nxd_tree(path) for path in args.nxd]
+        text = render_nxd(releases, mapped_apis(NXD_ROOT), corpus_calls(args.corpus, NXD_ROOT))
+        output = args.output or ROOT / "rules" / "signatures-nxd.toml"
+    output.write_text(text, encoding="utf-8")
+    print(f"wrote {output} ({text.count('[api.')} APIs)", file=sys.stderr)
     return 0
 
 

@@ -1,7 +1,9 @@
-"""Mappings are signature-complete: each torch_xla API a rule maps declares every parameter it has.
+"""Mappings are signature-complete: each torch_xla and NxD API a rule maps declares every parameter it has.
 
-rules/signatures.toml holds the signatures, read from the torch_xla 2.5 and 2.8 wheels by
-scripts/signatures.py. Each `[[map]]` entry that rewrites an API declares, in `[map.params]`, what
+rules/signatures.toml holds torch_xla's signatures, read from the torch_xla 2.5 and 2.8 wheels, and
+rules/signatures-nxd.toml neuronx_distributed's, read from its 0.10.1 and 0.18.0 sources, both by
+scripts/signatures.py. NxD entries declare their parameters whenever their tier is not manual:
+the declarations are the mapping's spec, and a declined argument already words the finding. Each `[[map]]` entry that rewrites an API declares, in `[map.params]`, what
 its fix does with each parameter (keep, rename, drop, decline). The tests check the declarations
 against the table, then check that the fixes do what the declarations say: an argument declared
 keep or drop never stops a fix, and one declared decline stops it with the declared reason.
@@ -14,7 +16,7 @@ import pytest
 from neuron_migrate.catalogue import MapEntry, RuleSpec, RuleSpecError, load_catalogue, parse_rule
 from neuron_migrate.engine.pipeline import check_source
 from neuron_migrate.settings import Settings
-from neuron_migrate.signatures import load_signatures, param_name, signature_versions
+from neuron_migrate.signatures import load_signatures, param_name, signature_row, signature_versions
 
 SPECS = load_catalogue()
 TABLE = load_signatures()
@@ -25,20 +27,34 @@ def _rewrites(entry: MapEntry) -> bool:
     return bool(entry.fix or entry.new_call or entry.new)
 
 
+def _row(api: str) -> dict:
+    """The table row of `api` (through `inherits` for a class that only forwards its arguments)."""
+    return signature_row(api)
+
+
 def _signature_names(api: str) -> dict[str, list[str]]:
     """Each version's parameter names, in order, without the `*` and `/` markers."""
-    versions = signature_versions(TABLE[api])
+    versions = signature_versions(_row(api))
     return {v: [param_name(t) for t in tokens if t not in MARKERS] for v, tokens in versions.items()}
 
 
+LIBRARIES = ("torch_xla.", "neuronx_distributed.")
+
+
 def _torch_xla_entries() -> list[tuple[RuleSpec, MapEntry]]:
-    return [(s, m) for s in SPECS for m in s.maps if m.old.startswith("torch_xla.") and not m.prefix]
+    """The exact entries for torch_xla and NxD APIs (both tables)."""
+    return [(s, m) for s in SPECS for m in s.maps if m.old.startswith(LIBRARIES) and not m.prefix]
+
+
+def _declares(spec: RuleSpec, entry: MapEntry) -> bool:
+    """Whether the entry must declare its parameters: it rewrites, or it is an NxD mapping that is not manual."""
+    return _rewrites(entry) or (entry.old.startswith("neuronx_distributed.") and spec.tier_of(entry) != "manual")
 
 
 MAPPED = [
     (spec, entry)
     for spec, entry in _torch_xla_entries()
-    if _rewrites(entry)
+    if _declares(spec, entry)
     and TABLE.get(entry.old, {}).get("kind") in ("function", "class")
     and any(_signature_names(entry.old).values())
 ]
@@ -50,6 +66,48 @@ def test_the_table_lists_every_api_a_rule_names() -> None:
     assert not missing, f"run scripts/signatures.py: {missing}"
     stale = sorted(api for api, row in TABLE.items() if row["mapped"] and api not in named)
     assert not stale, f"no rule maps these any more; run scripts/signatures.py: {stale}"
+
+
+def test_the_nxd_table_has_both_releases_and_the_mapped_apis() -> None:
+    row = TABLE["neuronx_distributed.parallel_layers.layers.ColumnParallelLinear"]
+    assert set(signature_versions(row)) == {"0.10.1", "0.18.0"}
+    assert row["0.18.0"][:4] == ["input_size", "output_size", "bias=True", "gather_output=True"]
+    alias = TABLE["neuronx_distributed.parallel_layers.ColumnParallelLinear"]  # re-exported by the package
+    assert alias["defined"] == "neuronx_distributed.parallel_layers.layers.ColumnParallelLinear"
+    zero = TABLE["neuronx_distributed.optimizer.zero_redundancy_optimizer.NeuronZero1Optimizer"]
+    assert zero["inherits"] == "torch_xla.distributed.zero_redundancy_optimizer.ZeroRedundancyOptimizer"
+
+
+def test_every_export_of_a_mapped_nxd_api_is_decided_by_the_same_rule() -> None:
+    """A package re-export (`parallel_layers.ColumnParallelLinear`) gets the finding its definition gets."""
+    from neuron_migrate.api_coverage import api_decision
+
+    def rule_of(api: str) -> str | None:
+        decision = api_decision(api, SPECS)
+        return decision[0].code if decision else None
+
+    exported: dict[str, set[str]] = {}
+    for api, row in TABLE.items():
+        if api.startswith("neuronx_distributed."):
+            exported.setdefault(row.get("defined", api), set()).add(api)
+    for names in exported.values():
+        if any(TABLE[n]["mapped"] for n in names):
+            assert len({rule_of(n) for n in names}) == 1, {n: rule_of(n) for n in sorted(names)}
+
+
+def test_no_nxd_api_is_matched_by_two_rules() -> None:
+    """The NxD rules split the library between them: a name (or a prefix above it) in one rule only."""
+    for api in (a for a in TABLE if a.startswith("neuronx_distributed.")):
+        parts = api.split(".")
+        owners = {
+            spec.code
+            for spec in SPECS
+            for entry in spec.maps
+            if entry.old == api
+            or (entry.prefix and entry.old in {".".join(parts[:i]) for i in range(1, len(parts) + 1)})
+            if spec.detector == "qualified"
+        }
+        assert len(owners) <= 1, f"{api} is matched by {sorted(owners)}"
 
 
 def test_the_table_has_both_versions() -> None:
@@ -106,14 +164,22 @@ SHAPES = (
     "print({call})\n",
     "for batch in {call}.per_device_loader(a1):\n    pass\n",
     'if {call} == "CUDA":\n    pass\n',
+    "class Model:\n    def __init__(self):\n        self.layer = {call}\n",  # an NxD layer, planned by its class
+    "def step():\n    loss = {call}\n    loss.backward()\n",  # NxD's parallel loss, with its backward
 )
 PRELUDE = "def a0(*args, **kwargs):\n    pass\n\n\na1 = a2 = a3 = a4 = a5 = a6 = opaque = object()\n"
+# NxD's mesh, which the NxD fixes need in the file (for every NxD API but the mesh's own init).
+NXD_MESH = (
+    "from neuronx_distributed.parallel_layers.parallel_state import initialize_model_parallel as init_mesh\n"
+    "init_mesh(tensor_model_parallel_size=2)\n"
+)
 
 
 def _source(api: str, arguments: list[str], shape: str) -> str:
     module, _, name = api.rpartition(".")
     call = f"target({', '.join(arguments)})"
-    return f"from {module} import {name} as target\n\n{PRELUDE}\n" + shape.format(call=call)
+    mesh = NXD_MESH if api.startswith("neuronx_distributed.") and not api.endswith(".initialize_model_parallel") else ""
+    return f"from {module} import {name} as target\n{mesh}\n{PRELUDE}\n" + shape.format(call=call)
 
 
 def _finding(api: str, code: str, arguments: list[str], shape: str):  # type: ignore[no-untyped-def]
@@ -124,8 +190,19 @@ def _finding(api: str, code: str, arguments: list[str], shape: str):  # type: ig
     return found[0]
 
 
+# Arguments an NxD fix needs besides the required ones: a checkpoint is saved from (and loaded into)
+# a model and its optimizer.
+CONTEXT = {
+    f"neuronx_distributed.{path}{verb}_checkpoint": ["model=a2", "optimizer=a3"]
+    if verb == "save"
+    else ["tag=a1", "model=a2", "optimizer=a3"]
+    for path in ("", "trainer.", "trainer.checkpoint.")
+    for verb in ("save", "load")
+}
+
+
 def _required(api: str) -> list[str]:
-    tokens = signature_versions(TABLE[api])
+    tokens = signature_versions(_row(api))
     first = next(iter(tokens.values()))
     required: list[str] = []
     for token in first:
@@ -138,7 +215,7 @@ def _required(api: str) -> list[str]:
 
 
 def _default(api: str, name: str) -> str | None:
-    for tokens in signature_versions(TABLE[api]).values():
+    for tokens in signature_versions(_row(api)).values():
         for token in tokens:
             if param_name(token) == name and "=" in token:
                 value = token.split("=", 1)[1]
@@ -151,7 +228,7 @@ CHECKED = [(s, e) for s, e in MAPPED if (e.fix or e.new_call) and not any(p.name
 
 @pytest.mark.parametrize(("spec", "entry"), CHECKED, ids=lambda x: x.old if isinstance(x, MapEntry) else x.code)
 def test_fixes_follow_the_declarations(spec: RuleSpec, entry: MapEntry) -> None:
-    api, base = entry.old, _required(entry.old)
+    api, base = entry.old, _required(entry.old) + CONTEXT.get(entry.old, [])
     shape = next((s for s in SHAPES if _finding(api, spec.code, base, s).fix is not None), None)
     if shape is None and not base:  # `torch_xla.compile(f=None, ...)`: the first argument, though optional
         base = ["a0"]

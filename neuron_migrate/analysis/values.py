@@ -78,6 +78,19 @@ def named_imports(*requests: ImportRequest) -> dict[str, ImportRequest]:
     return {request.bound: request for request in requests}
 
 
+# What the NxD fixes write (checks/nxd/): the mesh, DTensor plans, the parallel loss, checkpoints.
+NXD_IMPORTS = (
+    ImportRequest("torch.nn", alias="nn"),
+    ImportRequest("torch.nn.functional", alias="F"),
+    ImportRequest("torch.distributed.checkpoint", alias="dcp"),
+    ImportRequest("torch.distributed.device_mesh", name="init_device_mesh"),
+    *(ImportRequest("torch.distributed.tensor", name=n) for n in ("DTensor", "Partial", "Replicate", "Shard")),
+    *(ImportRequest("torch.distributed.checkpoint.state_dict", name=n) for n in ("get_state_dict", "set_state_dict")),
+    *(
+        ImportRequest("torch.distributed.tensor.parallel", name=n)
+        for n in ("ColwiseParallel", "RowwiseParallel", "SequenceParallel", "loss_parallel", "parallelize_module")
+    ),
+)
 # The imports the fixes ask for, by the placeholder that names them in a template.
 IMPORTS = named_imports(
     ImportRequest("torch"),
@@ -87,6 +100,7 @@ IMPORTS = named_imports(
     ImportRequest("contextlib"),
     ImportRequest("torch.distributed.fsdp", alias="fsdp"),
     ImportRequest("torch.distributed.optim", alias="dist_optim"),
+    *NXD_IMPORTS,
 )
 
 

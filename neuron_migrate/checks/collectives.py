@@ -155,6 +155,7 @@ def _without(ctx: FixContext, call: ast.Call, keyword: ast.keyword) -> Edit:
 _GROUP_FACTORIES = frozenset({"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"})
 _GROUP_CONSTANTS = frozenset({"torch.distributed.group.WORLD", "torch.distributed.GroupMember.WORLD"})
 _NXD_GROUP_GETTERS = "neuronx_distributed.parallel_layers.parallel_state.get_"
+_MESH_FACTORY = "torch.distributed.device_mesh.init_device_mesh"
 _MAX_GROUP_DEPTH = 4
 
 
@@ -176,6 +177,8 @@ def yields_process_group(ctx: FixContext, node: ast.expr, scope: Scope, depth: i
             return not any(k.arg == "as_list" for k in node.keywords)
         if isinstance(node.func, ast.Name) and not node.args and not node.keywords and not called:
             return _getter_yields_group(ctx, node.func, scope, depth)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "get_group":  # `mesh["dp"].get_group()`
+            return _is_device_mesh(ctx, node.func.value, scope, depth)
         return False
     if not isinstance(node, (ast.Name, ast.Attribute)):
         return False
@@ -186,6 +189,20 @@ def yields_process_group(ctx: FixContext, node: ast.expr, scope: Scope, depth: i
     values = _assigned_values(ctx, ctx.analysis.resolver.lookup(node.id, scope))
     owner = ctx.analysis.resolver.module_scope if node.id in scope.globals_ else scope
     return bool(values) and all(yields_process_group(ctx, v, owner, depth + 1) for v in values)
+
+
+def _is_device_mesh(ctx: FixContext, node: ast.expr, scope: Scope, depth: int) -> bool:
+    """`mesh` or `mesh["dp"]` where every assignment of `mesh` is `init_device_mesh(...)` (a global
+    set in an init function counts), read statically: its `get_group()` is a ProcessGroup."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Call):
+        return _MESH_FACTORY in ctx.analysis.call_names(node, scope)
+    if not isinstance(node, ast.Name) or depth > _MAX_GROUP_DEPTH:
+        return False
+    values = _assigned_values(ctx, ctx.analysis.resolver.lookup(node.id, scope))
+    owner = ctx.analysis.resolver.module_scope if node.id in scope.globals_ else scope
+    return bool(values) and all(_is_device_mesh(ctx, v, owner, depth + 1) for v in values)
 
 
 def _getter_yields_group(ctx: FixContext, name: ast.Name, scope: Scope, depth: int) -> bool:

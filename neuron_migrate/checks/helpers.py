@@ -178,13 +178,16 @@ HELPER_NAMES: Mapping[str, str] = MappingProxyType(
         "shard_metadata": "_shard_metadata",
         "consolidate_checkpoints": "_consolidate_sharded_model_checkpoints",
         "zero_redundancy_optimizer": "_ZeroRedundancyOptimizer",
+        "zero1_optimizer": "_Zero1Optimizer",
     }
 )
 
 
 HELPER_TEMPLATES: Mapping[str, str] = MappingProxyType({**_PORT_HELPERS, **COLLECTIVE_HELPERS, **SHARDING_HELPERS})
 # The module a template's `{...}` names, where it is not torch.
-_HELPER_MODULES: Mapping[str, str] = MappingProxyType({"zero_redundancy_optimizer": "dist_optim"})
+_HELPER_MODULES: Mapping[str, str] = MappingProxyType(
+    {"zero_redundancy_optimizer": "dist_optim", "zero1_optimizer": "dist_optim"}
+)
 
 
 # What `xm.optimizer_step` did, written into the migrated file once: average, then step. The

@@ -117,5 +117,25 @@ def _shard_children(module, policy, wrap, options):
             torch.nn.utils.clip_grad_norm_(params, self._xla_max_norm)
         return super().step(closure, **kwargs)
 """,
+        "zero1_optimizer": """class _Zero1Optimizer({dist_optim}.ZeroRedundancyOptimizer):
+    \"\"\"NxD's NeuronZero1Optimizer on torch's ZeRO: its `step` averaged the gradients over the
+    data-parallel group (`process_group`) and clipped their norm (to 1.0 by default) before stepping.\"\"\"
+
+    def __init__(self, params, optimizer_class, process_group=None, grad_clipping=True, max_norm=None, **defaults):
+        super().__init__(params, optimizer_class=optimizer_class, process_group=process_group, **defaults)
+        self._nxd_max_norm = (1.0 if max_norm is None else max_norm) if grad_clipping else None
+
+    def step(self, closure=None, **kwargs):
+        import torch
+
+        params = [p for group in self.param_groups for p in group["params"] if p.grad is not None]
+        size = torch.distributed.get_world_size(self.process_group)
+        for param in params:
+            torch.distributed.all_reduce(param.grad, group=self.process_group)
+            param.grad.div_(size)
+        if self._nxd_max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(params, self._nxd_max_norm)
+        return super().step(closure, **kwargs)
+""",
     }
 )

@@ -47,6 +47,10 @@ def _bound(call: ast.Call, params: tuple[Param, ...]) -> Iterator[tuple[Param | 
         yield named or varkw, keyword.arg, keyword.value
 
 
+# The releases whose signatures rules/signatures*.toml holds, by library.
+_RELEASES = {"torch_xla": "torch_xla 2.5 or 2.8", "neuronx_distributed": "neuronx_distributed 0.10 or 0.18"}
+
+
 def declined(entry: MapEntry | None, node: ast.AST) -> Declined | None:
     """The first argument of `node` (a call) whose declared action is `decline`, or that the API lacks."""
     if entry is None or not entry.params or not isinstance(node, ast.Call):
@@ -54,7 +58,10 @@ def declined(entry: MapEntry | None, node: ast.AST) -> Declined | None:
     api = entry.old.rsplit(".", 1)[-1]
     for param, name, value in _bound(node, entry.params):
         if param is None:
-            return Declined(f"{name}=", f"`{api}` has no parameter `{name}` in torch_xla 2.5 or 2.8")
+            return Declined(
+                f"{name}=",
+                f"`{api}` has no parameter `{name}` in {_RELEASES.get(entry.old.split('.')[0], 'its library')}",
+            )
         if param.action == "decline" and not default_argument(entry.old, param.name, value):
             shown = param.name if param.name.startswith("*") else f"{param.name}="
             return Declined(shown if param.name == name else f"{name}=", param.note)

@@ -92,7 +92,7 @@ def _concepts() -> str:
         codes = [spec.code for spec in load_catalogue() if spec.concept == concept and not spec.retired]
         if concept in MODULE_CONCEPTS:
             halves = [
-                f"checks/{concept}.py",
+                f"checks/{concept}/" if (checks / concept).is_dir() else f"checks/{concept}.py",
                 *([f"{concept}_cst.py"] if (checks / f"{concept}_cst.py").is_file() else []),
             ]
             home = ", ".join(f"`{half}`" for half in halves)
