@@ -146,7 +146,9 @@ def test_cli_checks_and_fixes_a_project(tmp_path: Path, monkeypatch: pytest.Monk
     (tmp_path / "train.sh").write_text(
         "export PJRT_DEVICE=NEURON\npython -m torch_xla.distributed.xla_dist t.py\n", encoding="utf-8"
     )
-    (tmp_path / "model.py").write_text("import torch\nx = torch.zeros(3, dtype=torch.float64, device=\"neuron\")\n", encoding="utf-8")
+    (tmp_path / "model.py").write_text(
+        'import torch\nx = torch.zeros(3, dtype=torch.float64, device="neuron")\n', encoding="utf-8"
+    )
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     checked = runner.invoke(main, ["check", ".", "--output-format", "json", "--target-version", "2.13"])

@@ -226,7 +226,12 @@ def test_fixable_counts_match_what_fix_reports(unsafe: bool) -> None:
         fixable = sum(1 for f in before.findings if f.fix is not None and f.fix.applicability in allowed)
         if fixable != len(after.fixed):
             wrong.append((case.relative_to(fixtures).as_posix(), fixable, len(after.fixed)))
-    assert wrong == []
+    assert wrong == [("NM320/replica_groups.py", 2, 3)] if unsafe else wrong == []
+
+
+# NM320/replica_groups.py, with `--unsafe-fixes`: `xm.all_reduce(..., groups=parallel_state.get_data_parallel_group(as_list=True))`
+# becomes `groups=_MESH["dp"].get_group()` (NM320), and only then is the collective one NM306 can port,
+# in the next round: a chain of two fixes on one call, which check does not count without running the first.
 
 
 def test_example_summary_matches_fix(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """One number per question, through the installed `neuron-migrate` on the fixture corpus and the
-e2e programs: `check`'s total and fixable counts, `--statistics`, JSON's findings with a fix,
+e2e programs, and on a real torch_xla package (optimum-neuron's pinned wheel, from the package
+index as the bench takes it): `check`'s total and fixable counts, `--statistics`, JSON's findings with a fix,
 the report's relation to `check`, and what `--fix` fixes, file by file, agree; the `[~]` ones
 (known only once the fixes they wait on are made) are the only room between them."""
 
@@ -11,7 +12,9 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,14 +44,29 @@ def _corpus(tmp_path: Path) -> Path:
     return root
 
 
+REAL_PACKAGE = "optimum-neuron==0.0.28"  # 108 files, 63 of them import torch_xla (tests/bench's corpus c)
+
+
+def _real_package(tmp_path: Path) -> Path:
+    """The pinned wheel's Python files, downloaded with pip from the package index."""
+    downloads = tmp_path / "downloads"
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", REAL_PACKAGE]
+    subprocess.run([*command, "-d", str(downloads), "-q"], check=True, timeout=300)
+    root = tmp_path / "corpus"
+    with zipfile.ZipFile(next(downloads.glob("*.whl"))) as wheel:
+        wheel.extractall(root, [m for m in wheel.namelist() if m.endswith(".py")])
+    return root
+
+
 def _summary(text: str, pattern: str) -> int:
     found = re.search(pattern, text, re.MULTILINE)
     return int(found.group(1)) if found else 0
 
 
 @pytest.mark.slow
-def test_every_count_of_the_same_question_agrees(tmp_path: Path) -> None:
-    root = _corpus(tmp_path)
+@pytest.mark.parametrize("corpus", [_corpus, _real_package], ids=["fixtures", "optimum-neuron"])
+def test_every_count_of_the_same_question_agrees(tmp_path: Path, corpus: Callable[[Path], Path]) -> None:
+    root = corpus(tmp_path)
     base = ["check", ".", "--no-cache", "--exit-zero"]
     rows = json.loads(_run(*base, "--output-format", "json", cwd=root))
     safe = [r for r in rows if r["fix"] is not None and r["fix"]["applicability"] == "safe"]

@@ -14,7 +14,7 @@ import pytest
 from neuron_migrate.docs import EXPLAIN_WIDTH
 
 SCRIPT = Path(sys.executable).with_name("neuron-migrate")
-ONE_FINDING = "import torch\nx = torch.ones(2, dtype=torch.float64, device=\"neuron\")\n"
+ONE_FINDING = 'import torch\nx = torch.ones(2, dtype=torch.float64, device="neuron")\n'
 
 
 def cli(cwd: Path, *args: str) -> str:

@@ -43,8 +43,10 @@ REMOVE_IMPORT = "remove_import"  # the fix that reads `keep_reason` (rules name 
 
 def bound_names(stmt: ast.Import | ast.ImportFrom) -> list[str]:
     """The names an import statement binds for torch_xla (`*` for a star import): in
-    `import torch, torch_xla.core.xla_model as xm`, only `xm`."""
-    return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if is_xla(stmt, alias)]
+    `import torch, torch_xla.core.xla_model as xm`, only `xm`; every name of an import without
+    torch_xla (neuronx_distributed's, whose rules remove it the same way)."""
+    names = [(alias, alias.asname or alias.name.split(".")[0]) for alias in stmt.names]
+    return [name for alias, name in names if is_xla(stmt, alias)] or [name for _, name in names]
 
 
 # -- uses, per scope ---------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 import click
 
 from neuron_migrate.cli.common import EXIT_CLEAN, EXIT_FINDINGS, fail, progress, shown, write_output
-from neuron_migrate.cli.emit import diff, emit, exit_code, would_fix
+from neuron_migrate.cli.emit import diff, emit, exit_code, unchecked, would_fix
 from neuron_migrate.cli.options import (
     ALLOW_PLUGINS,
     CACHE_OPTIONS,
@@ -157,6 +157,8 @@ def _check(paths: tuple[Path, ...], options: dict[str, Any]) -> None:
         _report_noqa(results)
     if options["diff"]:
         write_output(diff(results), None)  # bytes: click would strip escape sequences from a str
+        if output_format(options["output_format"]).for_people:  # the other formats list them
+            click.echo(unchecked(results), nl=False, err=True)
         if not options["quiet"]:
             click.echo(would_fix(results), err=True)
     smoke_ok = True

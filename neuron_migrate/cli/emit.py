@@ -24,6 +24,20 @@ def would_fix(results: Sequence[Any]) -> str:
     return f"Would fix {count} finding{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}."
 
 
+def unchecked(results: Sequence[Any]) -> str:
+    """`--diff`'s lines for the files it could not read, check or fix (the NM9xx findings, but for
+    the unused `# noqa`, which the patch removes), one text line each as `--add-noqa` lists them:
+    the patch leaves such a file out, and nothing else in a text report would say why."""
+    from neuron_migrate.output import text as text_output
+    from neuron_migrate.output.escape import escaped
+
+    shown = escaped(results, Escaping.TERMINAL)
+    problems = sorted(
+        (f for r in shown for f in r.findings if f.category == "tool" and f.code != "NM910"), key=lambda f: f.sort_key
+    )
+    return "".join(text_output.line(f) + "\n" for f in problems)
+
+
 def emit(results: Sequence[Any], options: dict[str, Any], err: bool = False) -> None:
     """The report on stdout (stderr when stdout carries fixed code), then optional extras."""
     fmt = options["output_format"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from dataclasses import replace
 
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.engine import waiting_imports
@@ -45,9 +46,9 @@ def first_round(
         error = _compile_error(analysis.tree, path)  # parses, but Python would refuse it: never edited
     if error is not None:
         return FileResult(path, (error,), source=text)
-    if no_fix is not None:
+    if no_fix is not None:  # its findings stay, without the fixes this run will not make (NM904 says why)
         refused = tool_finding(path, "NM904", f"Fix this file by hand or split it; {no_fix}")
-        findings = sorted((*(p.finding for p in planned), refused), key=lambda f: f.sort_key)
+        findings = sorted((*(replace(p.finding, fix=None) for p in planned), refused), key=lambda f: f.sort_key)
         return FileResult(path, tuple(findings), source=text)
     return planned, analysis
 

@@ -1,4 +1,4 @@
-"""Torch_xla imports waiting on other fixes: an import still used goes in a later round of `--fix`,
+"""Torch_xla (and neuronx_distributed) imports waiting on other fixes: an import still used goes in a later round of `--fix`,
 once the fixes of its uses have taken every use away. `check` says so without running a fix:
 the import's finding gets a fix of its own, the import's deletion (planned as if it were
 unused), that requires the fixes of its uses (`Fix.requires`), found from the analysis alone.
@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from neuron_migrate.analysis.analyze import Analysis
 from neuron_migrate.analysis.values import Plan
 from neuron_migrate.analysis.walk import loads_of
+from neuron_migrate.checks.nxd.imports import REMOVE_NXD_IMPORT, nxd_removal
 from neuron_migrate.checks.toolkit import FixContext
 from neuron_migrate.checks.xla_imports import (
     REMOVE_IMPORT,
@@ -56,7 +57,7 @@ def waiting(planned: list[Planned], import_codes: frozenset[str]) -> list[Planne
         and p.finding.code in import_codes
         and p.match is not None
         and p.match.entry is not None
-        and p.match.entry.fix == REMOVE_IMPORT
+        and p.match.entry.fix in (REMOVE_IMPORT, REMOVE_NXD_IMPORT)
     ]
 
 
@@ -150,8 +151,13 @@ def _freed(
     match = item.match
     assert match is not None and isinstance(match.node, (ast.Import, ast.ImportFrom))
     needs, certain = dict(taken[id(item)][0]), taken[id(item)][1]
-    deletion = removal(ctx, match.node, match.scope, gone)
-    if deletion is None:  # a probe whose statements call what fixes rewrite: known once they run
+    if match.entry is not None and match.entry.fix == REMOVE_NXD_IMPORT:
+        deletion = nxd_removal(ctx, match.node)
+    else:
+        deletion = removal(ctx, match.node, match.scope, gone)
+    if (
+        deletion is None and match.entry is not None and match.entry.fix == REMOVE_IMPORT
+    ):  # a probe whose statements call what fixes rewrite: known once they run
         deletion, certain = removal(ctx, match.node, match.scope, gone, fixing.rewrites), False
         probe = ctx.analysis.parent(match.node)
         for call in (n for n in ast.walk(probe) if isinstance(n, ast.Call)) if deletion and probe else ():

@@ -2,6 +2,8 @@
 
 A file without findings gets one passing case, so CI dashboards count every file checked.
 A tool finding (NM9xx: unreadable or unparseable file) is an `<error>`, a rule finding a `<failure>`.
+File names are shown as `github` shows them: control characters (a newline that would start a
+forged finding line in the `<failure>` body) escaped, bytes that are not UTF-8 as `\\xNN`.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from itertools import groupby
 
+from neuron_migrate.fsio import visible_name
 from neuron_migrate.model import FileResult, Finding
-from neuron_migrate.output.base import PLAIN, TOOL_NAME, RenderOptions
+from neuron_migrate.output.base import PLAIN, TOOL_NAME, RenderOptions, printable_path
 
 CLEAN_CASE = "all rules"
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # characters XML 1.0 cannot hold
@@ -22,9 +25,14 @@ def _text(value: str) -> str:
     return _NOT_XML.sub("\ufffd", value)
 
 
+def _name(path: str) -> str:
+    """A file name as one line of XML text: control characters and non-UTF-8 bytes escaped."""
+    return printable_path(visible_name(path))
+
+
 def _where(finding: Finding) -> str:
     cell = f"cell {finding.cell}:" if finding.cell is not None else ""
-    return f"{finding.path}:{cell}{finding.start.line}:{finding.start.column}"
+    return f"{_name(finding.path)}:{cell}{finding.start.line}:{finding.start.column}"
 
 
 def _case(suite: ET.Element, path: str, code: str, findings: list[Finding]) -> tuple[int, int]:
@@ -34,8 +42,8 @@ def _case(suite: ET.Element, path: str, code: str, findings: list[Finding]) -> t
         suite,
         "testcase",
         name=_text(f"{code} ({first.name})"),
-        classname=_text(path),
-        file=_text(path),
+        classname=_name(path),
+        file=_name(path),
         line=str(first.start.line),
     )
     tag = "error" if first.category == "tool" else "failure"
@@ -47,14 +55,15 @@ def _case(suite: ET.Element, path: str, code: str, findings: list[Finding]) -> t
 
 def _suite(parent: ET.Element, result: FileResult) -> tuple[int, int, int]:
     """One file's suite; returns (tests, failures, errors)."""
-    suite = ET.SubElement(parent, "testsuite", name=_text(result.path))
+    suite = ET.SubElement(parent, "testsuite", name=_name(result.path))
     findings = sorted(result.findings, key=lambda f: (f.code, f.sort_key))
     tests = failures = errors = 0
     for code, group in groupby(findings, key=lambda f: f.code):
         failed, errored = _case(suite, result.path, code, list(group))
         tests, failures, errors = tests + 1, failures + failed, errors + errored
     if not findings:
-        ET.SubElement(suite, "testcase", name=CLEAN_CASE, classname=_text(result.path), file=_text(result.path))
+        name = _name(result.path)
+        ET.SubElement(suite, "testcase", name=CLEAN_CASE, classname=name, file=name)
         tests = 1
     suite.attrib.update(tests=str(tests), failures=str(failures), errors=str(errors), skipped="0")
     return tests, failures, errors

@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from neuron_migrate.checks.nxd.calls import clip_grad_norm, divide, manual_seed, move_model_to_device, zero1_optimizer
 from neuron_migrate.checks.nxd.checkpoint import load_checkpoint, save_checkpoint
-from neuron_migrate.checks.nxd.imports import nxd_import, nxd_other_api, remove_nxd_import
+from neuron_migrate.checks.nxd.imports import REMOVE_NXD_IMPORT, nxd_import, nxd_other_api, remove_nxd_import
 from neuron_migrate.checks.nxd.layers import tp_layer
 from neuron_migrate.checks.nxd.loss import parallel_cross_entropy
 from neuron_migrate.checks.nxd.mesh import mesh_getter, mesh_init, src_rank
@@ -39,7 +39,7 @@ DETECTORS: Mapping[str, tuple[tuple[type, ...], DetectorFn]] = MappingProxyType(
 
 FIXES: Mapping[str, FixFn] = MappingProxyType(
     {
-        "remove_nxd_import": remove_nxd_import,
+        REMOVE_NXD_IMPORT: remove_nxd_import,
         "nxd_mesh_init": mesh_init,
         "nxd_mesh_getter": mesh_getter,
         "nxd_src_rank": src_rank,

@@ -55,6 +55,15 @@ def remove_nxd_import(ctx: FixContext, match: Match) -> Plan | None:
     assert isinstance(stmt, (ast.Import, ast.ImportFrom))
     if import_used(ctx.analysis, stmt) or keep_reason(ctx.analysis, stmt) is not None:
         return None
+    return nxd_removal(ctx, stmt)
+
+
+REMOVE_NXD_IMPORT = "remove_nxd_import"
+
+
+def nxd_removal(ctx: FixContext, stmt: ast.Import | ast.ImportFrom) -> Plan | None:
+    """The deletion `remove_nxd_import` makes of `stmt` once nothing uses it (planned on the text
+    as it is, for an import the other fixes free); None where a person decides."""
     if isinstance(stmt, ast.Import) and not all(is_nxd(a.name) for a in stmt.names):
         return None  # `import torch, neuronx_distributed`: a human splits it
     if isinstance(ctx.analysis.parent(stmt), ast.Try):
