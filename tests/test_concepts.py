@@ -40,7 +40,7 @@ def test_every_concept_module_is_a_catalogue_concept_with_its_tables() -> None:
     # import sharding.py or collectives.py, which import it)
     shared = {
         *("__init__", "toolkit", "toolkit_calls", "toolkit_layout", "toolkit_cst", "helpers"),
-        *("sharding_helpers", "collective_helpers"),
+        *("sharding_helpers", "collective_helpers", "gradient_helpers"),
         *("device_types", "messages", "rank_zero", "xla_probes", "rng_state", "backend_labels", "tensor_places"),
         "launch_groups",
     }

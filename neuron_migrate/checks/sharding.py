@@ -260,11 +260,9 @@ def zero_redundancy_optimizer(ctx: FixContext, match: Match) -> Plan | None:
             return None
         if keyword.arg in ZERO_DECLINED_FLAGS and text not in ("False", "None"):
             return None
-    needed = helper_imports(ctx, match, "zero_redundancy_optimizer")
-    averaging = helper_imports(ctx, match, "average_gradients")  # its step averages as `_optimizer_step` does
-    if needed is None or averaging is None:
+    needed = helper_imports(ctx, match, "zero_redundancy_optimizer")  # with `_average_gradients`, which its step calls
+    if needed is None:
         return None
-    needed = tuple(dict.fromkeys(needed + averaging))
     start, end = ctx.src.node_span(call.func)
     return Plan((Edit(start, end, HELPER_NAMES["zero_redundancy_optimizer"]),), needed, Safety.UNSAFE)
 

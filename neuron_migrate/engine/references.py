@@ -162,6 +162,8 @@ def reference_plan(ctx: FixContext, match: Match) -> Plan | None:
     found = stand_in(entry, reference_form(ctx.analysis, match.node))
     if found is None or _partial_with_keywords(ctx.analysis, match.node, found):
         return None
+    if (found.helper is not None or found.template.startswith("lambda")) and attribute_base(ctx.analysis, match):
+        return None  # a helper or a lambda has none of the torch_xla object's attributes
     if _IDENTITY.match(found.template) and _decorator(ctx.analysis, match.node):
         return _without_decorator(ctx, match.node)
     values: dict[str, str] = {}
@@ -175,6 +177,17 @@ def reference_plan(ctx: FixContext, match: Match) -> Plan | None:
     if rendered is None or (ctx.analysis.target == "accelerator" and '"neuron"' in rendered[0]):
         return None  # `--target accelerator` writes no `neuron` code; the finding says what the call becomes
     return ctx.replace(match.node, rendered[0], (*imports, *rendered[1]), new=rendered[0])
+
+
+def attribute_base(analysis: Analysis, match: Match) -> bool:
+    """Whether the reference is the object of an attribute (`ZeroRedundancyOptimizer._clip_grad_norm = f`):
+    a helper or lambda standing in has none of the torch_xla object's internals, so patching or
+    reading them there would change nothing the program relies on."""
+    parent = analysis.parent(match.node)
+    return isinstance(parent, ast.Attribute) and parent.value is match.node
+
+
+ATTRIBUTE_MESSAGE = "Port the use of `{old}`'s attribute by hand: its replacement has none of torch_xla's internals"
 
 
 # The message of a reference whose entry rewrites calls (a `new_call` or a fix): its own, as the
@@ -199,4 +212,4 @@ def reference_message(analysis: Analysis, match: Match, fixed: bool, own_fix: bo
     if fixed:
         identity = _IDENTITY.match((stand_in(entry, VALUE) or StandIn("")).template)
         return DECORATOR_MESSAGE if identity and _decorator(analysis, match.node) else FIXED_MESSAGE
-    return entry.ref_message or MANUAL_MESSAGE
+    return ATTRIBUTE_MESSAGE if attribute_base(analysis, match) else entry.ref_message or MANUAL_MESSAGE
