@@ -79,6 +79,8 @@ def _moved_at_once(analysis: Analysis, call: ast.Call) -> ast.Call | None:
 
 def _sets_default_device(analysis: Analysis) -> bool:
     """Whether the module calls `torch.set_default_device` (then a factory's default is not the CPU)."""
+    if "set_default_device" not in analysis.src.text:
+        return False  # the text cannot call it: no walk over the module's calls
     return any(
         (getattr(n.func, "attr", None) or getattr(n.func, "id", None)) == "set_default_device"
         for n in analysis.nodes(ast.Call)
