@@ -161,9 +161,9 @@ def _freed(
         deletion, certain = removal(ctx, match.node, match.scope, gone, fixing.rewrites), False
         probe = ctx.analysis.parent(match.node)
         for call in (n for n in ast.walk(probe) if isinstance(n, ast.Call)) if deletion and probe else ():
-            cover = fixing.taking_away(ctx.analysis.src.node_span(call.func), "")
+            cover = fixing.rewriting(call)
             if cover is not None:
-                needs.setdefault(id(cover[0]), cover[0])
+                needs.setdefault(id(cover), cover)
     if deletion is None:
         return None
     for other in clear:  # imports the deletion takes with it wait on their uses' fixes too
@@ -239,7 +239,12 @@ class _Covers:
 
     def rewrites(self, call: ast.Call) -> bool:
         """Whether a fix of the round rewrites `call`'s callee (known or not before it runs)."""
-        return self.taking_away(self.spans(call.func), "") is not None
+        return self.rewriting(call) is not None
+
+    def rewriting(self, call: ast.Call) -> Planned | None:
+        """The fix of the round that rewrites `call`'s callee, if one does."""
+        found = self.taking_away(self.spans(call.func), "")
+        return None if found is None else found[0]
 
     def taking_away(self, span: tuple[int, int], name: str) -> tuple[Planned, bool] | None:
         """The fix that takes the code at `span` (a read of `name`, or a string that keeps the
